@@ -1,0 +1,48 @@
+#include "core/api/dictionary.hpp"
+
+namespace gpudict {
+
+std::string_view rule_name(DuplicateRule r) {
+  switch (r) {
+    case DuplicateRule::LastWins: return "last-wins";
+    case DuplicateRule::DeleteWinsElseAny: return "delete-wins-else-any-insert";
+    case DuplicateRule::AnyUpdate: return "any-update";
+  }
+  return "?";
+}
+
+std::string_view rule_description(DuplicateRule r) {
+  switch (r) {
+    case DuplicateRule::LastWins: return "the batch's last update to a key takes effect";
+    case DuplicateRule::DeleteWinsElseAny:
+      return "a key deleted in the batch is deleted; otherwise one of its inserts takes effect";
+    case DuplicateRule::AnyUpdate: return "one of the batch's updates to a key takes effect";
+  }
+  return "?";
+}
+
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::Build: return "build";
+    case Phase::Update: return "update";
+    case Phase::Lookup: return "lookup";
+    case Phase::Count: return "count";
+    case Phase::Range: return "range";
+    case Phase::Successor: return "successor";
+    case Phase::Concurrent: return "concurrent";
+    case Phase::Snapshot: return "snapshot";
+  }
+  return "?";
+}
+
+Phase query_phase(OpType t) {
+  switch (t) {
+    case OpType::Lookup: return Phase::Lookup;
+    case OpType::Count: return Phase::Count;
+    case OpType::Range: return Phase::Range;
+    case OpType::Successor: return Phase::Successor;
+    default: return Phase::Update;
+  }
+}
+
+}  // namespace gpudict

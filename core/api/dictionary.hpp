@@ -1,0 +1,100 @@
+// The one interface the replay engine drives. Every structure (GPU or the CPU
+// reference backend) implements it; the engine never knows which it runs.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/api/ops.hpp"
+
+namespace gpudict {
+
+// What one key's several updates in one *phased* batch may leave behind. The
+// verifier accepts exactly the outcomes the structure's rule allows.
+enum class DuplicateRule : uint8_t {
+  LastWins,          // the batch's last update to the key (batch order) takes effect
+  DeleteWinsElseAny, // any delete of the key wins; otherwise one of its inserts (GPU LSM, III-A)
+  AnyUpdate,         // the effect of one of the batch's updates to the key
+};
+std::string_view rule_name(DuplicateRule r);
+std::string_view rule_description(DuplicateRule r);
+
+struct Capabilities {
+  bool ordered = false;          // count, range, successor
+  bool deletes = true;
+  bool snapshots = false;
+  bool native_concurrent = false;  // false: a concurrent batch runs as updates-then-queries,
+                                   // which the concurrent semantics allow
+  DuplicateRule phased_duplicates = DuplicateRule::LastWins;
+  std::vector<KeyType> key_types = {KeyType::U32};
+
+  bool supports(OpType t) const {
+    if (t == OpType::Delete) return deletes;
+    if (is_ordered_query(t)) return ordered;
+    return true;
+  }
+  bool supports(KeyType t) const {
+    for (KeyType k : key_types)
+      if (k == t) return true;
+    return false;
+  }
+};
+
+// Categories the report times separately. A phased batch's inserts and
+// deletes run in one pass, timed as `update`; a concurrent batch is one pass.
+enum class Phase : uint8_t { Build = 0, Update, Lookup, Count, Range, Successor, Concurrent, Snapshot };
+inline constexpr int kNumPhases = 8;
+std::string_view phase_name(Phase p);
+Phase query_phase(OpType t);  // lookup/count/range/successor -> its phase
+
+// Device time the structure spent, per category (milliseconds, CUDA events
+// around device work only; the CPU backend reports its own compute time).
+struct DeviceTime {
+  std::array<double, kNumPhases> ms{};
+  void add(Phase p, double v) { ms[static_cast<int>(p)] += v; }
+  double& operator[](Phase p) { return ms[static_cast<int>(p)]; }
+  double operator[](Phase p) const { return ms[static_cast<int>(p)]; }
+};
+
+// Upper bounds the engine derives from a workload before running it, so a
+// structure can say how much device memory it needs before it allocates.
+struct WorkloadBounds {
+  uint64_t max_resident = 0;   // initial count + every insert (an upper bound)
+  uint64_t max_batch = 0;      // largest batch
+  uint64_t max_queries = 0;    // largest number of queries in a batch
+  uint64_t max_snapshots = 0;  // most snapshots alive at once
+};
+
+using Params = std::vector<std::pair<std::string, std::string>>;
+
+struct Stats {
+  uint64_t size = 0;          // live keys
+  uint64_t device_bytes = 0;  // device memory held (structure + snapshots + scratch)
+  Params extra;               // structure-specific figures (levels, height, ...)
+};
+
+class Dictionary {
+ public:
+  virtual ~Dictionary() = default;
+
+  virtual const Capabilities& caps() const = 0;
+  // Parameters as the report shows them ("name", "value").
+  virtual Params parameters() const = 0;
+  // Device bytes this structure would need for a workload within `b`.
+  virtual uint64_t device_bytes_needed(const WorkloadBounds& b) const = 0;
+
+  // Replace the contents with `initial` (later duplicates win).
+  virtual void build(const KeyValues& initial, DeviceTime& t) = 0;
+  // Run one batch; `r` is sized and filled for every query of the batch.
+  virtual void execute(const Batch& batch, BatchResults& r, DeviceTime& t) = 0;
+  // Named snapshots (caps().snapshots). Names are unique among live snapshots.
+  virtual void snapshot(const std::string& name, DeviceTime& t) = 0;
+  virtual void drop_snapshot(const std::string& name) = 0;
+
+  virtual Stats stats() const = 0;
+};
+
+}  // namespace gpudict

@@ -1,0 +1,119 @@
+// The operation model shared by every structure, the workload readers, the CPU
+// reference and the verifier. Plain C++ (no CUDA) so host-only code can use it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpudict {
+
+// Width of keys and values. Everything in the model is stored as u64 so one
+// model serves 32- and 64-bit workloads; a u32 workload never holds a value
+// above 0xFFFFFFFF (the readers and generators guarantee it).
+enum class KeyType : uint8_t { U32 = 4, U64 = 8 };
+
+inline constexpr unsigned width_bytes(KeyType t) { return static_cast<unsigned>(t); }
+inline constexpr uint64_t max_of(KeyType t) {
+  return t == KeyType::U32 ? 0xFFFFFFFFull : 0xFFFFFFFFFFFFFFFFull;
+}
+inline std::string_view type_name(KeyType t) { return t == KeyType::U32 ? "u32" : "u64"; }
+
+enum class OpType : uint8_t { Insert = 0, Delete = 1, Lookup = 2, Count = 3, Range = 4, Successor = 5 };
+inline constexpr int kNumOpTypes = 6;
+inline constexpr std::array<OpType, kNumOpTypes> kAllOpTypes = {
+    OpType::Insert, OpType::Delete, OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor};
+
+inline std::string_view op_name(OpType t) {
+  constexpr std::array<std::string_view, kNumOpTypes> names = {"insert", "delete",  "lookup",
+                                                               "count",  "range",   "successor"};
+  return names[static_cast<int>(t)];
+}
+inline constexpr bool is_update(OpType t) { return t == OpType::Insert || t == OpType::Delete; }
+inline constexpr bool is_ordered_query(OpType t) {
+  return t == OpType::Count || t == OpType::Range || t == OpType::Successor;
+}
+
+// phased: the batch's updates take effect, then its queries see the result.
+// concurrent: all operations of the batch in one concurrent pass (docs/semantics.md).
+enum class ExecMode : uint8_t { Phased = 0, Concurrent = 1 };
+inline std::string_view mode_name(ExecMode m) { return m == ExecMode::Phased ? "phased" : "concurrent"; }
+
+// Initial contents: keys[i] maps to values[i]. Keys need not be unique or
+// sorted: a later duplicate replaces an earlier one (last wins).
+struct KeyValues {
+  std::vector<uint64_t> keys;
+  std::vector<uint64_t> values;
+  size_t size() const { return keys.size(); }
+};
+
+// One batch of operations as a struct of arrays, in batch order.
+//   insert:    keys[i] = key, args[i] = value
+//   delete:    keys[i] = key, args[i] = 0
+//   lookup:    keys[i] = key, args[i] = 0
+//   count:     keys[i] = lo,  args[i] = hi   (both ends included; lo > hi is empty)
+//   range:     keys[i] = lo,  args[i] = hi
+//   successor: keys[i] = key, args[i] = 0    (smallest present key > key)
+struct Batch {
+  ExecMode mode = ExecMode::Phased;
+  std::string snapshot;  // queries run against this snapshot; empty: the live structure
+  std::vector<OpType> types;
+  std::vector<uint64_t> keys;
+  std::vector<uint64_t> args;
+
+  size_t size() const { return types.size(); }
+  void clear() {
+    types.clear();
+    keys.clear();
+    args.clear();
+  }
+  void push(OpType t, uint64_t key, uint64_t arg = 0) {
+    types.push_back(t);
+    keys.push_back(key);
+    args.push_back(arg);
+  }
+};
+
+// Results of one batch, indexed by the operation's position in the batch.
+// Update slots are left unused (found 0, value 0).
+//   lookup:    found[i], value[i]
+//   count:     value[i] = number of present keys in [lo, hi]
+//   range:     value[i] = number of pairs, key[i] = offset of the first pair in
+//              range_keys/range_values; pairs sorted by key
+//   successor: found[i], key[i] = successor key, value[i] = its value
+struct BatchResults {
+  std::vector<uint8_t> found;
+  std::vector<uint64_t> value;
+  std::vector<uint64_t> key;
+  std::vector<uint64_t> range_keys;
+  std::vector<uint64_t> range_values;
+
+  void reset(size_t n) {
+    found.assign(n, 0);
+    value.assign(n, 0);
+    key.assign(n, 0);
+    range_keys.clear();
+    range_values.clear();
+  }
+};
+
+// Operation indices of a batch grouped by type, in batch order within a type.
+struct BatchPlan {
+  std::array<std::vector<uint32_t>, kNumOpTypes> by_type;
+
+  explicit BatchPlan(const Batch& b) {
+    for (uint32_t i = 0; i < b.size(); ++i) by_type[static_cast<int>(b.types[i])].push_back(i);
+  }
+  const std::vector<uint32_t>& of(OpType t) const { return by_type[static_cast<int>(t)]; }
+  size_t updates() const { return of(OpType::Insert).size() + of(OpType::Delete).size(); }
+  size_t queries() const {
+    size_t n = 0;
+    for (OpType t : kAllOpTypes)
+      if (!is_update(t)) n += of(t).size();
+    return n;
+  }
+};
+
+}  // namespace gpudict

@@ -1,0 +1,52 @@
+// The structures gpudict knows. The CLI builds one subcommand per entry and
+// its options from `options`; it holds no structure-specific code.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+
+namespace gpudict {
+
+// One structure-specific command-line option (`--NAME VALUE`).
+struct OptionSpec {
+  std::string name;           // without dashes
+  std::string help;
+  std::string default_value;  // as text; empty: no default
+};
+
+// What a structure is created with: its options as text (name -> value, every
+// OptionSpec present, defaults filled in), the device and the key type.
+struct StructureConfig {
+  std::map<std::string, std::string> options;
+  int device = 0;
+  KeyType key_type = KeyType::U32;
+  KeyType value_type = KeyType::U32;
+
+  // Typed access; throw InputError naming the option when the text is invalid.
+  uint64_t get_u64(const std::string& name) const;
+  double get_double(const std::string& name) const;
+  const std::string& get(const std::string& name) const;
+};
+
+struct StructureInfo {
+  std::string name;      // subcommand name
+  std::string summary;   // one line for `gpudict --help`
+  std::string details;   // paragraph for `gpudict NAME --help`
+  Capabilities caps;     // what the structure supports (also for the CPU backend)
+  std::vector<OptionSpec> options;
+  // Null for structures named but not built yet (later issues).
+  std::function<std::unique_ptr<Dictionary>(const StructureConfig&)> make_gpu;
+};
+
+// Every structure, in the order `gpudict --help` lists them.
+const std::vector<StructureInfo>& structures();
+const StructureInfo* find_structure(const std::string& name);
+// "sorted-array, lsm" : the structures whose caps support `t`.
+std::string structures_supporting(OpType t);
+
+}  // namespace gpudict

@@ -1,0 +1,77 @@
+// The workload model: a header plus a stream of steps. A YAML workload is
+// generated step by step (deterministic from the seed); a trace file or a key
+// file is read step by step. The replay engine consumes any StepSource.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/ops.hpp"
+
+namespace gpudict {
+
+struct WorkloadHeader {
+  std::string name;       // workload name (YAML `name`, else the file's stem)
+  std::string path;       // file it came from
+  std::string format;     // "yaml", "trace", "keys-raw", "keys-sosd"
+  KeyType key_type = KeyType::U32;
+  KeyType value_type = KeyType::U32;
+  uint64_t seed = 0;
+};
+
+enum class StepKind : uint8_t { Initial = 0, Phase = 1, Batch = 2, Snapshot = 3, DropSnapshot = 4 };
+
+// One step of a workload. Initial comes first (possibly empty). A Phase step
+// opens a phase named `name`: the Batch steps after it belong to it. Snapshot
+// and DropSnapshot carry the snapshot's name.
+struct Step {
+  StepKind kind = StepKind::Initial;
+  std::string name;
+  KeyValues initial;  // kind == Initial
+  Batch batch;        // kind == Batch
+};
+
+class StepSource {
+ public:
+  virtual ~StepSource() = default;
+  virtual const WorkloadHeader& header() const = 0;
+  // Fills `step` with the next step; false at the end.
+  virtual bool next(Step& step) = 0;
+};
+
+// Counts that `gpudict check` prints and the engine sizes device memory from.
+struct PhaseSummary {
+  std::string name;
+  ExecMode mode = ExecMode::Phased;
+  std::string snapshot;  // queries run against this snapshot, if any
+  uint64_t batches = 0;
+  uint64_t max_batch = 0;
+  std::array<uint64_t, kNumOpTypes> ops{};
+};
+
+struct WorkloadSummary {
+  uint64_t initial = 0;
+  std::vector<PhaseSummary> phases;
+  std::vector<std::string> snapshot_steps;  // "snapshot NAME" / "drop_snapshot NAME", in order
+  std::array<uint64_t, kNumOpTypes> ops{};  // totals
+  uint64_t batches = 0;
+  WorkloadBounds bounds;
+};
+
+// Opens any workload file: YAML (by extension .yaml/.yml), an operation trace
+// (by its magic bytes), otherwise a binary key file (docs/workload-format.md).
+// `seed_override` replaces the YAML's seed when set. Throws InputError.
+struct OpenOptions {
+  bool has_seed_override = false;
+  uint64_t seed_override = 0;
+};
+std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOptions& opts = {});
+
+// Summary without running: exact for YAML (computed from the spec, nothing is
+// generated) and for traces (record headers are read, bodies skipped).
+WorkloadSummary summarize_workload(const std::string& path, const OpenOptions& opts = {});
+
+}  // namespace gpudict
