@@ -1,0 +1,177 @@
+#include "cli/app.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <exception>
+
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "core/api/registry.hpp"
+#include "core/common/errors.hpp"
+
+namespace gpudict {
+
+namespace {
+
+const std::map<std::string, OutputFormat> kFormats = {
+    {"text", OutputFormat::Text}, {"json", OutputFormat::Json}, {"csv", OutputFormat::Csv}};
+
+std::string run_footer(const std::string& name) {
+  return fmt::format(
+      "\nExamples:\n"
+      "  gpudict {0} examples/quickstart.yaml                 # run and verify, text report\n"
+      "  gpudict {0} examples/quickstart.yaml --format json | jq -c 'select(.record==\"step\")'\n"
+      "  gpudict {0} keys.bin --backend cpu                   # a binary key file: build, then look every key up\n"
+      "  gpudict {0} out/trace.gdt --repeat 5 --no-verify     # replay a trace from `gpudict gen`, median of 5\n\n"
+      "Exit codes: 0 all results verified, 1 verification failed, 2 bad input or usage,\n"
+      "3 runtime failure (no device, out of device memory, CUDA error).\n"
+      "Workload format: docs/workload-format.md; report fields: docs/output-formats.md.",
+      name);
+}
+
+struct CommonFlags {
+  std::string backend;
+  std::string format = "text";
+  bool no_verify = false;
+  uint64_t seed = 0;
+  CLI::Option* seed_opt = nullptr;
+  int repeat = 1;
+  int device = 0;
+  std::string results;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+void add_common(CLI::App* sub, CommonFlags& f) {
+  sub->add_option("--backend", f.backend, "gpu or cpu (default: gpu when a CUDA device exists, else cpu with a notice)")
+      ->check(CLI::IsMember({"gpu", "cpu"}));
+  sub->add_option("--format", f.format, "Report format: text (aligned table), json (JSON Lines), csv")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->capture_default_str();
+  sub->add_flag("--no-verify", f.no_verify, "Skip checking results against the CPU reference");
+  f.seed_opt = sub->add_option("--seed", f.seed, "Seed for generated workloads (overrides the file's `seed`)");
+  sub->add_option("--repeat", f.repeat, "Timed repetitions of the whole workload; times are the median")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  sub->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--results", f.results, "Write every query result to FILE (tab-separated; '-' for stdout)");
+  sub->add_flag("-q,--quiet", f.quiet, "Print only the one-line verdict (errors still go to stderr)");
+  sub->add_flag("-v,--verbose", f.verbose, "Progress lines on stderr");
+}
+
+}  // namespace
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{
+      "gpudict: dynamic dictionary data structures on NVIDIA GPUs.\n"
+      "Run a workload (YAML, binary key file or operation trace) against a structure; every result is\n"
+      "verified against a CPU reference and the throughput is reported.",
+      "gpudict"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("gpudict ") + GPUDICT_VERSION);
+  app.footer(
+      "\nStart with:  gpudict sorted-array examples/quickstart.yaml\n"
+      "Each subcommand has its own --help with examples.");
+
+  CommonFlags flags;
+  std::string workload;
+  std::map<std::string, std::string> struct_opts;
+  const StructureInfo* chosen = nullptr;
+
+  for (const auto& s : structures()) {
+    CLI::App* sub = app.add_subcommand(s.name, s.summary);
+    if (!s.details.empty()) sub->description(s.summary + "\n\n" + s.details);
+    sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
+        ->required()
+        ->check(CLI::ExistingFile);
+    add_common(sub, flags);
+    for (const auto& o : s.options) {
+      struct_opts[o.name] = o.default_value;
+      auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help);
+      if (!o.default_value.empty()) opt->default_str(o.default_value);
+    }
+    sub->footer(run_footer(s.name));
+    sub->callback([&chosen, &s] { chosen = &s; });
+  }
+
+  std::string gen_workload, gen_out;
+  uint64_t gen_seed = 0;
+  bool gen_quiet = false;
+  CLI::App* gen = app.add_subcommand("gen", "Write a YAML workload's keys and operations as binary files");
+  gen->add_option("workload", gen_workload, "YAML workload")->required()->check(CLI::ExistingFile);
+  gen->add_option("-o,--output", gen_out, "Output directory (created if missing)")->required();
+  CLI::Option* gen_seed_opt = gen->add_option("--seed", gen_seed, "Seed (overrides the file's `seed`)");
+  gen->add_flag("-q,--quiet", gen_quiet, "Print nothing");
+  gen->footer(
+      "\nWrites DIR/initial_keys.bin and DIR/initial_values.bin (raw little-endian arrays) and DIR/trace.gdt\n"
+      "(the whole workload as an operation trace, docs/workload-format.md), which any structure replays:\n"
+      "  gpudict gen examples/quickstart.yaml -o /tmp/qs && gpudict sorted-array /tmp/qs/trace.gdt");
+
+  std::string check_workload, check_format = "text";
+  uint64_t check_seed = 0;
+  CLI::Option* check_seed_opt = nullptr;
+  CLI::App* check = app.add_subcommand("check", "Validate a workload without running it and summarise it");
+  check->add_option("workload", check_workload, "Workload file")->required()->check(CLI::ExistingFile);
+  check->add_option("--format", check_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  check_seed_opt = check->add_option("--seed", check_seed, "Seed (overrides the file's `seed`)");
+  check->footer("\nExample:\n  gpudict check examples/quickstart.yaml\nExit code 0 when valid, 2 with the first error (file:line:column) otherwise.");
+
+  std::string info_format = "text";
+  CLI::App* info = app.add_subcommand("info", "CUDA devices, driver and runtime versions, build options, structures");
+  info->add_option("--format", info_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+  info->footer("\nExample:\n  gpudict info");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "gpudict: %s\nRun 'gpudict --help' (or 'gpudict SUBCOMMAND --help') for usage.\n", e.what());
+    return kExitBadInput;
+  }
+
+  try {
+    if (chosen) {
+      RunOptions o;
+      o.workload = workload;
+      o.backend = flags.backend;
+      o.format = kFormats.at(flags.format);
+      o.verify = !flags.no_verify;
+      o.open.has_seed_override = flags.seed_opt && flags.seed_opt->count() > 0;
+      o.open.seed_override = flags.seed;
+      o.repeat = flags.repeat;
+      o.device = flags.device;
+      o.results = flags.results;
+      o.quiet = flags.quiet;
+      o.verbose = flags.verbose;
+      o.structure_options = struct_opts;
+      return run_structure(*chosen, o);
+    }
+    if (gen->parsed()) {
+      OpenOptions oo{gen_seed_opt->count() > 0, gen_seed};
+      return run_gen(gen_workload, oo, gen_out, gen_quiet);
+    }
+    if (check->parsed()) {
+      OpenOptions oo{check_seed_opt->count() > 0, check_seed};
+      return run_check(check_workload, oo, kFormats.at(check_format));
+    }
+    if (info->parsed()) return run_info(kFormats.at(info_format));
+  } catch (const Error& e) {
+    std::fprintf(stderr, "gpudict: %s\n", e.what());
+    return e.exit_code();
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "gpudict: out of host memory\n");
+    return kExitRuntime;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpudict: internal error: %s\n", e.what());
+    return kExitRuntime;
+  }
+  return kExitBadInput;
+}
+
+}  // namespace gpudict

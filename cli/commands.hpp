@@ -1,0 +1,33 @@
+// The subcommands' bodies, separate from the CLI11 wiring in app.cpp.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "cli/report.hpp"
+#include "core/api/registry.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpudict {
+
+struct RunOptions {
+  std::string workload;
+  std::string backend;  // "gpu", "cpu", or "" (gpu when a device exists)
+  OutputFormat format = OutputFormat::Text;
+  bool verify = true;
+  OpenOptions open;
+  int repeat = 1;
+  int device = 0;
+  std::string results;
+  bool quiet = false;
+  bool verbose = false;
+  std::map<std::string, std::string> structure_options;
+};
+
+int run_structure(const StructureInfo& info, const RunOptions& opt);
+int run_check(const std::string& workload, const OpenOptions& open, OutputFormat format);
+int run_gen(const std::string& workload, const OpenOptions& open, const std::string& out_dir, bool quiet);
+int run_info(OutputFormat format);
+
+}  // namespace gpudict

@@ -1,0 +1,158 @@
+#include "cli/report.hpp"
+
+#include <fmt/format.h>
+
+#include "core/common/cuda_check.hpp"
+
+namespace gpudict {
+
+namespace {
+
+double mops(uint64_t ops, double ms) { return ms > 0 ? ops / (ms * 1e3) : 0.0; }
+
+std::string q(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
+std::string params_text(const Params& p) {
+  std::string s;
+  for (const auto& [k, v] : p) s += (s.empty() ? "" : ", ") + k + "=" + v;
+  return s;
+}
+
+std::string verdict(const RunReport& rep) {
+  if (!rep.verified) return "not verified (--no-verify)";
+  if (rep.mismatches == 0) return fmt::format("verified: {} results checked, 0 mismatches", rep.checked);
+  return fmt::format("VERIFICATION FAILED: {} of {} results wrong", rep.mismatches, rep.checked);
+}
+
+void print_text(std::FILE* out, const RunReport& r) {
+  fmt::print(out, "gpudict {} on {} ({} backend)\n", r.structure, r.device, r.backend);
+  fmt::print(out, "workload: {} ({}, {} keys, {} values, seed {})\n", r.workload.path, r.workload.format,
+             type_name(r.workload.key_type), type_name(r.workload.value_type), r.workload.seed);
+  if (!r.parameters.empty()) fmt::print(out, "parameters: {}\n", params_text(r.parameters));
+  if (r.repeat > 1) fmt::print(out, "times: median of {} repetitions\n", r.repeat);
+  fmt::print(out, "\n{:>4}  {:<13} {:<16} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10}\n", "step", "kind", "name",
+             "mode", "op", "ops", "verified", "device_ms", "Mops/s", "e2e_ms");
+  for (const auto& s : r.steps) {
+    std::string mode = s.kind == "phase" ? std::string(mode_name(s.mode)) : "-";
+    std::string name = s.name + (s.snapshot.empty() ? "" : "@" + s.snapshot);
+    if (s.rows.empty()) {
+      fmt::print(out, "{:>4}  {:<13} {:<16} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10.3f}\n", s.index, s.kind,
+                 name, mode, "-", "-", "-", "-", "-", s.e2e_ms);
+      continue;
+    }
+    bool first = true;
+    for (const auto& row : s.rows) {
+      std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "-";
+      std::string e2e = first ? fmt::format("{:.3f}", s.e2e_ms) : "";
+      fmt::print(out, "{:>4}  {:<13} {:<16} {:<10} {:<10} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}\n",
+                 first ? std::to_string(s.index) : "", first ? s.kind : "", first ? name : "", first ? mode : "",
+                 phase_name(row.phase), row.ops, ver, row.device_ms, mops(row.ops, row.device_ms), e2e);
+      first = false;
+    }
+  }
+  fmt::print(out, "\ntotal: {:.3f} ms device, {:.3f} ms end to end; device memory peak {}; final size {} keys", 
+             r.total_device_ms, r.total_e2e_ms, format_bytes(r.peak_device_bytes), r.final_stats.size);
+  if (!r.final_stats.extra.empty()) fmt::print(out, " ({})", params_text(r.final_stats.extra));
+  fmt::print(out, "\n{}\n", verdict(r));
+}
+
+void print_json(std::FILE* out, const RunReport& r) {
+  std::string params;
+  for (const auto& [k, v] : r.parameters) params += (params.empty() ? "" : ",") + q(k) + ":" + q(v);
+  fmt::print(out,
+             "{{\"record\":\"run\",\"gpudict\":{},\"structure\":{},\"backend\":{},\"device\":{},\"workload\":{},"
+             "\"workload_format\":{},\"key_type\":{},\"value_type\":{},\"seed\":{},\"repeat\":{},\"parameters\":{{{}}}}}\n",
+             q("1"), q(r.structure), q(r.backend), q(r.device), q(r.workload.path), q(r.workload.format),
+             q(std::string(type_name(r.workload.key_type))), q(std::string(type_name(r.workload.value_type))),
+             r.workload.seed, r.repeat, params);
+  for (const auto& s : r.steps) {
+    std::string ops, rows;
+    for (OpType t : kAllOpTypes)
+      ops += fmt::format("{}{}:{}", ops.empty() ? "" : ",", q(std::string(op_name(t))), s.ops[static_cast<int>(t)]);
+    for (const auto& row : s.rows) {
+      std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "null";
+      rows += fmt::format("{}{{\"op\":{},\"ops\":{},\"verified\":{},\"device_ms\":{:.6f},\"mops\":{:.3f}}}",
+                          rows.empty() ? "" : ",", q(std::string(phase_name(row.phase))), row.ops, ver, row.device_ms,
+                          mops(row.ops, row.device_ms));
+    }
+    fmt::print(out,
+               "{{\"record\":\"step\",\"step\":{},\"kind\":{},\"name\":{},\"mode\":{},\"snapshot\":{},\"batches\":{},"
+               "\"ops\":{{{}}},\"rows\":[{}],\"e2e_ms\":{:.6f},\"mismatches\":{}}}\n",
+               s.index, q(s.kind), q(s.name), q(std::string(mode_name(s.mode))), q(s.snapshot), s.batches, ops, rows,
+               s.e2e_ms, s.mismatches);
+  }
+  std::string extra;
+  for (const auto& [k, v] : r.final_stats.extra) extra += (extra.empty() ? "" : ",") + q(k) + ":" + q(v);
+  fmt::print(out,
+             "{{\"record\":\"summary\",\"verified\":{},\"checked\":{},\"mismatches\":{},\"total_device_ms\":{:.6f},"
+             "\"total_e2e_ms\":{:.6f},\"peak_device_bytes\":{},\"final_size\":{},\"final_stats\":{{{}}}}}\n",
+             r.verified ? (r.mismatches == 0 ? "true" : "false") : "null", r.checked, r.mismatches, r.total_device_ms,
+             r.total_e2e_ms, r.peak_device_bytes, r.final_stats.size, extra);
+}
+
+void print_csv(std::FILE* out, const RunReport& r) {
+  fmt::print(out, "structure,backend,device,workload,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms\n");
+  for (const auto& s : r.steps) {
+    std::string prefix = fmt::format("{},{},{},{},{},{},{},{},{},{}", csv_field(r.structure), r.backend,
+                                     csv_field(r.device), csv_field(r.workload.path), s.index, s.kind,
+                                     csv_field(s.name), mode_name(s.mode), csv_field(s.snapshot), s.batches);
+    if (s.rows.empty()) fmt::print(out, "{},,0,,0,0,{:.6f}\n", prefix, s.e2e_ms);
+    for (const auto& row : s.rows) {
+      std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "";
+      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.6f}\n", prefix, phase_name(row.phase), row.ops, ver,
+                 row.device_ms, mops(row.ops, row.device_ms), s.e2e_ms);
+    }
+  }
+}
+
+}  // namespace
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': o += "\\\""; break;
+      case '\\': o += "\\\\"; break;
+      case '\n': o += "\\n"; break;
+      case '\t': o += "\\t"; break;
+      case '\r': o += "\\r"; break;
+      default:
+        if (c < 0x20)
+          o += fmt::format("\\u{:04x}", c);
+        else
+          o += static_cast<char>(c);
+    }
+  }
+  return o;
+}
+
+void print_report(std::FILE* out, const RunReport& rep, OutputFormat f, bool quiet) {
+  if (quiet) {
+    if (f == OutputFormat::Text) fmt::print(out, "{}\n", verdict(rep));
+    return;
+  }
+  switch (f) {
+    case OutputFormat::Text: print_text(out, rep); break;
+    case OutputFormat::Json: print_json(out, rep); break;
+    case OutputFormat::Csv: print_csv(out, rep); break;
+  }
+  std::fflush(out);
+}
+
+void print_mismatches(std::FILE* err, const RunReport& rep) {
+  if (rep.mismatches == 0) return;
+  for (const auto& m : rep.first_mismatches)
+    fmt::print(err, "gpudict: mismatch: batch {} op {} {} key {} arg {}: expected {}, got {}\n", m.batch, m.op,
+               op_name(m.type), m.key, m.arg, m.expected, m.got);
+  fmt::print(err, "gpudict: {} mismatches in {} checked results (first {} shown)\n", rep.mismatches, rep.checked,
+             rep.first_mismatches.size());
+}
+
+}  // namespace gpudict

@@ -1,0 +1,20 @@
+// Printing a RunReport: text (aligned table), json (JSON Lines: one object per
+// line), csv (header row). Field names are documented in docs/output-formats.md
+// and are stable.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "workloads/replay.hpp"
+
+namespace gpudict {
+
+enum class OutputFormat { Text, Json, Csv };
+
+void print_report(std::FILE* out, const RunReport& rep, OutputFormat fmt, bool quiet);
+// The first mismatches and their number, on `err` (stderr).
+void print_mismatches(std::FILE* err, const RunReport& rep);
+std::string json_escape(const std::string& s);
+
+}  // namespace gpudict

@@ -1,0 +1,95 @@
+// The structure table. Adding a structure = one entry here plus its module.
+#include <cerrno>
+#include <cstdlib>
+
+#include "core/api/registry.hpp"
+#include "core/common/errors.hpp"
+#include "core/sorted_array/sorted_array.hpp"
+
+namespace gpudict {
+
+namespace {
+
+Capabilities planned_caps(bool ordered, bool snapshots, bool concurrent, DuplicateRule rule) {
+  Capabilities c;
+  c.ordered = ordered;
+  c.snapshots = snapshots;
+  c.native_concurrent = concurrent;
+  c.phased_duplicates = rule;
+  return c;
+}
+
+std::vector<StructureInfo> make_table() {
+  std::vector<StructureInfo> t;
+  t.push_back({"sorted-array",
+               "GPU sorted array: the baseline (bulk build by radix sort, batched merge updates)",
+               "One sorted array of key-value pairs on the device. Updates of a batch are sorted and merged into "
+               "the array in one pass (several updates of one key in a phased batch: the last one wins); lookups "
+               "use a cached fence index, count/range/successor are batched searches. Snapshots are device copies "
+               "(O(n)). Concurrent batches run as their updates, then their queries.",
+               sorted_array_caps(),
+               {},
+               [](const StructureConfig& cfg) { return make_sorted_array(cfg); }});
+  // Named here so `gpudict --help` shows the plan; each arrives with its issue.
+  t.push_back({"lsm", "GPU LSM (seed 000): levels of sorted arrays, tombstones, cleanup [not built yet]", "",
+               planned_caps(true, true, false, DuplicateRule::DeleteWinsElseAny), {}, nullptr});
+  t.push_back({"btree", "GPU B-Tree (seed 002): warp-cooperative B-link tree [not built yet]", "",
+               planned_caps(true, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
+  t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004) [not built yet]", "",
+               planned_caps(false, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
+  t.push_back({"mvbtree", "Multiversion B-Tree with snapshots (seed 001, ch. 4) [not built yet]", "",
+               planned_caps(true, true, true, DuplicateRule::AnyUpdate), {}, nullptr});
+  t.push_back({"graph", "Dynamic graph on per-vertex hash tables (seed 001, ch. 5) [not built yet]", "",
+               planned_caps(false, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
+  return t;
+}
+
+}  // namespace
+
+const std::vector<StructureInfo>& structures() {
+  static const std::vector<StructureInfo> table = make_table();
+  return table;
+}
+
+const StructureInfo* find_structure(const std::string& name) {
+  for (const auto& s : structures())
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::string structures_supporting(OpType t) {
+  std::string out;
+  for (const auto& s : structures()) {
+    if (!s.make_gpu || !s.caps.supports(t)) continue;
+    if (!out.empty()) out += ", ";
+    out += s.name;
+  }
+  return out.empty() ? "none yet" : out;
+}
+
+const std::string& StructureConfig::get(const std::string& name) const {
+  auto it = options.find(name);
+  if (it == options.end()) throw InputError("internal: option --" + name + " is not defined");
+  return it->second;
+}
+
+uint64_t StructureConfig::get_u64(const std::string& name) const {
+  const std::string& s = get(name);
+  errno = 0;
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+  if (s.empty() || s[0] == '-' || errno != 0 || *end != '\0')
+    throw InputError("--" + name + ": '" + s + "' is not a non-negative integer");
+  return v;
+}
+
+double StructureConfig::get_double(const std::string& name) const {
+  const std::string& s = get(name);
+  errno = 0;
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  if (s.empty() || errno != 0 || *end != '\0') throw InputError("--" + name + ": '" + s + "' is not a number");
+  return v;
+}
+
+}  // namespace gpudict

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# On a machine with a CUDA GPU: build (unless ./build already holds a build),
+# run the GPU tests, every example verified on the GPU, the baseline
+# benchmark and the sorted-array benchmark workload; logs go to $OUT (or
+# ./gpu-check-logs) and a summary is printed last.
+#   bash scripts/gpu-check.sh              # everything
+#   bash scripts/gpu-check.sh --sanitize   # also the GPU tests under compute-sanitizer memcheck and racecheck
+#   bash scripts/gpu-check.sh --quick      # skip the large benchmarks
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${OUT:-$PWD/gpu-check-logs}"
+mkdir -p "$out"
+sanitize=0; quick=0
+for a in "$@"; do
+  case "$a" in
+    --sanitize) sanitize=1 ;;
+    --quick) quick=1 ;;
+    *) echo "usage: $0 [--sanitize] [--quick]" >&2; exit 2 ;;
+  esac
+done
+[ -x build/gpudict ] || bash scripts/setup.sh || exit 3
+bin=build/gpudict
+summary=()
+
+$bin info | tee "$out/info.txt"
+
+build/tests/gpudict_gpu_tests --force-colors=false >"$out/gpu-tests.log" 2>&1
+rc=$?
+summary+=("gpu tests: exit $rc; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' ')")
+
+fails=0; n=0
+: >"$out/examples.csv"
+for ex in examples/*.yaml; do
+  case "$ex" in examples/bench-*) continue ;; esac
+  n=$((n + 1))
+  if ! $bin sorted-array "$ex" --format csv >>"$out/examples.csv" 2>>"$out/examples.err"; then
+    fails=$((fails + 1)); echo "FAILED: $ex" >>"$out/examples.err"
+  fi
+done
+summary+=("examples verified on the GPU: $((n - fails)) of $n")
+
+if [ $sanitize -eq 1 ]; then
+  for tool in memcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 build/tests/gpudict_gpu_tests --force-colors=false \
+      >"$out/sanitizer-$tool.log" 2>&1
+    summary+=("compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
+  done
+fi
+
+if [ $quick -eq 0 ]; then
+  build/tests/bench/gpudict_baselines >"$out/baselines.txt" 2>&1
+  summary+=("baselines: exit $?")
+  $bin sorted-array examples/bench-sorted-array.yaml --no-verify --repeat 3 >"$out/bench-sorted-array.txt" 2>&1
+  summary+=("bench-sorted-array: exit $?")
+fi
+
+echo
+echo "==== baselines"; cat "$out/baselines.txt" 2>/dev/null
+echo "==== bench-sorted-array"; cat "$out/bench-sorted-array.txt" 2>/dev/null
+echo "==== summary ($(head -c 200 "$out/info.txt" | grep -m1 '^device 0' || echo 'no device'))"
+printf '%s\n' "${summary[@]}"

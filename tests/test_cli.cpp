@@ -1,0 +1,168 @@
+// The CLI end to end on the CPU backend: help, info, check, gen then replay,
+// every example verified, exit codes, and the json/csv shapes.
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli_helpers.hpp"
+#include "core/common/device_info.hpp"
+
+using namespace gpudict::testing;
+namespace fs = std::filesystem;
+
+namespace {
+std::vector<std::string> example_workloads() {
+  std::vector<std::string> v;
+  for (const auto& e : fs::directory_iterator(fs::path(GPUDICT_SOURCE_DIR) / "examples"))
+    if (e.path().extension() == ".yaml" && e.path().filename().string().rfind("bench-", 0) != 0)
+      v.push_back("examples/" + e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
+}
+}  // namespace
+
+TEST_CASE("cli: help teaches, with examples") {
+  auto r = run_gpudict("--help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("sorted-array") != std::string::npos);
+  CHECK(r.out.find("gen") != std::string::npos);
+  auto s = run_gpudict("sorted-array --help");
+  CHECK(s.exit_code == 0);
+  CHECK(s.out.find("Examples:") != std::string::npos);
+  CHECK(s.out.find("--backend") != std::string::npos);
+  CHECK(s.out.find("Exit codes") != std::string::npos);
+  for (const char* sub : {"gen --help", "check --help", "info --help"}) {
+    auto h = run_gpudict(sub);
+    CHECK_MESSAGE(h.exit_code == 0, sub);
+    CHECK_MESSAGE(h.out.find("Example") != std::string::npos, sub);
+  }
+}
+
+TEST_CASE("cli: usage errors exit 2 with a message") {
+  auto r = run_gpudict("");
+  CHECK(r.exit_code == 2);
+  auto u = run_gpudict("sorted-array examples/quickstart.yaml --format xml");
+  CHECK(u.exit_code == 2);
+  CHECK(u.err.find("--format") != std::string::npos);
+  auto m = run_gpudict("sorted-array /nonexistent/workload.yaml");
+  CHECK(m.exit_code == 2);
+  CHECK(m.err.find("/nonexistent/workload.yaml") != std::string::npos);
+  auto l = run_gpudict("lsm examples/quickstart.yaml --backend cpu");
+  CHECK(l.exit_code == 2);
+  CHECK(l.err.find("not built yet") != std::string::npos);
+}
+
+TEST_CASE("cli: info prints devices or says there are none") {
+  auto r = run_gpudict("info");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("CUDA driver:") != std::string::npos);
+  CHECK(r.out.find("build: CUDA architectures") != std::string::npos);
+  if (gpudict::cuda_device_count() == 0) CHECK(r.out.find("devices: none") != std::string::npos);
+  else CHECK(r.out.find("device 0:") != std::string::npos);
+  auto j = run_gpudict("info --format json");
+  CHECK(j.exit_code == 0);
+  CHECK(j.out.rfind("{\"version\":", 0) == 0);
+}
+
+TEST_CASE("cli: every example checks and runs verified on the CPU reference") {
+  auto examples = example_workloads();
+  REQUIRE(examples.size() >= 5);
+  for (const auto& ex : examples) {
+    auto c = run_gpudict("check " + ex);
+    CHECK_MESSAGE(c.exit_code == 0, ex << ": " << c.err);
+    CHECK_MESSAGE(c.out.find("valid") != std::string::npos, ex);
+    auto r = run_gpudict("sorted-array " + ex + " --backend cpu");
+    CHECK_MESSAGE(r.exit_code == 0, ex << ": " << r.err);
+    CHECK_MESSAGE(r.out.find(", 0 mismatches") != std::string::npos, ex << "\n" << r.out);
+  }
+}
+
+TEST_CASE("cli: no device means the CPU reference with a one-line notice") {
+  if (gpudict::cuda_device_count() != 0) return;  // only meaningful without a GPU
+  auto r = run_gpudict("sorted-array examples/quickstart.yaml --quiet");
+  CHECK(r.exit_code == 0);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(r.err.find("CPU reference") != std::string::npos);
+  auto g = run_gpudict("sorted-array examples/quickstart.yaml --backend gpu");
+  CHECK(g.exit_code == 3);
+  CHECK(g.err.find("no CUDA device") != std::string::npos);
+}
+
+TEST_CASE("cli: json is one object per line with stable fields") {
+  auto r = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format json");
+  REQUIRE(r.exit_code == 0);
+  auto ls = lines_of(r.out);
+  REQUIRE(ls.size() >= 3);
+  CHECK(ls.front().rfind("{\"record\":\"run\",", 0) == 0);
+  CHECK(ls.back().rfind("{\"record\":\"summary\",\"verified\":true,", 0) == 0);
+  for (size_t i = 1; i + 1 < ls.size(); ++i) {
+    CHECK(ls[i].rfind("{\"record\":\"step\",\"step\":", 0) == 0);
+    CHECK(ls[i].back() == '}');
+    for (const char* field : {"\"kind\":", "\"name\":", "\"mode\":", "\"ops\":", "\"rows\":", "\"e2e_ms\":"})
+      CHECK(ls[i].find(field) != std::string::npos);
+  }
+  for (const char* field : {"\"structure\":\"sorted-array\"", "\"backend\":\"cpu\"", "\"device\":", "\"parameters\":"})
+    CHECK(ls.front().find(field) != std::string::npos);
+}
+
+TEST_CASE("cli: csv has a header row and rectangular rows") {
+  auto r = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format csv");
+  REQUIRE(r.exit_code == 0);
+  auto ls = lines_of(r.out);
+  REQUIRE(ls.size() >= 2);
+  CHECK(ls[0] == "structure,backend,device,workload,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms");
+  for (const auto& l : ls) CHECK(count_fields(l) == count_fields(ls[0]));
+}
+
+TEST_CASE("cli: gen then replay gives the same results as the YAML") {
+  std::string dir = temp_path("gen");
+  auto g = run_gpudict("gen examples/quickstart.yaml -o " + dir);
+  REQUIRE(g.exit_code == 0);
+  CHECK(fs::exists(dir + "/trace.gdt"));
+  CHECK(fs::exists(dir + "/initial_keys.bin"));
+  CHECK(fs::exists(dir + "/initial_values.bin"));
+  std::string ra = temp_path("a.tsv"), rb = temp_path("b.tsv");
+  auto a = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --results " + ra);
+  auto b = run_gpudict("sorted-array " + dir + "/trace.gdt --backend cpu --results " + rb);
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  std::string sa = slurp(ra), sb = slurp(rb);
+  CHECK(sa.size() > 100);
+  CHECK(sa == sb);
+  CHECK(sa.rfind("# gpudict results v1\nbatch\top\ttype\tkey\targ\tfound\tvalue\tresult_key\tpairs\n", 0) == 0);
+  // The raw key file replays too: build, then look every key up.
+  auto k = run_gpudict("sorted-array " + dir + "/initial_keys.bin --backend cpu --quiet");
+  CHECK(k.exit_code == 0);
+  auto c = run_gpudict("check " + dir + "/trace.gdt");
+  CHECK(c.exit_code == 0);
+  fs::remove_all(dir);
+  std::remove(ra.c_str());
+  std::remove(rb.c_str());
+}
+
+TEST_CASE("cli: bad workloads exit 2 naming file and line") {
+  std::string p = temp_path("bad.yaml");
+  {
+    std::ofstream f(p);
+    f << "seed: 1\nsteps:\n  - phase:\n      batches: 2\n      batch_size: 10\n      mix: {insert: 0.5, lookup: 0.2}\n";
+  }
+  auto r = run_gpudict("check " + p);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(p + ":6:") != std::string::npos);
+  auto s = run_gpudict("sorted-array " + p + " --backend cpu");
+  CHECK(s.exit_code == 2);
+  std::remove(p.c_str());
+}
+
+TEST_CASE("cli: --repeat reports medians and --seed changes generated data") {
+  auto r = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --repeat 3");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("median of 3 repetitions") != std::string::npos);
+  std::string ra = temp_path("s1.tsv"), rb = temp_path("s2.tsv");
+  run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --quiet --seed 7 --results " + ra);
+  run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --quiet --seed 8 --results " + rb);
+  CHECK(slurp(ra) != slurp(rb));
+  std::remove(ra.c_str());
+  std::remove(rb.c_str());
+}

@@ -1,0 +1,192 @@
+// The replay engine: steps, per-category counts, median timing, verification
+// wired through, unsupported operations refused before anything runs.
+#include <doctest/doctest.h>
+
+#include "core/api/registry.hpp"
+#include "core/common/errors.hpp"
+#include "workloads/cpu_backend.hpp"
+#include "workloads/replay.hpp"
+
+using namespace gpudict;
+
+namespace {
+
+class VectorSource : public StepSource {
+ public:
+  VectorSource(WorkloadHeader h, std::vector<Step> steps) : h_(std::move(h)), steps_(std::move(steps)) {}
+  const WorkloadHeader& header() const override { return h_; }
+  bool next(Step& s) override {
+    if (i_ == steps_.size()) return false;
+    s = steps_[i_++];
+    return true;
+  }
+
+ private:
+  WorkloadHeader h_;
+  std::vector<Step> steps_;
+  size_t i_ = 0;
+};
+
+// Wraps a correct dictionary and corrupts chosen results, to prove the engine
+// reports what the verifier finds.
+class FaultyDictionary : public Dictionary {
+ public:
+  explicit FaultyDictionary(std::unique_ptr<Dictionary> inner) : inner_(std::move(inner)) {}
+  const Capabilities& caps() const override { return inner_->caps(); }
+  Params parameters() const override { return inner_->parameters(); }
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override { return inner_->device_bytes_needed(b); }
+  void build(const KeyValues& kv, DeviceTime& t) override { inner_->build(kv, t); }
+  void execute(const Batch& b, BatchResults& r, DeviceTime& t) override {
+    inner_->execute(b, r, t);
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b.types[i] == OpType::Lookup && r.found[i]) {
+        r.value[i] ^= 1;  // a wrong value
+        break;
+      }
+    }
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b.types[i] == OpType::Count) {
+        r.value[i] += 1;  // a wrong count
+        break;
+      }
+    }
+  }
+  void snapshot(const std::string& n, DeviceTime& t) override { inner_->snapshot(n, t); }
+  void drop_snapshot(const std::string& n) override { inner_->drop_snapshot(n); }
+  Stats stats() const override { return inner_->stats(); }
+
+ private:
+  std::unique_ptr<Dictionary> inner_;
+};
+
+std::vector<Step> small_workload() {
+  std::vector<Step> steps;
+  Step init;
+  init.kind = StepKind::Initial;
+  for (uint64_t k = 0; k < 100; ++k) {
+    init.initial.keys.push_back(k * 3);
+    init.initial.values.push_back(k + 1000);
+  }
+  steps.push_back(init);
+  Step phase;
+  phase.kind = StepKind::Phase;
+  phase.name = "mixed";
+  steps.push_back(phase);
+  Step b;
+  b.kind = StepKind::Batch;
+  b.batch.push(OpType::Insert, 1, 5);
+  b.batch.push(OpType::Delete, 3);
+  b.batch.push(OpType::Lookup, 1);
+  b.batch.push(OpType::Lookup, 6);
+  b.batch.push(OpType::Count, 0, 30);
+  b.batch.push(OpType::Range, 0, 10);
+  b.batch.push(OpType::Successor, 0xFFFFFFFFull);
+  steps.push_back(b);
+  steps.push_back(b);
+  Step snap;
+  snap.kind = StepKind::Snapshot;
+  snap.name = "s";
+  steps.push_back(snap);
+  Step drop;
+  drop.kind = StepKind::DropSnapshot;
+  drop.name = "s";
+  steps.push_back(drop);
+  return steps;
+}
+
+WorkloadSummary summary_of(const std::vector<Step>& steps) {
+  WorkloadSummary s;
+  for (const auto& st : steps)
+    if (st.kind == StepKind::Batch)
+      for (OpType t : st.batch.types) s.ops[static_cast<int>(t)]++;
+  return s;
+}
+
+Capabilities ordered_caps() {
+  Capabilities c;
+  c.ordered = true;
+  c.snapshots = true;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("replay: a correct run verifies every result and reports each category") {
+  auto steps = small_workload();
+  WorkloadHeader h;
+  h.path = "test";
+  ReplayOptions opt;
+  opt.gpu = false;
+  opt.repeat = 3;
+  RunReport rep = replay([&] { return std::make_unique<VectorSource>(h, steps); },
+                         [] { return make_cpu_dictionary(ordered_caps(), KeyType::U32, KeyType::U32); },
+                         summary_of(steps), opt);
+  CHECK(rep.mismatches == 0);
+  CHECK(rep.checked == 10);  // 5 queries in each of 2 batches
+  REQUIRE(rep.steps.size() == 4);
+  CHECK(rep.steps[0].kind == "build");
+  CHECK(rep.steps[1].kind == "phase");
+  CHECK(rep.steps[1].name == "mixed");
+  CHECK(rep.steps[1].batches == 2);
+  CHECK(rep.steps[2].kind == "snapshot");
+  CHECK(rep.steps[3].kind == "drop_snapshot");
+  uint64_t update_ops = 0, lookup_verified = 0;
+  for (const auto& row : rep.steps[1].rows) {
+    if (row.phase == Phase::Update) update_ops = row.ops;
+    if (row.phase == Phase::Lookup) lookup_verified = row.verified;
+  }
+  CHECK(update_ops == 4);
+  CHECK(lookup_verified == 4);
+  CHECK(rep.final_stats.size == 100);  // +1 inserted, -1 deleted
+}
+
+TEST_CASE("replay: planted wrong answers are counted and listed") {
+  auto steps = small_workload();
+  WorkloadHeader h;
+  h.path = "test";
+  ReplayOptions opt;
+  opt.gpu = false;
+  RunReport rep = replay([&] { return std::make_unique<VectorSource>(h, steps); },
+                         [] {
+                           return std::make_unique<FaultyDictionary>(
+                               make_cpu_dictionary(ordered_caps(), KeyType::U32, KeyType::U32));
+                         },
+                         summary_of(steps), opt);
+  CHECK(rep.mismatches == 4);  // one wrong lookup and one wrong count in each batch
+  REQUIRE(rep.first_mismatches.size() == 4);
+  CHECK(rep.first_mismatches[0].batch == 0);
+  CHECK(rep.first_mismatches[0].type == OpType::Lookup);
+  CHECK(rep.first_mismatches[1].type == OpType::Count);
+  CHECK(rep.steps[1].mismatches == 4);
+  for (const auto& row : rep.steps[1].rows) {
+    if (row.phase == Phase::Lookup) CHECK(row.verified == 2);  // 4 lookups, 2 wrong
+    if (row.phase == Phase::Count) CHECK(row.verified == 0);
+  }
+}
+
+TEST_CASE("replay: unsupported operations and snapshots are refused naming who supports them") {
+  WorkloadHeader h;
+  h.path = "w.yaml";
+  WorkloadSummary s;
+  s.ops[static_cast<int>(OpType::Range)] = 5;
+  Capabilities unordered;
+  unordered.ordered = false;
+  try {
+    check_supported("slabhash", unordered, h, s);
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    std::string m = e.what();
+    CHECK(e.exit_code() == 2);
+    CHECK(m.find("slabhash does not support range") != std::string::npos);
+    CHECK(m.find("sorted-array") != std::string::npos);
+  }
+  WorkloadSummary snap;
+  snap.snapshot_steps.push_back("snapshot a");
+  Capabilities no_snap;
+  no_snap.ordered = true;
+  CHECK_THROWS_AS(check_supported("btree", no_snap, h, snap), InputError);
+  WorkloadHeader wide = h;
+  wide.key_type = KeyType::U64;
+  CHECK_THROWS_AS(check_supported("sorted-array", ordered_caps(), wide, WorkloadSummary{}), InputError);
+  CHECK_NOTHROW(check_supported("sorted-array", ordered_caps(), h, s));
+}

@@ -1,0 +1,78 @@
+// The replay engine: drives one Dictionary through a workload's steps, times
+// every step, verifies every query result, and collects the report.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "workloads/verifier.hpp"
+#include "workloads/workload.hpp"
+
+namespace gpudict {
+
+struct ReplayOptions {
+  bool verify = true;
+  int repeat = 1;                 // timed repetitions; the report gives the median
+  std::string results_path;       // write every query result here (docs/output-formats.md)
+  bool gpu = true;                // check device memory before running
+  std::function<void(const std::string&)> progress;  // --verbose: one line per step, to stderr
+};
+
+// One report row: one step and one timed category.
+struct StepRow {
+  Phase phase = Phase::Update;
+  uint64_t ops = 0;
+  uint64_t verified = 0;   // query results verified (always 0 for build/update/snapshot)
+  bool has_results = false; // the category returns results (lookup, count, range, successor, concurrent)
+  double device_ms = 0;    // median over repetitions
+};
+
+struct StepReport {
+  uint64_t index = 0;
+  std::string kind;  // "build", "phase", "snapshot", "drop_snapshot"
+  std::string name;
+  ExecMode mode = ExecMode::Phased;
+  std::string snapshot;  // phase queries run against this snapshot
+  uint64_t batches = 0;
+  std::array<uint64_t, kNumOpTypes> ops{};
+  std::vector<StepRow> rows;
+  double e2e_ms = 0;        // median over repetitions; host wall clock incl. transfers
+  uint64_t mismatches = 0;  // in this step (first repetition)
+};
+
+struct RunReport {
+  WorkloadHeader workload;
+  std::string structure;
+  std::string backend;  // "gpu" or "cpu"
+  std::string device;   // device name, or "CPU reference"
+  Params parameters;
+  int repeat = 1;
+  bool verified = false;  // verification ran
+  uint64_t checked = 0;
+  uint64_t mismatches = 0;
+  std::vector<Mismatch> first_mismatches;
+  std::vector<StepReport> steps;
+  Stats final_stats;
+  uint64_t peak_device_bytes = 0;
+  double total_device_ms = 0;
+  double total_e2e_ms = 0;
+};
+
+using SourceFactory = std::function<std::unique_ptr<StepSource>()>;
+using DictionaryFactory = std::function<std::unique_ptr<Dictionary>()>;
+
+// Refuses (InputError, exit 2) a workload that uses an operation, a snapshot
+// step or a key type the structure does not support, naming the structures
+// that do.
+void check_supported(const std::string& structure, const Capabilities& caps, const WorkloadHeader& header,
+                     const WorkloadSummary& summary);
+
+RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make_dictionary,
+                 const WorkloadSummary& summary, const ReplayOptions& options);
+
+}  // namespace gpudict

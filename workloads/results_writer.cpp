@@ -1,0 +1,63 @@
+#include "workloads/results_writer.hpp"
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/common/errors.hpp"
+
+namespace gpudict {
+
+ResultsWriter::ResultsWriter(const std::string& path) : path_(path) {
+  if (path == "-") {
+    f_ = stdout;
+  } else {
+    f_ = std::fopen(path.c_str(), "w");
+    if (!f_) throw InputError(fmt::format("--results {}: cannot write: {}", path, std::strerror(errno)));
+    owned_ = true;
+  }
+  std::fputs("# gpudict results v1\nbatch\top\ttype\tkey\targ\tfound\tvalue\tresult_key\tpairs\n", f_);
+}
+
+ResultsWriter::~ResultsWriter() {
+  if (owned_ && f_) std::fclose(f_);
+}
+
+void ResultsWriter::write_batch(uint64_t batch_index, const Batch& b, const BatchResults& r) {
+  fmt::memory_buffer out;
+  for (size_t i = 0; i < b.size(); ++i) {
+    OpType t = b.types[i];
+    if (is_update(t)) continue;
+    fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t", batch_index, i, op_name(t), b.keys[i], b.args[i]);
+    switch (t) {
+      case OpType::Lookup:
+        if (r.found[i])
+          fmt::format_to(std::back_inserter(out), "1\t{}\t\t", r.value[i]);
+        else
+          fmt::format_to(std::back_inserter(out), "0\t\t\t");
+        break;
+      case OpType::Count: fmt::format_to(std::back_inserter(out), "\t{}\t\t", r.value[i]); break;
+      case OpType::Successor:
+        if (r.found[i])
+          fmt::format_to(std::back_inserter(out), "1\t{}\t{}\t", r.value[i], r.key[i]);
+        else
+          fmt::format_to(std::back_inserter(out), "0\t\t\t");
+        break;
+      case OpType::Range: {
+        fmt::format_to(std::back_inserter(out), "\t{}\t\t", r.value[i]);
+        uint64_t off = r.key[i], n = r.value[i];
+        for (uint64_t j = 0; j < n && off + j < r.range_keys.size(); ++j)
+          fmt::format_to(std::back_inserter(out), "{}{}:{}", j ? "," : "", r.range_keys[off + j],
+                         r.range_values[off + j]);
+        break;
+      }
+      default: break;
+    }
+    out.push_back('\n');
+  }
+  if (std::fwrite(out.data(), 1, out.size(), f_) != out.size())
+    throw RuntimeFailure(fmt::format("--results {}: write failed: {}", path_, std::strerror(errno)));
+}
+
+}  // namespace gpudict

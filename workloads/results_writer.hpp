@@ -1,0 +1,27 @@
+// `--results FILE`: every query result as tab-separated text, one line per
+// query (docs/output-formats.md documents the columns).
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "core/api/ops.hpp"
+
+namespace gpudict {
+
+class ResultsWriter {
+ public:
+  explicit ResultsWriter(const std::string& path);  // "-" writes to stdout
+  ~ResultsWriter();
+  ResultsWriter(const ResultsWriter&) = delete;
+  ResultsWriter& operator=(const ResultsWriter&) = delete;
+
+  void write_batch(uint64_t batch_index, const Batch& batch, const BatchResults& r);
+
+ private:
+  std::FILE* f_ = nullptr;
+  bool owned_ = false;
+  std::string path_;
+};
+
+}  // namespace gpudict
