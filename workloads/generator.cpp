@@ -1,0 +1,545 @@
+#include "workloads/generator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_set>
+#include <utility>
+
+#include "core/common/errors.hpp"
+#include "workloads/distributions.hpp"
+#include "workloads/keyfile.hpp"
+#include "workloads/rng.hpp"
+
+// Deterministic floating point (see distributions.cpp).
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace gpudict {
+
+namespace {
+
+// Stream tags: Rng::stream(seed, tag, step index, batch index).
+constexpr uint64_t kStreamInitialKeys = 0x1417;
+constexpr uint64_t kStreamInitialValues = 0x1418;
+constexpr uint64_t kStreamBatch = 0xBA7C;
+constexpr uint64_t kScrambleTag = 0x5C7A3B1E9D2F4061ull;
+
+// Absent ("miss") draws retry this many universe draws before accepting a present key.
+constexpr int kMissAttempts = 64;
+
+uint64_t scramble_seed(uint64_t seed) { return splitmix64(seed ^ kScrambleTag); }
+
+// LSD radix sort of 64-bit keys, 16-bit digits, skipping the digits above
+// the largest key. Same result as std::sort, several times faster on the
+// 2^26-key vectors of the benchmarks.
+void radix_sort(std::vector<uint64_t>& v) {
+  if (v.size() < (size_t{1} << 16)) {
+    std::sort(v.begin(), v.end());
+    return;
+  }
+  uint64_t all = 0;
+  for (uint64_t x : v) all |= x;
+  std::vector<uint64_t> tmp(v.size());
+  std::vector<size_t> count(size_t{1} << 16);
+  for (int shift = 0; shift < 64 && (all >> shift) != 0; shift += 16) {
+    std::fill(count.begin(), count.end(), 0);
+    for (uint64_t x : v) ++count[(x >> shift) & 0xFFFF];
+    size_t sum = 0;
+    for (size_t& c : count) {
+      const size_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (uint64_t x : v) tmp[count[(x >> shift) & 0xFFFF]++] = x;
+    v.swap(tmp);
+  }
+}
+
+// The generator's model of which keys are present: a sorted vector plus the
+// updates since it was last brought up to date (last wins, in order). Merged
+// only when a hit/miss decision needs it, or when the pending list is large.
+class PresentModel {
+ public:
+  void reset(std::vector<uint64_t> keys) {
+    if (!std::is_sorted(keys.begin(), keys.end())) radix_sort(keys);
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    present_ = std::move(keys);
+    pending_.clear();
+    index_valid_ = false;
+  }
+  void record(uint64_t key, bool insert) { pending_.push_back(Update{key, insert}); }
+  size_t pending() const { return pending_.size(); }
+  bool large_backlog() const { return pending_.size() > 2 * present_.size() + (size_t{1} << 22); }
+
+  void materialize() {
+    if (pending_.empty()) return;
+    std::stable_sort(pending_.begin(), pending_.end(),
+                     [](const Update& a, const Update& b) { return a.key < b.key; });
+    // Keep the last update of each key.
+    size_t w = 0;
+    for (size_t i = 0; i < pending_.size(); ++i) {
+      if (i + 1 < pending_.size() && pending_[i + 1].key == pending_[i].key) continue;
+      pending_[w++] = pending_[i];
+    }
+    pending_.resize(w);
+    std::vector<uint64_t> out;
+    out.reserve(present_.size() + pending_.size());
+    size_t i = 0, j = 0;
+    while (i < present_.size() && j < pending_.size()) {
+      if (present_[i] < pending_[j].key) {
+        out.push_back(present_[i++]);
+      } else if (present_[i] > pending_[j].key) {
+        if (pending_[j].insert) out.push_back(pending_[j].key);
+        ++j;
+      } else {
+        if (pending_[j].insert) out.push_back(present_[i]);
+        ++i;
+        ++j;
+      }
+    }
+    while (i < present_.size()) out.push_back(present_[i++]);
+    for (; j < pending_.size(); ++j)
+      if (pending_[j].insert) out.push_back(pending_[j].key);
+    present_.swap(out);
+    pending_.clear();
+    pending_.shrink_to_fit();
+    index_valid_ = false;
+  }
+
+  // Valid after materialize().
+  const std::vector<uint64_t>& keys() const { return present_; }
+  bool contains(uint64_t k) {
+    if (present_.size() < kIndexMin || present_.size() > 0xFFFFFFFFull)
+      return std::binary_search(present_.begin(), present_.end(), k);
+    if (!index_valid_) build_index();
+    if (k < present_.front() || k > present_.back()) return false;
+    const uint64_t b = (k - present_.front()) >> shift_;
+    const auto first = present_.begin() + bucket_start_[b], last = present_.begin() + bucket_start_[b + 1];
+    return std::binary_search(first, last, k);
+  }
+
+ private:
+  struct Update {
+    uint64_t key;
+    bool insert;
+  };
+  // A radix index over the sorted keys for fast membership tests (a miss
+  // draw tests every candidate): bucket b holds the keys k with
+  // (k - front) >> shift_ == b, at [bucket_start_[b], bucket_start_[b + 1]).
+  static constexpr size_t kIndexMin = size_t{1} << 15;
+  void build_index() {
+    const uint64_t base = present_.front(), span = present_.back() - base;
+    int span_bits = 0;
+    while (span_bits < 64 && (span >> span_bits) != 0) ++span_bits;
+    int size_bits = 0;
+    while ((uint64_t{1} << size_bits) < present_.size()) ++size_bits;
+    const int table_bits = std::min(22, std::max(10, size_bits - 3));
+    shift_ = std::max(0, span_bits - table_bits);
+    const uint64_t buckets = (span >> shift_) + 1;
+    bucket_start_.assign(buckets + 1, 0);
+    uint64_t b = 0;
+    for (size_t i = 0; i < present_.size(); ++i) {
+      const uint64_t kb = (present_[i] - base) >> shift_;
+      while (b <= kb) bucket_start_[b++] = static_cast<uint32_t>(i);
+    }
+    while (b <= buckets) bucket_start_[b++] = static_cast<uint32_t>(present_.size());
+    index_valid_ = true;
+  }
+
+  std::vector<uint64_t> present_;
+  std::vector<Update> pending_;
+  bool index_valid_ = false;
+  int shift_ = 0;
+  std::vector<uint32_t> bucket_start_;
+};
+
+uint64_t non_inserts(const std::array<uint64_t, kNumOpTypes>& counts) {
+  uint64_t n = 0;
+  for (OpType t : kAllOpTypes)
+    if (t != OpType::Insert) n += counts[static_cast<int>(t)];
+  return n;
+}
+
+// `count` unique ranks in [0, last] drawn uniformly, sorted.
+std::vector<uint64_t> uniform_unique_ranks(Rng& rng, uint64_t last, uint64_t count) {
+  std::vector<uint64_t> r;
+  if (count == 0) return r;
+  if (last != ~0ull && count > (last + 1) / 2) {
+    // Dense: draw the keys to leave out instead, then list the others.
+    const std::vector<uint64_t> excluded = uniform_unique_ranks(rng, last, last + 1 - count);
+    r.reserve(count);
+    size_t e = 0;
+    for (uint64_t k = 0;; ++k) {
+      if (e < excluded.size() && excluded[e] == k) ++e;
+      else r.push_back(k);
+      if (k == last) break;
+    }
+    return r;
+  }
+  r.reserve(count);
+  while (r.size() < count) {
+    const size_t have = r.size();
+    const uint64_t need = count - have;
+    std::vector<uint64_t> fresh(need);
+    for (uint64_t& x : fresh) x = rng.upto(last);
+    radix_sort(fresh);
+    r.insert(r.end(), fresh.begin(), fresh.end());
+    std::inplace_merge(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(have), r.end());
+    r.erase(std::unique(r.begin(), r.end()), r.end());
+  }
+  return r;
+}
+
+}  // namespace
+
+std::array<uint64_t, kNumOpTypes> batch_op_counts(const std::array<double, kNumOpTypes>& mix, uint64_t batch_size) {
+  std::array<uint64_t, kNumOpTypes> counts{};
+  double sum = 0;
+  for (double m : mix)
+    if (m > 0) sum += m;
+  if (batch_size == 0 || !(sum > 0)) return counts;
+  const double b = static_cast<double>(batch_size);
+  std::array<double, kNumOpTypes> frac{};
+  uint64_t total = 0;
+  for (int t = 0; t < kNumOpTypes; ++t) {
+    if (!(mix[t] > 0)) continue;
+    const double q = mix[t] / sum * b;
+    const double f = std::floor(q);
+    counts[t] = std::min<uint64_t>(static_cast<uint64_t>(f), batch_size);
+    frac[t] = q - f;
+    total += counts[t];
+  }
+  while (total > batch_size) {  // rounding made the floors overshoot: take from the smallest fractions
+    int pick = -1;
+    for (int t = 0; t < kNumOpTypes; ++t)
+      if (counts[t] > 0 && (pick < 0 || frac[t] < frac[pick])) pick = t;
+    --counts[pick];
+    frac[pick] = 1.0;
+    --total;
+  }
+  std::array<int, kNumOpTypes> order;
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int c) { return frac[a] > frac[c]; });
+  for (size_t i = 0; total < batch_size; i = (i + 1) % order.size()) {
+    if (!(mix[order[i]] > 0)) continue;
+    ++counts[order[i]];
+    ++total;
+  }
+  return counts;
+}
+
+KeyValues generate_initial(const WorkloadSpec& spec) {
+  const InitialSpec& in = spec.initial;
+  KeyValues kv;
+  if (in.source == InitialSpec::Source::None) return kv;
+  const uint64_t key_max = max_of(spec.key_type);
+  const uint64_t value_max = max_of(spec.value_type);
+
+  if (in.source == InitialSpec::Source::File) {
+    try {
+      kv.keys = read_key_file(in.file, in.count, key_max);
+    } catch (const InputError& e) {
+      throw_spec_error(in.file_pos, "initial.file", e.what(), "");
+    }
+  } else {
+    Rng rng = Rng::stream(spec.seed, kStreamInitialKeys);
+    KeySampler sampler(in.keys, scramble_seed(spec.seed));
+    const uint64_t last = in.keys.max - in.keys.min;
+    switch (in.keys.kind) {
+      case DistKind::Uniform:
+        kv.keys = uniform_unique_ranks(rng, last, in.count);
+        for (uint64_t& k : kv.keys) k += in.keys.min;
+        break;
+      case DistKind::Sequential: {  // unique: the parser checked the period
+        uint64_t counter = 0;
+        kv.keys.resize(in.count);
+        for (uint64_t& k : kv.keys) k = in.keys.min + sampler.rank_with_counter(rng, last, counter);
+        break;
+      }
+      default: {
+        const uint64_t max_draws = 100 * in.count + (uint64_t{1} << 20);
+        std::unordered_set<uint64_t> seen;
+        seen.reserve(static_cast<size_t>(in.count));
+        kv.keys.reserve(in.count);
+        uint64_t draws = 0;
+        while (kv.keys.size() < in.count) {
+          if (draws == max_draws)
+            throw_spec_error(in.count_pos, "initial.count",
+                             "distribution '" + std::string(dist_name(in.keys.kind)) + "' produced only " +
+                                 std::to_string(kv.keys.size()) + " unique keys in " + std::to_string(draws) +
+                                 " draws",
+                             "a count the distribution can produce as unique keys, or a wider distribution");
+          ++draws;
+          const uint64_t k = sampler.universe(rng);
+          if (seen.insert(k).second) kv.keys.push_back(k);
+        }
+        std::sort(kv.keys.begin(), kv.keys.end());
+        break;
+      }
+    }
+  }
+
+  kv.values.resize(kv.keys.size());
+  switch (in.values) {
+    case InitialValues::Random: {
+      Rng rng = Rng::stream(spec.seed, kStreamInitialValues);
+      for (uint64_t& v : kv.values) v = rng.upto(value_max);
+      break;
+    }
+    case InitialValues::Key:
+      for (size_t i = 0; i < kv.keys.size(); ++i) kv.values[i] = kv.keys[i] & value_max;
+      break;
+    case InitialValues::Index:
+      for (size_t i = 0; i < kv.keys.size(); ++i) kv.values[i] = static_cast<uint64_t>(i) & value_max;
+      break;
+    case InitialValues::File:
+      try {
+        kv.values = read_raw_values(in.values_file, width_bytes(spec.value_type), kv.keys.size());
+      } catch (const InputError& e) {
+        throw_spec_error(in.values_pos, "initial.values.file", e.what(), "");
+      }
+      break;
+  }
+  return kv;
+}
+
+// ---------------------------------------------------------------- GeneratedSource
+
+struct GeneratedSource::Impl {
+  WorkloadSpec spec;
+  WorkloadHeader header;
+  std::vector<char> need_model;  // [i]: some phase at step >= i draws deletes or queries
+  PresentModel model;
+
+  enum class State { Initial, Steps, InPhase, BatchPhaseEmitted } state = State::Initial;
+  size_t step = 0;
+  uint64_t batch = 0;
+  std::unique_ptr<KeySampler> sampler;
+  std::unique_ptr<RangeLengthSampler> lengths;
+  std::array<uint64_t, kNumOpTypes> counts{};
+
+  explicit Impl(WorkloadSpec s) : spec(std::move(s)) {
+    header.name = spec.name;
+    header.path = spec.path;
+    header.format = "yaml";
+    header.key_type = spec.key_type;
+    header.value_type = spec.value_type;
+    header.seed = spec.seed;
+    need_model.assign(spec.steps.size() + 1, 0);
+    for (size_t i = spec.steps.size(); i-- > 0;) {
+      const StepSpec& st = spec.steps[i];
+      bool needs = false;
+      if (st.kind == StepSpecKind::Phase)
+        needs = non_inserts(batch_op_counts(st.phase.mix, st.phase.batch_size)) > 0;
+      need_model[i] = needs || need_model[i + 1];
+    }
+  }
+
+  // A delete or query key: present with probability hit_ratio, else absent.
+  uint64_t draw(Rng& rng, double hit_ratio) {
+    const bool hit = rng.bernoulli(hit_ratio);
+    const std::vector<uint64_t>& present = model.keys();
+    if (hit) {
+      if (present.empty()) return sampler->universe(rng);
+      return present[sampler->present_rank(rng, present.size() - 1)];
+    }
+    uint64_t k = 0;
+    for (int a = 0; a < kMissAttempts; ++a) {
+      k = sampler->universe(rng);
+      if (!model.contains(k)) break;
+    }
+    return k;
+  }
+
+  void record_updates(const Batch& b) {
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b.types[i] == OpType::Insert) model.record(b.keys[i], true);
+      else if (b.types[i] == OpType::Delete) model.record(b.keys[i], false);
+    }
+  }
+
+  void generate_batch(const PhaseSpec& ph, Batch& b) {
+    Rng rng = Rng::stream(spec.seed, kStreamBatch, step, batch);
+    const uint64_t n = ph.batch_size;
+    b.mode = ph.mode;
+    b.snapshot = ph.snapshot;
+    b.types.clear();
+    for (OpType t : kAllOpTypes) b.types.insert(b.types.end(), counts[static_cast<int>(t)], t);
+    for (uint64_t i = n; i-- > 1;) std::swap(b.types[i], b.types[rng.upto(i)]);  // Fisher-Yates
+    b.keys.assign(n, 0);
+    b.args.assign(n, 0);
+
+    const bool tracking = need_model[step] != 0;
+    const uint64_t updates = counts[static_cast<int>(OpType::Insert)] + counts[static_cast<int>(OpType::Delete)];
+    const bool has_queries = updates < n;
+    const bool phased = ph.mode == ExecMode::Phased;
+    const uint64_t value_max = max_of(spec.value_type);
+    const uint64_t key_max = max_of(spec.key_type);
+
+    if (counts[static_cast<int>(OpType::Delete)] > 0 || (has_queries && !phased)) model.materialize();
+    for (uint64_t i = 0; i < n; ++i) {
+      if (b.types[i] == OpType::Insert) {
+        b.keys[i] = sampler->universe(rng);
+        b.args[i] = rng.upto(value_max);
+      } else if (b.types[i] == OpType::Delete) {
+        b.keys[i] = draw(rng, ph.hit_ratio);
+      }
+    }
+    if (phased) {
+      if (tracking) record_updates(b);
+      if (has_queries) model.materialize();
+    }
+    if (has_queries) {
+      const double universe = sampler->universe_size();
+      for (uint64_t i = 0; i < n; ++i) {
+        const OpType t = b.types[i];
+        if (is_update(t)) continue;
+        b.keys[i] = draw(rng, ph.hit_ratio);
+        if (t == OpType::Count || t == OpType::Range) {
+          const uint64_t span = lengths->span(rng, universe, model.keys().size());
+          const uint64_t lo = b.keys[i];
+          b.args[i] = (span - 1 > key_max - lo) ? key_max : lo + (span - 1);
+        }
+      }
+    }
+    if (!phased && tracking) record_updates(b);
+    if (tracking && model.large_backlog()) model.materialize();
+  }
+
+  static void clear(Step& s) {
+    s.name.clear();
+    s.initial.keys.clear();
+    s.initial.values.clear();
+    s.batch.clear();
+    s.batch.snapshot.clear();
+    s.batch.mode = ExecMode::Phased;
+  }
+
+  bool next(Step& out) {
+    clear(out);
+    if (state == State::Initial) {
+      out.kind = StepKind::Initial;
+      out.initial = generate_initial(spec);
+      if (need_model[0]) model.reset(out.initial.keys);
+      state = State::Steps;
+      step = 0;
+      return true;
+    }
+    for (;;) {
+      if (state == State::InPhase) {
+        const PhaseSpec& ph = spec.steps[step].phase;
+        if (batch < ph.batches) {
+          out.kind = StepKind::Batch;
+          generate_batch(ph, out.batch);
+          ++batch;
+          return true;
+        }
+        sampler.reset();
+        lengths.reset();
+        state = State::Steps;
+        ++step;
+      }
+      if (step >= spec.steps.size()) return false;
+      const StepSpec& st = spec.steps[step];
+      switch (st.kind) {
+        case StepSpecKind::Phase:
+          out.kind = StepKind::Phase;
+          out.name = st.phase.name;
+          sampler = std::make_unique<KeySampler>(st.phase.keys, scramble_seed(spec.seed));
+          lengths = std::make_unique<RangeLengthSampler>(st.phase.range_length);
+          counts = batch_op_counts(st.phase.mix, st.phase.batch_size);
+          batch = 0;
+          state = State::InPhase;
+          return true;
+        case StepSpecKind::Batch:
+          if (state != State::BatchPhaseEmitted) {
+            out.kind = StepKind::Phase;
+            out.name = st.name;
+            state = State::BatchPhaseEmitted;
+            return true;
+          }
+          out.kind = StepKind::Batch;
+          out.batch = st.batch;
+          if (need_model[step]) {
+            record_updates(st.batch);
+            if (model.large_backlog()) model.materialize();
+          }
+          state = State::Steps;
+          ++step;
+          return true;
+        case StepSpecKind::Snapshot:
+        case StepSpecKind::DropSnapshot:
+          out.kind = st.kind == StepSpecKind::Snapshot ? StepKind::Snapshot : StepKind::DropSnapshot;
+          out.name = st.name;
+          ++step;
+          return true;
+      }
+    }
+  }
+};
+
+GeneratedSource::GeneratedSource(WorkloadSpec spec) : impl_(std::make_unique<Impl>(std::move(spec))) {}
+GeneratedSource::~GeneratedSource() = default;
+const WorkloadHeader& GeneratedSource::header() const { return impl_->header; }
+bool GeneratedSource::next(Step& step) { return impl_->next(step); }
+
+// ---------------------------------------------------------------- summary
+
+WorkloadSummary summarize_spec(const WorkloadSpec& spec) {
+  WorkloadSummary s;
+  s.initial = spec.initial.source == InitialSpec::Source::None ? 0 : spec.initial.count;
+  uint64_t inserts = 0, live = 0;
+  auto add_phase = [&](PhaseSummary p, uint64_t queries_per_batch) {
+    for (int t = 0; t < kNumOpTypes; ++t) s.ops[t] += p.ops[t];
+    inserts += p.ops[static_cast<int>(OpType::Insert)];
+    s.batches += p.batches;
+    s.bounds.max_batch = std::max(s.bounds.max_batch, p.max_batch);
+    s.bounds.max_queries = std::max(s.bounds.max_queries, queries_per_batch);
+    s.phases.push_back(std::move(p));
+  };
+  for (const StepSpec& st : spec.steps) {
+    switch (st.kind) {
+      case StepSpecKind::Phase: {
+        PhaseSummary p;
+        p.name = st.phase.name;
+        p.mode = st.phase.mode;
+        p.snapshot = st.phase.snapshot;
+        p.batches = st.phase.batches;
+        p.max_batch = st.phase.batch_size;
+        const auto c = batch_op_counts(st.phase.mix, st.phase.batch_size);
+        for (int t = 0; t < kNumOpTypes; ++t) p.ops[t] = c[t] * st.phase.batches;
+        add_phase(std::move(p), non_inserts(c) - c[static_cast<int>(OpType::Delete)]);
+        break;
+      }
+      case StepSpecKind::Batch: {
+        PhaseSummary p;
+        p.name = st.name;
+        p.mode = st.batch.mode;
+        p.snapshot = st.batch.snapshot;
+        p.batches = 1;
+        p.max_batch = st.batch.size();
+        for (OpType t : st.batch.types) ++p.ops[static_cast<int>(t)];
+        const uint64_t queries = p.max_batch - p.ops[static_cast<int>(OpType::Insert)] -
+                                 p.ops[static_cast<int>(OpType::Delete)];
+        add_phase(std::move(p), queries);
+        break;
+      }
+      case StepSpecKind::Snapshot:
+        s.snapshot_steps.push_back("snapshot " + st.name);
+        s.bounds.max_snapshots = std::max(s.bounds.max_snapshots, ++live);
+        break;
+      case StepSpecKind::DropSnapshot:
+        s.snapshot_steps.push_back("drop_snapshot " + st.name);
+        --live;
+        break;
+    }
+  }
+  s.bounds.max_resident = s.initial + inserts;
+  return s;
+}
+
+}  // namespace gpudict
