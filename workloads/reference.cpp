@@ -1,0 +1,352 @@
+#include "workloads/reference.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <utility>
+
+#include "core/common/errors.hpp"
+#include "workloads/kv_sort.hpp"
+
+namespace gpudict {
+
+// ---------------------------------------------------------------------------
+// Outcome sets
+// ---------------------------------------------------------------------------
+
+Outcomes make_outcomes(std::vector<Outcome> o) {
+  std::sort(o.begin(), o.end());  // nullopt sorts before every value
+  o.erase(std::unique(o.begin(), o.end()), o.end());
+  return o;
+}
+
+Outcomes union_outcomes(const Outcomes& a, const Outcomes& b) {
+  Outcomes out;
+  out.reserve(a.size() + b.size());
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
+}
+
+bool contains(const Outcomes& set, const Outcome& o) {
+  return std::binary_search(set.begin(), set.end(), o);
+}
+
+std::vector<KeyUpdates> group_updates(const Batch& batch) {
+  std::vector<uint32_t> idx;
+  for (uint32_t i = 0; i < batch.size(); ++i)
+    if (is_update(batch.types[i])) idx.push_back(i);
+  // Stable: within a key, batch order is kept.
+  std::stable_sort(idx.begin(), idx.end(),
+                   [&](uint32_t x, uint32_t y) { return batch.keys[x] < batch.keys[y]; });
+  std::vector<KeyUpdates> groups;
+  for (uint32_t i : idx) {
+    const uint64_t key = batch.keys[i];
+    if (groups.empty() || groups.back().key != key) groups.push_back(KeyUpdates{key, {}});
+    groups.back().effects.push_back(batch.types[i] == OpType::Insert ? Outcome(batch.args[i])
+                                                                     : Outcome());
+  }
+  return groups;
+}
+
+Outcomes resolve_phased(DuplicateRule rule, const std::vector<Outcome>& effects) {
+  if (effects.empty()) return {};
+  switch (rule) {
+    case DuplicateRule::LastWins:
+      return {effects.back()};
+    case DuplicateRule::DeleteWinsElseAny:
+      for (const Outcome& e : effects)
+        if (!e) return {Outcome()};
+      return make_outcomes(effects);
+    case DuplicateRule::AnyUpdate:
+      return make_outcomes(effects);
+  }
+  return make_outcomes(effects);
+}
+
+Outcomes resolve_concurrent(const std::vector<Outcome>& effects) { return make_outcomes(effects); }
+
+// ---------------------------------------------------------------------------
+// TouchedKeys
+// ---------------------------------------------------------------------------
+
+TouchedKeys::TouchedKeys(const std::vector<KeyUpdates>& groups) {
+  entries_.reserve(groups.size());
+  for (const KeyUpdates& g : groups) entries_.push_back(Entry{g.key, resolve_concurrent(g.effects)});
+}
+
+size_t TouchedKeys::lower_bound(uint64_t key) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
+                             [](const Entry& e, uint64_t k) { return e.key < k; });
+  return static_cast<size_t>(it - entries_.begin());
+}
+
+const Outcomes* TouchedKeys::find(uint64_t key) const {
+  const size_t i = lower_bound(key);
+  return i < entries_.size() && entries_[i].key == key ? &entries_[i].effects : nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Cell
+// ---------------------------------------------------------------------------
+
+bool Cell::can_be_absent() const { return set ? (!set->empty() && !set->front()) : !present; }
+
+bool Cell::can_be_present() const {
+  return set ? (!set->empty() && set->back().has_value()) : present;
+}
+
+bool Cell::allows(const Outcome& o) const {
+  if (set) return contains(*set, o);
+  if (!o) return !present;
+  return present && value == *o;
+}
+
+Outcomes Cell::outcomes() const {
+  if (set) return *set;
+  return {present ? Outcome(value) : Outcome()};
+}
+
+// ---------------------------------------------------------------------------
+// ModelState
+// ---------------------------------------------------------------------------
+
+void ModelState::clear() {
+  definite_.clear();
+  ambiguous_.clear();
+}
+
+void ModelState::build(const KeyValues& initial) {
+  clear();
+  for (const auto& [key, value] : sorted_last_wins(initial)) definite_.emplace_hint(definite_.end(), key, value);
+}
+
+void ModelState::put(uint64_t key, uint64_t value) {
+  ambiguous_.erase(key);
+  definite_[key] = value;
+}
+
+void ModelState::erase(uint64_t key) {
+  ambiguous_.erase(key);
+  definite_.erase(key);
+}
+
+void ModelState::set(uint64_t key, const Outcomes& outcomes) {
+  if (outcomes.size() == 1) {
+    if (outcomes.front())
+      put(key, *outcomes.front());
+    else
+      erase(key);
+    return;
+  }
+  if (outcomes.empty()) return;  // no update: nothing changes
+  definite_.erase(key);
+  ambiguous_[key] = outcomes;
+}
+
+void ModelState::apply_phased(const std::vector<KeyUpdates>& groups, DuplicateRule rule) {
+  for (const KeyUpdates& g : groups) set(g.key, resolve_phased(rule, g.effects));
+}
+
+void ModelState::apply_concurrent(const std::vector<KeyUpdates>& groups) {
+  for (const KeyUpdates& g : groups) set(g.key, resolve_concurrent(g.effects));
+}
+
+void ModelState::collapse(uint64_t key, const Outcome& observed) {
+  auto it = ambiguous_.find(key);
+  if (it == ambiguous_.end() || !contains(it->second, observed)) return;
+  set(key, {observed});
+}
+
+void ModelState::collapse_present(uint64_t key) {
+  auto it = ambiguous_.find(key);
+  if (it == ambiguous_.end() || it->second.front()) return;  // unknown, or cannot be absent
+  Outcomes rest(it->second.begin() + 1, it->second.end());
+  set(key, rest);
+}
+
+Outcomes ModelState::outcomes(uint64_t key) const {
+  auto a = ambiguous_.find(key);
+  if (a != ambiguous_.end()) return a->second;
+  auto d = definite_.find(key);
+  if (d != definite_.end()) return {Outcome(d->second)};
+  return {Outcome()};
+}
+
+Cell ModelState::cell(uint64_t key, const TouchedKeys* touched, Outcomes& scratch) const {
+  Cell c;
+  c.key = key;
+  const Outcomes* effects = touched ? touched->find(key) : nullptr;
+  if (effects) {
+    scratch = union_outcomes(outcomes(key), *effects);
+    c.touched = true;
+    c.set = &scratch;
+    return c;
+  }
+  auto a = ambiguous_.find(key);
+  if (a != ambiguous_.end()) {
+    c.set = &a->second;
+    return c;
+  }
+  auto d = definite_.find(key);
+  if (d != definite_.end()) {
+    c.present = true;
+    c.value = d->second;
+  }
+  return c;
+}
+
+namespace {
+
+// Merges the definite map, the ambiguous map and the touched keys from their
+// given starting points, in key order, up to `hi` inclusive.
+template <class DefIt, class AmbIt>
+void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* touched, size_t t,
+                 uint64_t hi, const std::function<bool(const Cell&)>& fn) {
+  const size_t t_end = touched ? touched->size() : 0;
+  Outcomes scratch;
+  while (true) {
+    const bool has_d = d != d_end && d->first <= hi;
+    const bool has_a = a != a_end && a->first <= hi;
+    const bool has_t = t < t_end && (*touched)[t].key <= hi;
+    if (!has_d && !has_a && !has_t) return;
+    uint64_t k = UINT64_MAX;
+    if (has_d) k = std::min(k, d->first);
+    if (has_a) k = std::min(k, a->first);
+    if (has_t) k = std::min(k, (*touched)[t].key);
+
+    Cell c;
+    c.key = k;
+    if (has_t && (*touched)[t].key == k) {
+      Outcomes base{Outcome()};
+      if (has_d && d->first == k) {
+        base = {Outcome(d->second)};
+        ++d;
+      } else if (has_a && a->first == k) {
+        base = a->second;
+        ++a;
+      }
+      scratch = union_outcomes(base, (*touched)[t].effects);
+      ++t;
+      c.touched = true;
+      c.set = &scratch;
+    } else if (has_a && a->first == k) {
+      c.set = &a->second;
+      ++a;
+    } else {
+      c.present = true;
+      c.value = d->second;
+      ++d;
+    }
+    if (!fn(c)) return;
+  }
+}
+
+}  // namespace
+
+void ModelState::for_each_cell(uint64_t lo, uint64_t hi, const TouchedKeys* touched,
+                               const std::function<bool(const Cell&)>& fn) const {
+  if (lo > hi) return;
+  merge_cells(definite_.lower_bound(lo), definite_.end(), ambiguous_.lower_bound(lo), ambiguous_.end(),
+              touched, touched ? touched->lower_bound(lo) : 0, hi, fn);
+}
+
+void ModelState::for_each_cell_above(uint64_t key, const TouchedKeys* touched,
+                                     const std::function<bool(const Cell&)>& fn) const {
+  if (key == UINT64_MAX) return;
+  for_each_cell(key + 1, UINT64_MAX, touched, fn);
+}
+
+ModelState::CountBounds ModelState::count_bounds(uint64_t lo, uint64_t hi, const TouchedKeys* touched) const {
+  CountBounds b;
+  if (lo > hi) return b;
+  const bool no_touched_in_range =
+      !touched || touched->lower_bound(lo) == touched->size() || (*touched)[touched->lower_bound(lo)].key > hi;
+  const bool no_ambiguous_in_range =
+      ambiguous_.lower_bound(lo) == ambiguous_.end() || ambiguous_.lower_bound(lo)->first > hi;
+  if (no_touched_in_range && no_ambiguous_in_range) {  // fast path: every key definite
+    b.min = b.max = static_cast<uint64_t>(std::distance(definite_.lower_bound(lo), definite_.upper_bound(hi)));
+    return b;
+  }
+  for_each_cell(lo, hi, touched, [&](const Cell& c) {
+    if (!c.can_be_absent()) ++b.min;
+    if (c.can_be_present()) ++b.max;
+    return true;
+  });
+  return b;
+}
+
+void ModelState::collapse_count(uint64_t lo, uint64_t hi, const TouchedKeys* touched, bool to_min) {
+  if (lo > hi) return;
+  std::vector<uint64_t> keys;
+  for_each_cell(lo, hi, touched, [&](const Cell& c) {
+    if (!c.touched && !c.definite()) keys.push_back(c.key);
+    return true;
+  });
+  for (uint64_t k : keys) {
+    if (to_min)
+      collapse(k, Outcome());
+    else
+      collapse_present(k);
+  }
+}
+
+ModelState::SuccessorOptions ModelState::successor_options(uint64_t key, const TouchedKeys* touched) const {
+  SuccessorOptions o;
+  o.not_found = true;
+  for_each_cell_above(key, touched, [&](const Cell& c) {
+    if (c.can_be_present()) {
+      SuccessorOption opt;
+      opt.key = c.key;
+      for (const Outcome& v : c.outcomes())
+        if (v) opt.values.push_back(*v);
+      o.found.push_back(std::move(opt));
+    }
+    if (!c.can_be_absent()) {  // a key that must be present ends the search
+      o.not_found = false;
+      return false;
+    }
+    return true;
+  });
+  return o;
+}
+
+void ModelState::collapse_successor(uint64_t key, const std::optional<std::pair<uint64_t, uint64_t>>& result,
+                                    const TouchedKeys* touched) {
+  if (key == UINT64_MAX) return;
+  const uint64_t hi = result ? result->first : UINT64_MAX;
+  std::vector<uint64_t> absent;
+  for_each_cell(key + 1, hi, touched, [&](const Cell& c) {
+    if (!c.touched && !c.definite() && !(result && c.key == result->first)) absent.push_back(c.key);
+    return true;
+  });
+  for (uint64_t k : absent) collapse(k, Outcome());
+  if (result && !(touched && touched->find(result->first))) collapse(result->first, Outcome(result->second));
+}
+
+// ---------------------------------------------------------------------------
+// ReferenceModel
+// ---------------------------------------------------------------------------
+
+void ReferenceModel::build(const KeyValues& initial) { live_.build(initial); }
+
+ModelState& ReferenceModel::state(const std::string& snapshot) {
+  if (snapshot.empty()) return live_;
+  auto it = snapshots_.find(snapshot);
+  if (it == snapshots_.end()) throw InputError("unknown snapshot '" + snapshot + "'");
+  return it->second;
+}
+
+const ModelState& ReferenceModel::state(const std::string& snapshot) const {
+  return const_cast<ReferenceModel*>(this)->state(snapshot);
+}
+
+void ReferenceModel::snapshot(const std::string& name) {
+  if (name.empty()) throw InputError("a snapshot needs a name");
+  if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
+  snapshots_.emplace(name, live_);
+}
+
+void ReferenceModel::drop_snapshot(const std::string& name) {
+  if (snapshots_.erase(name) == 0) throw InputError("unknown snapshot '" + name + "'");
+}
+
+}  // namespace gpudict
