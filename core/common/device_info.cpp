@@ -23,6 +23,10 @@ std::string cuda_unavailable_reason() {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   cudaGetLastError();
+  // Without an NVIDIA driver the runtime reports an "insufficient driver";
+  // say what that means on a machine without a GPU.
+  if (err == cudaErrorInsufficientDriver || err == cudaErrorNoDevice)
+    return std::string("no NVIDIA driver or CUDA device found: ") + cudaGetErrorString(err);
   if (err != cudaSuccess) return cudaGetErrorString(err);
   return n == 0 ? "no CUDA device found" : "";
 }

@@ -1,0 +1,82 @@
+// Building the fence levels (search_index.cuh): one gather kernel for all
+// levels at once, plus the zero padding of every level.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/grid.cuh"
+#include "core/sorted_array/search_index.cuh"
+
+namespace gpudict::sa {
+
+namespace {
+
+constexpr int kMaxSegments = 2 * kMaxLevels + 1;
+
+// Segment s: dst[i] = src[i * stride] for i < count, 0 for count <= i < length.
+template <class K>
+struct FenceJob {
+  K* dst[kMaxSegments];
+  const K* src[kMaxSegments];
+  uint64_t stride[kMaxSegments];
+  uint64_t count[kMaxSegments];
+  uint64_t begin[kMaxSegments + 1];  // prefix of the lengths
+  int segments;
+};
+
+template <class K>
+__global__ void fence_gather_kernel(const __grid_constant__ FenceJob<K> job) {
+  const uint64_t total = job.begin[job.segments];
+  for (uint64_t g = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; g < total;
+       g += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
+    int s = 0;
+    while (g >= job.begin[s + 1]) ++s;
+    const uint64_t i = g - job.begin[s];
+    job.dst[s][i] = i < job.count[s] ? job.src[s][i * job.stride[s]] : K(0);
+  }
+}
+
+}  // namespace
+
+template <class K, class V>
+void build_fence_levels(ArrayStore<K, V>& st, int from_level, cudaStream_t stream) {
+  FenceJob<K> job{};
+  int s = 0;
+  uint64_t total = 0;
+  auto add = [&](K* dst, const K* src, uint64_t stride, uint64_t count, uint64_t length) {
+    if (length == 0) return;
+    job.dst[s] = dst;
+    job.src[s] = src;
+    job.stride[s] = stride;
+    job.count[s] = count;
+    job.begin[s] = total;
+    total += length;
+    ++s;
+  };
+  const FenceLayout& f = st.layout;
+  // Key array padding up to its 32-entry line.
+  add(st.keys.data() + st.n, nullptr, 0, 0, round_up(st.n, kFanout) - st.n);
+  const K* src = from_level == 0 ? st.keys.data() : st.fences.data() + f.offset[from_level];
+  for (int l = 1; l < f.levels; ++l) {
+    K* dst = st.fences.data() + f.offset[l];
+    const uint64_t padded = round_up(f.size[l], kFanout);
+    if (l <= from_level) {
+      add(dst + f.size[l], nullptr, 0, 0, padded - f.size[l]);  // written already: padding only
+    } else {
+      uint64_t stride = 1;
+      for (int k = from_level; k < l; ++k) stride *= kFanout;
+      add(dst, src, stride, f.size[l], padded);
+    }
+  }
+  job.begin[s] = total;
+  job.segments = s;
+  if (total == 0) return;
+  const unsigned grid = blocks_for(total, 256, 4096);
+  fence_gather_kernel<K><<<grid, 256, 0, stream>>>(job);
+  GPUDICT_CHECK_LAUNCH("fence_gather_kernel");
+}
+
+template void build_fence_levels<uint32_t, uint32_t>(ArrayStore<uint32_t, uint32_t>&, int, cudaStream_t);
+
+}  // namespace gpudict::sa

@@ -1,0 +1,100 @@
+// The sorted array's Dictionary implementation (internal). Its members are
+// defined across small files:
+//   sorted_array.cu   construction, execute() dispatch, snapshots, stats
+//   build.cu          build(): radix sort + last-wins dedupe + fence index
+//   merge_update.cu   a batch's updates: sort, classify, scan, merge-path merge
+//   queries.cu        lookup / count / range / successor
+//   range_copy.cu     the load-balanced copy of range results
+//   fence_index.cu    the fence levels
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/registry.hpp"
+#include "core/common/cub_temp.cuh"
+#include "core/common/device_buffer.hpp"
+#include "core/common/event_timer.hpp"
+#include "core/common/pinned_buffer.cuh"
+#include "core/sorted_array/layout.cuh"
+
+namespace gpudict::sa {
+
+template <class K, class V>
+class SortedArray final : public Dictionary {
+  static_assert(sizeof(V) <= 4, "the update payload packs (is_delete, value) in 64 bits");
+
+ public:
+  explicit SortedArray(const StructureConfig& config);
+  ~SortedArray() override;
+  SortedArray(const SortedArray&) = delete;
+  SortedArray& operator=(const SortedArray&) = delete;
+
+  const Capabilities& caps() const override { return caps_; }
+  Params parameters() const override;
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
+  void build(const KeyValues& initial, DeviceTime& t) override;
+  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
+  void snapshot(const std::string& name, DeviceTime& t) override;
+  void drop_snapshot(const std::string& name) override;
+  Stats stats() const override;
+
+ private:
+  static int use_device(int device);
+  // merge_update.cu: the batch's inserts and deletes, in batch order.
+  void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
+  // queries.cu: the batch's queries of one type (ops: their batch indices).
+  void run_queries(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const ArrayView<K, V>& view,
+                   Phase phase, BatchResults& r, DeviceTime& t);
+  uint64_t scratch_bytes() const;
+  void h2d(void* dst, const void* src, size_t bytes);
+  void d2h(void* dst, const void* src, size_t bytes);
+
+  int device_;
+  Capabilities caps_;
+  cudaStream_t stream_ = nullptr;
+  EventTimer timer_;
+
+  ArrayStore<K, V> cur_;  // the live array
+  ArrayStore<K, V> alt_;  // ping-pong: the merge output, and the sort's second buffer at build
+  std::map<std::string, std::unique_ptr<ArrayStore<K, V>>> snapshots_;
+
+  CubTemp temp_;
+  DeviceBuffer<unsigned long long> d_scalars_;  // small device counters
+
+  // Update scratch.
+  DeviceBuffer<K> upd_keys_[2];
+  DeviceBuffer<uint64_t> upd_payload_[2];  // (is_delete << 32) | value
+  DeviceBuffer<uint32_t> upd_e_;           // 2 * lower_bound + present
+  DeviceBuffer<int32_t> upd_delta_;        // size change of each entry (m + 1)
+  DeviceBuffer<int32_t> upd_offset_;       // exclusive scan of delta (m + 1)
+  DeviceBuffer<uint8_t> upd_write_;        // 1: a surviving insert
+  DeviceBuffer<uint32_t> upd_split_;       // merge-path split per tile
+
+  // Query scratch.
+  DeviceBuffer<K> q_keys_, q_args_;
+  DeviceBuffer<uint8_t> q_found_;
+  DeviceBuffer<K> q_key_out_;
+  DeviceBuffer<V> q_value_out_;
+  DeviceBuffer<uint32_t> q_u32_;          // count results; range lower bounds
+  DeviceBuffer<uint64_t> q_range_count_;  // range sizes, then their offsets (R + 1)
+  DeviceBuffer<uint64_t> q_range_offset_;
+  DeviceBuffer<uint32_t> q_range_tiles_;
+  DeviceBuffer<K> range_keys_;
+  DeviceBuffer<V> range_values_;
+
+  // Pinned host staging (reused across batches).
+  PinnedBuffer<K> h_keys_, h_args_;
+  PinnedBuffer<V> h_values_;
+  PinnedBuffer<uint64_t> h_u64_;
+  PinnedBuffer<uint32_t> h_u32_;
+  PinnedBuffer<uint8_t> h_found_;
+};
+
+}  // namespace gpudict::sa

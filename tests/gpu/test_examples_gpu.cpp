@@ -1,0 +1,92 @@
+// Every example workload, and generated random/adversarial ones, replayed on
+// the GPU sorted array and verified by the CPU reference through the engine.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <unistd.h>
+#include <fstream>
+
+#include "core/api/registry.hpp"
+#include "workloads/replay.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gpudict;
+namespace fs = std::filesystem;
+
+namespace {
+
+RunReport run_on_gpu(const std::string& path, uint64_t seed = 0, bool override_seed = false) {
+  const StructureInfo* info = find_structure("sorted-array");
+  REQUIRE(info != nullptr);
+  OpenOptions oo{override_seed, seed};
+  WorkloadSummary summary = summarize_workload(path, oo);
+  StructureConfig cfg;
+  for (const auto& o : info->options) cfg.options[o.name] = o.default_value;
+  ReplayOptions opt;
+  opt.gpu = true;
+  return replay([&] { return open_workload(path, oo); }, [&] { return info->make_gpu(cfg); }, summary, opt);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  std::string p = "/tmp/gpudict_gpu_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("gpu examples: every example verifies on the sorted array") {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(fs::path(GPUDICT_SOURCE_DIR) / "examples"))
+    if (e.path().extension() == ".yaml" && e.path().filename().string().rfind("bench-", 0) != 0)
+      files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 5);
+  for (const auto& f : files) {
+    RunReport rep = run_on_gpu(f);
+    CHECK_MESSAGE(rep.mismatches == 0, f);
+    CHECK_MESSAGE(rep.checked > 0, f);
+  }
+}
+
+TEST_CASE("gpu examples: random mixed workloads in both modes, several seeds") {
+  std::string p = write_temp("random.yaml", R"(
+seed: 3
+initial: {count: 200000, keys: {distribution: uniform, min: 0, max: 1000000}}
+steps:
+  - phase: {name: p, batches: 6, batch_size: 50000, hit_ratio: 0.6,
+            mix: {insert: 0.3, delete: 0.2, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1},
+            keys: {distribution: uniform, min: 0, max: 1000000},
+            range_length: {distribution: geometric, mean: 20}}
+  - snapshot: s
+  - phase: {name: c, batches: 4, batch_size: 30000, mode: concurrent, hit_ratio: 0.5,
+            mix: {insert: 0.3, delete: 0.2, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1},
+            keys: {distribution: zipfian, exponent: 1.1, min: 0, max: 1000000}}
+  - phase: {name: old, batches: 2, batch_size: 20000, snapshot: s,
+            mix: {insert: 0.5, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1}}
+  - drop_snapshot: s
+)");
+  for (uint64_t seed : {1ull, 2ull, 3ull}) {
+    RunReport rep = run_on_gpu(p, seed, true);
+    CHECK_MESSAGE(rep.mismatches == 0, "seed " << seed);
+    CHECK(rep.checked > 100000);
+  }
+  std::remove(p.c_str());
+}
+
+TEST_CASE("gpu examples: batches of size 1 and of a million") {
+  std::string p = write_temp("sizes.yaml", R"(
+seed: 9
+initial: {count: 1}
+steps:
+  - phase: {name: ones, batches: 50, batch_size: 1, hit_ratio: 0.5,
+            mix: {insert: 0.4, delete: 0.2, lookup: 0.1, count: 0.1, range: 0.1, successor: 0.1}}
+  - phase: {name: million, batches: 2, batch_size: 1048576, hit_ratio: 0.5,
+            mix: {insert: 0.5, delete: 0.1, lookup: 0.2, count: 0.05, range: 0.05, successor: 0.1}}
+)");
+  RunReport rep = run_on_gpu(p);
+  CHECK(rep.mismatches == 0);
+  CHECK(rep.checked == 838860);  // 40% queries of 2 x 2^20
+  std::remove(p.c_str());
+}

@@ -1,0 +1,698 @@
+// The GPU sorted array against a std::map model: every query result of every
+// batch is compared (found, key, value, counts, range pairs and offsets).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/ops.hpp"
+#include "core/api/registry.hpp"
+#include "core/common/errors.hpp"
+#include "core/sorted_array/sorted_array.hpp"
+
+using namespace gpudict;
+
+namespace {
+
+constexpr uint64_t kMax = 0xFFFFFFFFull;
+using Model = std::map<uint64_t, uint64_t>;
+
+std::unique_ptr<Dictionary> make() {
+  StructureConfig c;
+  return make_sorted_array(c);
+}
+
+// The model after `initial` (later duplicates win).
+Model model_of(const KeyValues& kv) {
+  Model m;
+  for (size_t i = 0; i < kv.size(); ++i) m[kv.keys[i]] = kv.values[i];
+  return m;
+}
+
+void apply_updates(Model& m, const Batch& b) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b.types[i] == OpType::Insert) m[b.keys[i]] = b.args[i];
+    if (b.types[i] == OpType::Delete) m.erase(b.keys[i]);
+  }
+}
+
+// Compares the results of every query of `b` with the model `m` (the model
+// the queries see). Returns a description of the first few mismatches.
+std::string compare(const Model& m, const Batch& b, const BatchResults& r) {
+  std::ostringstream err;
+  int bad = 0;
+  auto fail = [&](size_t i, const std::string& what) {
+    if (bad++ < 5)
+      err << "op " << i << " (" << op_name(b.types[i]) << " " << b.keys[i] << " " << b.args[i] << "): " << what
+          << "\n";
+  };
+  if (r.found.size() != b.size() || r.value.size() != b.size() || r.key.size() != b.size())
+    return "results not sized to the batch";
+  if (r.range_keys.size() != r.range_values.size()) return "range keys and values differ in length";
+  // The model as sorted arrays: counts and ranges by binary search.
+  std::vector<uint64_t> keys, values;
+  keys.reserve(m.size());
+  values.reserve(m.size());
+  for (const auto& kv : m) {
+    keys.push_back(kv.first);
+    values.push_back(kv.second);
+  }
+  auto lower = [&](uint64_t k) { return static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()); };
+  auto upper = [&](uint64_t k) { return static_cast<size_t>(std::upper_bound(keys.begin(), keys.end(), k) - keys.begin()); };
+  uint64_t next_offset = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const uint64_t k = b.keys[i], a = b.args[i];
+    switch (b.types[i]) {
+      case OpType::Insert:
+      case OpType::Delete:
+        break;
+      case OpType::Lookup: {
+        const size_t p = lower(k);
+        const bool f = p < keys.size() && keys[p] == k;
+        if (r.found[i] != (f ? 1 : 0))
+          fail(i, "found " + std::to_string(r.found[i]));
+        else if (f && r.value[i] != values[p])
+          fail(i, "value " + std::to_string(r.value[i]) + " expected " + std::to_string(values[p]));
+        break;
+      }
+      case OpType::Count: {
+        const uint64_t c = k <= a ? upper(a) - lower(k) : 0;
+        if (r.value[i] != c) fail(i, "count " + std::to_string(r.value[i]) + " expected " + std::to_string(c));
+        break;
+      }
+      case OpType::Range: {
+        const size_t first = lower(k);
+        const uint64_t c = k <= a ? upper(a) - first : 0;
+        if (r.value[i] != c) {
+          fail(i, "range size " + std::to_string(r.value[i]) + " expected " + std::to_string(c));
+          break;
+        }
+        if (r.key[i] != next_offset) {
+          fail(i, "range offset " + std::to_string(r.key[i]) + " expected " + std::to_string(next_offset));
+          break;
+        }
+        if (next_offset + c > r.range_keys.size()) {
+          fail(i, "range past the end of range_keys");
+          break;
+        }
+        for (uint64_t x = 0; x < c; ++x) {
+          const uint64_t gk = r.range_keys[next_offset + x], gv = r.range_values[next_offset + x];
+          if (gk != keys[first + x] || gv != values[first + x]) {
+            fail(i, "range pair " + std::to_string(x) + " is (" + std::to_string(gk) + ", " + std::to_string(gv) +
+                        ") expected (" + std::to_string(keys[first + x]) + ", " + std::to_string(values[first + x]) +
+                        ")");
+            break;
+          }
+        }
+        next_offset += c;
+        break;
+      }
+      case OpType::Successor: {
+        const size_t p = upper(k);
+        const bool f = p < keys.size();
+        if (r.found[i] != (f ? 1 : 0))
+          fail(i, "found " + std::to_string(r.found[i]));
+        else if (f && (r.key[i] != keys[p] || r.value[i] != values[p]))
+          fail(i, "successor (" + std::to_string(r.key[i]) + ", " + std::to_string(r.value[i]) + ") expected (" +
+                      std::to_string(keys[p]) + ", " + std::to_string(values[p]) + ")");
+        break;
+      }
+    }
+  }
+  if (next_offset != r.range_keys.size())
+    err << "range_keys holds " << r.range_keys.size() << " pairs, the ranges " << next_offset << "\n";
+  if (bad > 5) err << "... " << bad << " mismatches in all\n";
+  return err.str();
+}
+
+// Runs `b` on the structure and the model (updates first, then the queries on
+// the live model or the named snapshot) and checks every result and the size.
+void run_checked(Dictionary& d, Model& live, const std::map<std::string, Model>& snaps, const Batch& b,
+                 DeviceTime* time = nullptr) {
+  apply_updates(live, b);
+  const Model& seen = b.snapshot.empty() ? live : snaps.at(b.snapshot);
+  BatchResults r;
+  DeviceTime t;
+  d.execute(b, r, t);
+  if (time) *time = t;
+  const std::string err = compare(seen, b, r);
+  INFO(err);
+  CHECK(err.empty());
+  CHECK(d.stats().size == live.size());
+}
+
+void run_checked(Dictionary& d, Model& live, const Batch& b, DeviceTime* time = nullptr) {
+  run_checked(d, live, {}, b, time);
+}
+
+// Every query type on each key of `probes` (and its neighbours).
+Batch probe_batch(const std::vector<uint64_t>& probes) {
+  Batch b;
+  for (uint64_t k : probes) {
+    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;
+    b.push(OpType::Lookup, k);
+    b.push(OpType::Lookup, lo);
+    b.push(OpType::Lookup, hi);
+    b.push(OpType::Successor, k);
+    b.push(OpType::Successor, lo);
+    b.push(OpType::Count, lo, hi);
+    b.push(OpType::Count, k, k);
+    b.push(OpType::Count, 0, k);
+    b.push(OpType::Count, k, kMax);
+    b.push(OpType::Range, lo, hi);
+  }
+  return b;
+}
+
+KeyValues spaced_keys(uint64_t n, uint64_t step, uint64_t first) {
+  KeyValues kv;
+  for (uint64_t i = 0; i < n; ++i) {
+    kv.keys.push_back(first + step * i);
+    kv.values.push_back((first + step * i) ^ 0x5A5A5A5Aull);
+  }
+  return kv;
+}
+
+}  // namespace
+
+TEST_CASE("sorted-array: capabilities, parameters, key types") {
+  const Capabilities c = sorted_array_caps();
+  CHECK(c.ordered);
+  CHECK(c.deletes);
+  CHECK(c.snapshots);
+  CHECK_FALSE(c.native_concurrent);
+  CHECK(c.phased_duplicates == DuplicateRule::LastWins);
+  CHECK(c.supports(KeyType::U32));
+  CHECK_FALSE(c.supports(KeyType::U64));
+  for (OpType t : kAllOpTypes) CHECK(c.supports(t));
+
+  auto d = make();
+  CHECK(d->caps().ordered);
+  const Params p = d->parameters();
+  bool has_layout = false, has_search = false;
+  for (const auto& kv : p) {
+    has_layout |= kv.first == "layout";
+    has_search |= kv.first == "search";
+  }
+  CHECK(has_layout);
+  CHECK(has_search);
+
+  StructureConfig wide;
+  wide.key_type = KeyType::U64;
+  CHECK_THROWS_AS(make_sorted_array(wide), InputError);
+  StructureConfig wide_values;
+  wide_values.value_type = KeyType::U64;
+  CHECK_THROWS_AS(make_sorted_array(wide_values), InputError);
+}
+
+TEST_CASE("sorted-array: empty structure") {
+  auto d = make();
+  DeviceTime t;
+  d->build(KeyValues{}, t);
+  CHECK(d->stats().size == 0);
+  Model live;
+  run_checked(*d, live, probe_batch({0, 1, 12345, kMax}));
+
+  Batch b;
+  b.push(OpType::Range, 0, kMax);
+  b.push(OpType::Count, 0, kMax);
+  b.push(OpType::Successor, 0);
+  run_checked(*d, live, b);
+
+  // Deletes of absent keys into the empty array, then inserts.
+  Batch dels;
+  for (uint64_t k : std::initializer_list<uint64_t>{0, 5, kMax}) dels.push(OpType::Delete, k);
+  dels.push(OpType::Lookup, 5);
+  run_checked(*d, live, dels);
+  CHECK(d->stats().size == 0);
+
+  Batch ins;
+  ins.push(OpType::Insert, 7, 70);
+  ins.push(OpType::Insert, 3, 30);
+  ins.push(OpType::Range, 0, kMax);
+  ins.push(OpType::Successor, 3);
+  run_checked(*d, live, ins);
+  CHECK(d->stats().size == 2);
+
+  // Without build() at all.
+  auto fresh = make();
+  Model none;
+  run_checked(*fresh, none, probe_batch({0, 9, kMax}));
+}
+
+TEST_CASE("sorted-array: build with duplicate input keys keeps the last") {
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv;
+  kv.keys = {5, 3, 5, 7, 3, 5, 0, kMax, 0};
+  kv.values = {1, 2, 3, 4, 5, 6, kMax, 0, 9};
+  d->build(kv, t);
+  Model live = model_of(kv);
+  CHECK(live.size() == 5);
+  CHECK(d->stats().size == 5);
+  Batch b;
+  b.push(OpType::Range, 0, kMax);
+  b.push(OpType::Lookup, 5);
+  b.push(OpType::Lookup, 3);
+  b.push(OpType::Lookup, 0);
+  b.push(OpType::Lookup, kMax);
+  run_checked(*d, live, b);
+
+  // Many duplicates, random order; build again replaces the contents.
+  std::mt19937_64 rng(7);
+  KeyValues many;
+  for (int i = 0; i < 200000; ++i) {
+    many.keys.push_back(rng() % 5000);
+    many.values.push_back(rng() & kMax);
+  }
+  d->build(many, t);
+  Model m2 = model_of(many);
+  CHECK(d->stats().size == m2.size());
+  Batch all;
+  all.push(OpType::Range, 0, kMax);
+  for (uint64_t k = 0; k < 5100; k += 7) all.push(OpType::Lookup, k);
+  run_checked(*d, m2, all);
+  CHECK(t[Phase::Build] > 0.0);
+}
+
+TEST_CASE("sorted-array: several updates of a key in one batch, last wins") {
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv;
+  kv.keys = {10, 20, 60};
+  kv.values = {1, 2, 6};
+  d->build(kv, t);
+  Model live = model_of(kv);
+
+  Batch b;
+  b.push(OpType::Insert, 10, 100);  // present: insert, delete, insert -> 101
+  b.push(OpType::Delete, 10);
+  b.push(OpType::Insert, 10, 101);
+  b.push(OpType::Delete, 20);  // present: delete, insert, delete -> gone
+  b.push(OpType::Insert, 20, 200);
+  b.push(OpType::Delete, 20);
+  b.push(OpType::Insert, 30, 1);  // absent: insert, insert -> 2
+  b.push(OpType::Insert, 30, 2);
+  b.push(OpType::Delete, 40);  // absent: delete, insert -> 7
+  b.push(OpType::Insert, 40, 7);
+  b.push(OpType::Insert, 50, 1);  // absent: insert, delete -> absent
+  b.push(OpType::Delete, 50);
+  b.push(OpType::Delete, 60);  // present: delete, insert -> replaced
+  b.push(OpType::Insert, 60, 66);
+  for (uint64_t k : {10, 20, 30, 40, 50, 60}) b.push(OpType::Lookup, k);
+  b.push(OpType::Range, 0, kMax);
+  run_checked(*d, live, b);
+  CHECK(d->stats().size == 4);
+
+  // Random batches over a small key space: runs of equal keys everywhere.
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 6; ++round) {
+    Batch r;
+    const int n = 1 << (10 + 2 * round % 8);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t k = rng() % 3000;
+      switch (rng() % 4) {
+        case 0:
+        case 1: r.push(OpType::Insert, k, rng() & kMax); break;
+        case 2: r.push(OpType::Delete, k); break;
+        default: r.push(OpType::Lookup, k); break;
+      }
+    }
+    r.push(OpType::Range, 0, kMax);
+    run_checked(*d, live, r);
+  }
+}
+
+TEST_CASE("sorted-array: extreme keys and values, empty and inverted ranges") {
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv;
+  kv.keys = {0, 1, 0xFFFFFFFEull, kMax, 0x80000000ull};
+  kv.values = {kMax, 0, kMax, 0, 0x80000000ull};
+  d->build(kv, t);
+  Model live = model_of(kv);
+
+  Batch b;
+  for (uint64_t k : std::initializer_list<uint64_t>{0, 1, 2, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFD, 0xFFFFFFFE, kMax}) {
+    b.push(OpType::Lookup, k);
+    b.push(OpType::Successor, k);
+  }
+  b.push(OpType::Count, 0, kMax);
+  b.push(OpType::Count, kMax, kMax);
+  b.push(OpType::Count, 0, 0);
+  b.push(OpType::Count, 5, 4);      // inverted
+  b.push(OpType::Count, kMax, 0);   // inverted
+  b.push(OpType::Count, 2, 0x7FFFFFFF);  // empty
+  b.push(OpType::Range, 0, kMax);   // everything
+  b.push(OpType::Range, kMax, 0);   // inverted
+  b.push(OpType::Range, 2, 3);      // empty
+  b.push(OpType::Range, kMax, kMax);
+  b.push(OpType::Range, 0, 0);
+  b.push(OpType::Range, 0xFFFFFFFEull, kMax);
+  run_checked(*d, live, b);
+
+  // Updates at the extremes: value 0 and 0xFFFFFFFF, key 0 and 0xFFFFFFFF.
+  Batch u;
+  u.push(OpType::Delete, kMax);
+  u.push(OpType::Insert, 0, 0);
+  u.push(OpType::Insert, 2, kMax);
+  u.push(OpType::Successor, 0xFFFFFFFEull);
+  u.push(OpType::Successor, kMax);
+  u.push(OpType::Lookup, 0);
+  u.push(OpType::Lookup, kMax);
+  u.push(OpType::Count, 0, kMax);
+  u.push(OpType::Range, 0, kMax);
+  run_checked(*d, live, u);
+
+  Batch back;
+  back.push(OpType::Insert, kMax, kMax);
+  back.push(OpType::Delete, 0);
+  back.push(OpType::Lookup, kMax);
+  back.push(OpType::Lookup, 0);
+  back.push(OpType::Successor, 0);
+  back.push(OpType::Range, 0, kMax);
+  run_checked(*d, live, back);
+}
+
+TEST_CASE("sorted-array: only deletes of absent keys, batch of one, batch larger than the array") {
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv = spaced_keys(100, 10, 5);
+  d->build(kv, t);
+  Model live = model_of(kv);
+
+  Batch absent;
+  for (uint64_t k = 0; k < 2000; k += 10) absent.push(OpType::Delete, k);  // keys end in 5: never present
+  run_checked(*d, live, absent);
+  CHECK(d->stats().size == 100);
+  run_checked(*d, live, probe_batch({5, 15, 995, 1000}));
+
+  Batch one_insert;
+  one_insert.push(OpType::Insert, 7, 77);
+  run_checked(*d, live, one_insert);
+  Batch one_delete;
+  one_delete.push(OpType::Delete, 15);
+  run_checked(*d, live, one_delete);
+  Batch one_lookup;
+  one_lookup.push(OpType::Lookup, 7);
+  run_checked(*d, live, one_lookup);
+  Batch one_range;
+  one_range.push(OpType::Range, 0, kMax);
+  run_checked(*d, live, one_range);
+
+  // 2^16 inserts into 100 keys, many below, inside and above the array.
+  std::mt19937_64 rng(3);
+  Batch big;
+  for (int i = 0; i < (1 << 16); ++i) big.push(OpType::Insert, rng() % 4000000, rng() & kMax);
+  big.push(OpType::Count, 0, kMax);
+  run_checked(*d, live, big);
+  run_checked(*d, live, probe_batch({0, 5, 7, 1005, 3999999, kMax}));
+
+  // Delete everything (plus absent keys), then the array is empty.
+  Batch all;
+  for (const auto& kv2 : live) all.push(OpType::Delete, kv2.first);
+  all.push(OpType::Delete, kMax);
+  all.push(OpType::Count, 0, kMax);
+  run_checked(*d, live, all);
+  CHECK(d->stats().size == 0);
+  run_checked(*d, live, probe_batch({0, 5, kMax}));
+}
+
+TEST_CASE("sorted-array: search index at sizes around multiples of 32 and 1024") {
+  const std::vector<uint64_t> sizes = {1,    2,    31,   32,   33,    63,    64,     65,     1023,
+                                       1024, 1025, 4095, 4096, 4097,  32768, 32769,  131072, 131073,
+                                       131104, 4194304 + 1};
+  std::mt19937_64 rng(5);
+  for (uint64_t n : sizes) {
+    CAPTURE(n);
+    auto d = make();
+    DeviceTime t;
+    KeyValues kv = spaced_keys(n, 3, 1);  // keys 1, 4, 7, ...: both neighbours absent
+    d->build(kv, t);
+    Model live = model_of(kv);
+    REQUIRE(d->stats().size == n);
+    std::vector<uint64_t> probes;
+    if (n <= 4097) {
+      for (uint64_t i = 0; i < n; ++i) probes.push_back(kv.keys[i]);
+    } else {
+      // Window and level boundaries, the ends, and a random sample.
+      for (uint64_t f = 32; f <= n; f *= 32)
+        for (uint64_t j = f; j < n; j += f * 3 + 1)
+          for (uint64_t x : std::initializer_list<uint64_t>{j - 1, j, j + 1})
+            if (x < n) probes.push_back(kv.keys[x]);
+      for (uint64_t i = 0; i < 64 && i < n; ++i) {
+        probes.push_back(kv.keys[i]);
+        probes.push_back(kv.keys[n - 1 - i]);
+      }
+      for (int i = 0; i < 20000; ++i) probes.push_back(kv.keys[rng() % n]);
+    }
+    probes.push_back(0);
+    probes.push_back(kMax);
+    probes.push_back(kv.keys[n - 1] + 1);
+    run_checked(*d, live, probe_batch(probes));
+
+    // Same sizes with random keys over the whole range, including 0 and max.
+    KeyValues rk;
+    for (uint64_t i = 0; i < n; ++i) {
+      rk.keys.push_back(rng() & kMax);
+      rk.values.push_back(rng() & kMax);
+    }
+    rk.keys[0] = 0;
+    if (n > 1) rk.keys[1] = kMax;
+    d->build(rk, t);
+    Model rm = model_of(rk);
+    REQUIRE(d->stats().size == rm.size());
+    std::vector<uint64_t> rprobes;
+    for (uint64_t i = 0; i < std::min<uint64_t>(n, 20000); ++i) rprobes.push_back(rk.keys[rng() % n]);
+    for (int i = 0; i < 2000; ++i) rprobes.push_back(rng() & kMax);
+    run_checked(*d, rm, probe_batch(rprobes));
+  }
+}
+
+TEST_CASE("sorted-array: ranges of many lengths") {
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv = spaced_keys(1 << 17, 2, 0);  // even keys 0 .. 2^18 - 2
+  d->build(kv, t);
+  Model live = model_of(kv);
+  std::mt19937_64 rng(9);
+  Batch b;
+  b.push(OpType::Range, 0, kMax);  // everything
+  for (int i = 0; i < 12000; ++i) {
+    const uint64_t lo = rng() % (1 << 18);
+    b.push(OpType::Range, lo, lo);        // 0 or 1 pair
+    b.push(OpType::Range, lo | 1, lo | 1);  // odd: empty
+  }
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t lo = rng() % (1 << 18);
+    b.push(OpType::Range, lo, lo + 15);  // 8 pairs
+  }
+  for (int i = 0; i < 100; ++i) {
+    const uint64_t lo = rng() % (1 << 18);
+    b.push(OpType::Range, lo, lo + 2000 + rng() % 20000);
+    b.push(OpType::Range, lo + 10, lo);  // inverted
+  }
+  b.push(OpType::Range, (1 << 18), kMax);  // past the end: empty
+  b.push(OpType::Range, 0, kMax);
+  run_checked(*d, live, b);
+}
+
+TEST_CASE("sorted-array: large random workload, every query type") {
+  std::mt19937_64 rng(2024);
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv;
+  const uint64_t n0 = 1 << 20;
+  for (uint64_t i = 0; i < n0; ++i) {
+    kv.keys.push_back(rng() & kMax);
+    kv.values.push_back(rng() & kMax);
+  }
+  d->build(kv, t);
+  Model live = model_of(kv);
+  REQUIRE(d->stats().size == live.size());
+  std::vector<uint64_t> known(kv.keys);  // keys likely present
+
+  const int sizes[] = {1 << 16, 1 << 17, 1 << 18, 1 << 16, 1 << 18, 1 << 17};
+  int round = 0;
+  for (int size : sizes) {
+    CAPTURE(round);
+    Batch b;
+    b.mode = round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased;
+    for (int i = 0; i < size; ++i) {
+      const uint64_t r = rng() % 100;
+      const uint64_t fresh = rng() & kMax;
+      const uint64_t old = known[rng() % known.size()];
+      const uint64_t k = rng() % 2 ? fresh : old;
+      if (r < 30) {
+        b.push(OpType::Insert, k, rng() & kMax);
+        known.push_back(k);
+      } else if (r < 45) {
+        b.push(OpType::Delete, k);
+      } else if (r < 65) {
+        b.push(OpType::Lookup, k);
+      } else if (r < 78) {
+        b.push(OpType::Count, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 24))));
+      } else if (r < 88) {
+        b.push(OpType::Range, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 15))));
+      } else {
+        b.push(OpType::Successor, k);
+      }
+    }
+    DeviceTime bt;
+    run_checked(*d, live, {}, b, &bt);
+    if (b.mode == ExecMode::Phased) {
+      CHECK(bt[Phase::Update] > 0.0);
+      CHECK(bt[Phase::Lookup] > 0.0);
+      CHECK(bt[Phase::Range] > 0.0);
+      CHECK(bt[Phase::Concurrent] == 0.0);
+    } else {
+      CHECK(bt[Phase::Concurrent] > 0.0);
+      CHECK(bt[Phase::Update] == 0.0);
+      CHECK(bt[Phase::Lookup] == 0.0);
+    }
+    ++round;
+  }
+}
+
+TEST_CASE("sorted-array: snapshots see the contents they were taken with") {
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv = spaced_keys(50000, 7, 3);
+  d->build(kv, t);
+  Model live = model_of(kv);
+  std::map<std::string, Model> snaps;
+
+  d->snapshot("s1", t);
+  snaps["s1"] = live;
+  CHECK(t[Phase::Snapshot] >= 0.0);
+  CHECK_THROWS_AS(d->snapshot("s1", t), InputError);
+
+  std::mt19937_64 rng(4);
+  // Change the live array, then query s1 in a batch that also updates.
+  for (int round = 0; round < 3; ++round) {
+    Batch b;
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t k = rng() % 400000;
+      if (rng() % 2)
+        b.push(OpType::Insert, k, rng() & kMax);
+      else
+        b.push(OpType::Delete, kv.keys[rng() % kv.size()]);
+    }
+    run_checked(*d, live, snaps, b);
+    Batch q = probe_batch({3, 10, 17, 349996, 0, kMax});
+    for (int i = 0; i < 5000; ++i) q.push(OpType::Lookup, kv.keys[rng() % kv.size()]);
+    q.push(OpType::Range, 0, kMax);
+    q.push(OpType::Insert, 3, 333);  // applies to the live array only
+    q.push(OpType::Delete, 10);
+    q.snapshot = "s1";
+    run_checked(*d, live, snaps, q);
+    // The live array answers with the updates applied.
+    Batch lq = probe_batch({3, 10, 17});
+    lq.push(OpType::Range, 0, 100);
+    run_checked(*d, live, snaps, lq);
+  }
+
+  d->snapshot("s2", t);
+  snaps["s2"] = live;
+  CHECK(d->stats().extra.size() > 0);
+  d->drop_snapshot("s1");
+  snaps.erase("s1");
+  Batch gone;
+  gone.push(OpType::Lookup, 3);
+  gone.snapshot = "s1";
+  BatchResults r;
+  CHECK_THROWS_AS(d->execute(gone, r, t), InputError);
+  CHECK_THROWS_AS(d->drop_snapshot("s1"), InputError);
+  CHECK_THROWS_AS(d->drop_snapshot("never"), InputError);
+  bool counted = false;
+  for (const auto& kv2 : d->stats().extra)
+    if (kv2.first == "snapshots") counted = kv2.second == "1";
+  CHECK(counted);
+
+  // s2 after more changes, and a snapshot of an empty structure.
+  Batch more;
+  for (int i = 0; i < 1000; ++i) more.push(OpType::Insert, rng() % 1000000, i);
+  run_checked(*d, live, snaps, more);
+  Batch q2 = probe_batch({3, 10, 24});
+  q2.push(OpType::Range, 0, kMax);
+  q2.snapshot = "s2";
+  run_checked(*d, live, snaps, q2);
+
+  auto e = make();
+  Model empty;
+  std::map<std::string, Model> esnaps;
+  e->build(KeyValues{}, t);
+  e->snapshot("nothing", t);
+  esnaps["nothing"] = empty;
+  Batch fill;
+  fill.push(OpType::Insert, 1, 1);
+  fill.push(OpType::Lookup, 1);
+  fill.push(OpType::Range, 0, kMax);
+  fill.snapshot = "nothing";
+  run_checked(*e, empty, esnaps, fill);
+}
+
+TEST_CASE("sorted-array: concurrent batch runs as its updates, then its queries") {
+  auto d = make();
+  DeviceTime t;
+  KeyValues kv = spaced_keys(10000, 5, 0);
+  d->build(kv, t);
+  Model live = model_of(kv);
+  Batch b;
+  b.mode = ExecMode::Concurrent;
+  b.push(OpType::Lookup, 5);
+  b.push(OpType::Delete, 5);
+  b.push(OpType::Insert, 6, 66);
+  b.push(OpType::Lookup, 6);
+  b.push(OpType::Successor, 5);
+  b.push(OpType::Count, 0, 10);
+  b.push(OpType::Range, 0, 20);
+  DeviceTime bt;
+  run_checked(*d, live, {}, b, &bt);
+  CHECK(bt[Phase::Concurrent] > 0.0);
+}
+
+TEST_CASE("sorted-array: device memory estimate covers what it holds") {
+  auto d = make();
+  DeviceTime t;
+  std::mt19937_64 rng(8);
+  KeyValues kv;
+  for (int i = 0; i < (1 << 18); ++i) {
+    kv.keys.push_back(rng() & kMax);
+    kv.values.push_back(i);
+  }
+  WorkloadBounds bounds;
+  bounds.max_resident = kv.size() + 3 * (1 << 16);
+  bounds.max_batch = 1 << 16;
+  bounds.max_queries = 1 << 16;
+  bounds.max_snapshots = 1;
+  const uint64_t need = d->device_bytes_needed(bounds);
+  CHECK(need >= bounds.max_resident * 8 * 2);
+  d->build(kv, t);
+  Model live = model_of(kv);
+  std::map<std::string, Model> snaps;
+  for (int round = 0; round < 3; ++round) {
+    Batch b;
+    for (int i = 0; i < (1 << 15); ++i) b.push(OpType::Insert, rng() & kMax, i);
+    for (int i = 0; i < (1 << 15); ++i) b.push(OpType::Lookup, rng() & kMax);
+    run_checked(*d, live, snaps, b);
+    if (round == 1) {
+      d->snapshot("s", t);
+      snaps["s"] = live;
+    }
+  }
+  const Stats s = d->stats();
+  INFO("held " << s.device_bytes << " estimated " << need);
+  CHECK(s.device_bytes > 0);
+  CHECK(s.device_bytes <= need);
+  WorkloadBounds bigger = bounds;
+  bigger.max_resident *= 4;
+  CHECK(d->device_bytes_needed(bigger) > need);
+}
