@@ -35,7 +35,7 @@ struct CommonFlags {
   std::string format = "text";
   bool no_verify = false;
   uint64_t seed = 0;
-  CLI::Option* seed_opt = nullptr;
+  std::map<std::string, CLI::Option*> seed_opts;  // per subcommand: CLI11 counts each separately
   int repeat = 1;
   int device = 0;
   std::string results;
@@ -43,14 +43,14 @@ struct CommonFlags {
   bool verbose = false;
 };
 
-void add_common(CLI::App* sub, CommonFlags& f) {
+void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
   sub->add_option("--backend", f.backend, "gpu or cpu (default: gpu when a CUDA device exists, else cpu with a notice)")
       ->check(CLI::IsMember({"gpu", "cpu"}));
   sub->add_option("--format", f.format, "Report format: text (aligned table), json (JSON Lines), csv")
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();
   sub->add_flag("--no-verify", f.no_verify, "Skip checking results against the CPU reference");
-  f.seed_opt = sub->add_option("--seed", f.seed, "Seed for generated workloads (overrides the file's `seed`)");
+  f.seed_opts[name] = sub->add_option("--seed", f.seed, "Seed for generated workloads (overrides the file's `seed`)");
   sub->add_option("--repeat", f.repeat, "Timed repetitions of the whole workload; times are the median")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
@@ -85,7 +85,7 @@ int run_cli(int argc, char** argv) {
     sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
         ->required()
         ->check(CLI::ExistingFile);
-    add_common(sub, flags);
+    add_common(sub, flags, s.name);
     for (const auto& o : s.options) {
       struct_opts[o.name] = o.default_value;
       auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help);
@@ -105,7 +105,8 @@ int run_cli(int argc, char** argv) {
   gen->add_flag("-q,--quiet", gen_quiet, "Print nothing");
   gen->footer(
       "\nWrites DIR/initial_keys.bin and DIR/initial_values.bin (raw little-endian arrays) and DIR/trace.gdt\n"
-      "(the whole workload as an operation trace, docs/workload-format.md), which any structure replays:\n"
+      "(the whole workload as an operation trace, docs/workload-format.md), which any structure replays.\n"
+      "Example:\n"
       "  gpudict gen examples/quickstart.yaml -o /tmp/qs && gpudict sorted-array /tmp/qs/trace.gdt");
 
   std::string check_workload, check_format = "text";
@@ -142,7 +143,7 @@ int run_cli(int argc, char** argv) {
       o.backend = flags.backend;
       o.format = kFormats.at(flags.format);
       o.verify = !flags.no_verify;
-      o.open.has_seed_override = flags.seed_opt && flags.seed_opt->count() > 0;
+      o.open.has_seed_override = flags.seed_opts.at(chosen->name)->count() > 0;
       o.open.seed_override = flags.seed;
       o.repeat = flags.repeat;
       o.device = flags.device;

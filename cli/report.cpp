@@ -1,5 +1,7 @@
 #include "cli/report.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/common/cuda_check.hpp"
@@ -37,22 +39,24 @@ void print_text(std::FILE* out, const RunReport& r) {
              type_name(r.workload.key_type), type_name(r.workload.value_type), r.workload.seed);
   if (!r.parameters.empty()) fmt::print(out, "parameters: {}\n", params_text(r.parameters));
   if (r.repeat > 1) fmt::print(out, "times: median of {} repetitions\n", r.repeat);
-  fmt::print(out, "\n{:>4}  {:<13} {:<16} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10}\n", "step", "kind", "name",
-             "mode", "op", "ops", "verified", "device_ms", "Mops/s", "e2e_ms");
+  size_t w = 4;  // the name column fits the longest name
+  for (const auto& s : r.steps) w = std::max(w, s.name.size() + (s.snapshot.empty() ? 0 : s.snapshot.size() + 1));
+  fmt::print(out, "\n{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10}\n", "step", "kind", "name",
+             w, "mode", "op", "ops", "verified", "device_ms", "Mops/s", "e2e_ms");
   for (const auto& s : r.steps) {
     std::string mode = s.kind == "phase" ? std::string(mode_name(s.mode)) : "-";
     std::string name = s.name + (s.snapshot.empty() ? "" : "@" + s.snapshot);
     if (s.rows.empty()) {
-      fmt::print(out, "{:>4}  {:<13} {:<16} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10.3f}\n", s.index, s.kind,
-                 name, mode, "-", "-", "-", "-", "-", s.e2e_ms);
+      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10.3f}\n", s.index, s.kind,
+                 name, w, mode, "-", "-", "-", "-", "-", s.e2e_ms);
       continue;
     }
     bool first = true;
     for (const auto& row : s.rows) {
       std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "-";
       std::string e2e = first ? fmt::format("{:.3f}", s.e2e_ms) : "";
-      fmt::print(out, "{:>4}  {:<13} {:<16} {:<10} {:<10} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}\n",
-                 first ? std::to_string(s.index) : "", first ? s.kind : "", first ? name : "", first ? mode : "",
+      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}\n",
+                 first ? std::to_string(s.index) : "", first ? s.kind : "", first ? name : "", w, first ? mode : "",
                  phase_name(row.phase), row.ops, ver, row.device_ms, mops(row.ops, row.device_ms), e2e);
       first = false;
     }

@@ -18,13 +18,16 @@ for a in "$@"; do
     *) echo "usage: $0 [--sanitize] [--quick]" >&2; exit 2 ;;
   esac
 done
-[ -x build/gpudict ] || bash scripts/setup.sh || exit 3
-bin=build/gpudict
+# GPUDICT_BUILD_DIR: a folder holding gpudict, tests/gpudict_gpu_tests and
+# tests/bench/gpudict_baselines as the build lays them out (default ./build).
+bdir="${GPUDICT_BUILD_DIR:-build}"
+[ -x "$bdir/gpudict" ] || { bash scripts/setup.sh && bdir=build; } || exit 3
+bin=$bdir/gpudict
 summary=()
 
 $bin info | tee "$out/info.txt"
 
-build/tests/gpudict_gpu_tests --force-colors=false >"$out/gpu-tests.log" 2>&1
+$bdir/tests/gpudict_gpu_tests --force-colors=false >"$out/gpu-tests.log" 2>&1
 rc=$?
 summary+=("gpu tests: exit $rc; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' ')")
 
@@ -41,14 +44,14 @@ summary+=("examples verified on the GPU: $((n - fails)) of $n")
 
 if [ $sanitize -eq 1 ]; then
   for tool in memcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 build/tests/gpudict_gpu_tests --force-colors=false \
+    compute-sanitizer --tool $tool --error-exitcode 9 $bdir/tests/gpudict_gpu_tests --force-colors=false \
       >"$out/sanitizer-$tool.log" 2>&1
     summary+=("compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
   done
 fi
 
 if [ $quick -eq 0 ]; then
-  build/tests/bench/gpudict_baselines >"$out/baselines.txt" 2>&1
+  $bdir/tests/bench/gpudict_baselines >"$out/baselines.txt" 2>&1
   summary+=("baselines: exit $?")
   $bin sorted-array examples/bench-sorted-array.yaml --no-verify --repeat 3 >"$out/bench-sorted-array.txt" 2>&1
   summary+=("bench-sorted-array: exit $?")
