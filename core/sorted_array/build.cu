@@ -7,6 +7,8 @@
 #include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/tuple.h>
 
 #include <cstdint>
 
@@ -22,12 +24,34 @@ namespace gpudict::sa {
 namespace {
 
 // Adjacent equal keys in a sorted array (one pass, no output but a count).
+// Each thread takes 4 keys with one 16-byte load and compares the last with
+// the next thread's first (a shuffle; the warp's last lane reads one key), so
+// the pass runs at streaming bandwidth. `keys` is 16-byte aligned (cudaMalloc).
 template <class K>
 __global__ void count_adjacent_equal_kernel(const K* __restrict__ keys, uint64_t n, unsigned long long* out) {
+  static_assert(sizeof(K) == 4, "vector width assumes 4-byte keys");
   unsigned long long c = 0;
+  const uint64_t quads = n / 4;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i + 1 < n; i += stride)
-    c += keys[i] == keys[i + 1] ? 1ull : 0ull;
+  const uint4* q4 = reinterpret_cast<const uint4*>(keys);
+  // Whole warps iterate together so the shuffle sees every lane.
+  const uint64_t start = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (uint64_t base = start - lane_id(); base < quads; base += stride) {
+    const uint64_t i = base + lane_id();
+    uint4 v = make_uint4(0, 0, 0, 0);
+    if (i < quads) v = q4[i];
+    c += (v.x == v.y) + (v.y == v.z) + (v.z == v.w);
+    const uint32_t next_first = __shfl_down_sync(0xFFFFFFFFu, v.x, 1);
+    if (i < quads) {
+      const uint64_t nxt = 4 * i + 4;  // the key after this quad
+      if (nxt < n) {
+        const K after = lane_id() == 31 || i + 1 >= quads ? keys[nxt] : static_cast<K>(next_first);
+        c += v.w == after;
+      }
+    }
+  }
+  // The tail that does not fill a quad.
+  for (uint64_t i = 4 * quads + start; i + 1 < n; i += stride) c += keys[i] == keys[i + 1];
   c = warp_sum(c);
   if (lane_id() == 0 && c) atomicAdd(out, c);
 }
@@ -81,7 +105,7 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   timer_.start(stream_);
   temp_.run("cub::DeviceRadixSort::SortPairs (build)", sort);
   GPUDICT_CUDA(cudaMemsetAsync(d_dups, 0, sizeof(unsigned long long), stream_));
-  count_adjacent_equal_kernel<K><<<blocks_for(n, 256 * 8, 8192), 256, 0, stream_>>>(dk.Current(), n, d_dups);
+  count_adjacent_equal_kernel<K><<<blocks_for(n, 256 * 16, 8192), 256, 0, stream_>>>(dk.Current(), n, d_dups);
   GPUDICT_CHECK_LAUNCH("count_adjacent_equal_kernel");
   double ms = timer_.stop(stream_);
   d2h(h_u64_.data(), d_dups, sizeof(unsigned long long));
@@ -92,17 +116,15 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   if (dups > 0) {
     auto flags =
         thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), KeepLast<K>{cur_.keys.data(), n});
-    auto select_keys = [&](void* p, size_t& bytes) {
-      return cub::DeviceSelect::Flagged(p, bytes, cur_.keys.data(), flags, alt_.keys.data(), d_kept, n, stream_);
+    // One pass over (key, value) pairs: read 8 B and write 8 B per kept pair.
+    auto in = thrust::make_zip_iterator(thrust::make_tuple(cur_.keys.data(), cur_.values.data()));
+    auto out = thrust::make_zip_iterator(thrust::make_tuple(alt_.keys.data(), alt_.values.data()));
+    auto select = [&](void* p, size_t& bytes) {
+      return cub::DeviceSelect::Flagged(p, bytes, in, flags, out, d_kept, n, stream_);
     };
-    auto select_values = [&](void* p, size_t& bytes) {
-      return cub::DeviceSelect::Flagged(p, bytes, cur_.values.data(), flags, alt_.values.data(), d_kept, n, stream_);
-    };
-    temp_.prepare("cub::DeviceSelect::Flagged (build keys)", select_keys);
-    temp_.prepare("cub::DeviceSelect::Flagged (build values)", select_values);
+    temp_.prepare("cub::DeviceSelect::Flagged (build pairs)", select);
     timer_.start(stream_);
-    temp_.run("cub::DeviceSelect::Flagged (build keys)", select_keys);
-    temp_.run("cub::DeviceSelect::Flagged (build values)", select_values);
+    temp_.run("cub::DeviceSelect::Flagged (build pairs)", select);
     ms += timer_.stop(stream_);
     d2h(h_u64_.data(), d_kept, sizeof(unsigned long long));
     kept = h_u64_[0];
