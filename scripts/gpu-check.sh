@@ -23,6 +23,7 @@ done
 bdir="${GPUDICT_BUILD_DIR:-build}"
 [ -x "$bdir/gpudict" ] || { bash scripts/setup.sh && bdir=build; } || exit 3
 bin=$bdir/gpudict
+export GPUDICT_BINARY="$PWD/$bin"  # the tests that run the binary use this copy
 summary=()
 
 $bin info | tee "$out/info.txt"

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -29,10 +30,17 @@ inline std::string temp_path(const std::string& name) {
   return "/tmp/gpudict_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + name;
 }
 
+// The gpudict binary: $GPUDICT_BINARY when set (a build copied elsewhere, as
+// scripts/gpu-check.sh runs it), else the one this build made.
+inline std::string gpudict_binary() {
+  const char* env = std::getenv("GPUDICT_BINARY");
+  return env && *env ? env : GPUDICT_BINARY;
+}
+
 // `args` is appended to the binary's path as is (shell syntax).
 inline CommandResult run_gpudict(const std::string& args) {
   std::string out_file = temp_path("out"), err_file = temp_path("err");
-  std::string cmd = std::string("cd '") + GPUDICT_SOURCE_DIR + "' && '" + GPUDICT_BINARY + "' " + args + " >'" +
+  std::string cmd = std::string("cd '") + GPUDICT_SOURCE_DIR + "' && '" + gpudict_binary() + "' " + args + " >'" +
                     out_file + "' 2>'" + err_file + "' </dev/null";
   int status = std::system(cmd.c_str());
   CommandResult r;

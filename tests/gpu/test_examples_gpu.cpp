@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <unistd.h>
 #include <fstream>
+#include <sys/wait.h>
 
+#include "../cli_helpers.hpp"
 #include "core/api/registry.hpp"
 #include "workloads/replay.hpp"
 #include "workloads/workload.hpp"
@@ -89,4 +91,24 @@ steps:
   CHECK(rep.mismatches == 0);
   CHECK(rep.checked == 838860);  // 40% queries of 2 x 2^20
   std::remove(p.c_str());
+}
+
+TEST_CASE("gpu examples: a workload larger than device memory is refused before it runs") {
+  std::string p = write_temp("huge.yaml", R"(
+seed: 1
+initial: {count: 1000}
+steps:
+  - phase: {name: grow, batches: 4096, batch_size: 67108864, mix: {insert: 1.0}}
+)");
+  const std::string cmd = "'" + gpudict::testing::gpudict_binary() + "' sorted-array " + p + " --backend gpu 2>" + p + ".err";
+  const int status = std::system(cmd.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+  std::ifstream err(p + ".err");
+  std::string line;
+  std::getline(err, line);
+  CHECK(line.rfind("gpudict: out of device memory: needs ", 0) == 0);
+  CHECK(line.find(", free ") != std::string::npos);
+  std::remove(p.c_str());
+  std::remove((p + ".err").c_str());
 }
