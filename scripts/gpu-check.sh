@@ -47,7 +47,7 @@ if [ $sanitize -eq 1 ]; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 $bdir/tests/gpudict_gpu_tests --force-colors=false \
       >"$out/sanitizer-$tool.log" 2>&1
-    summary+=("compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
+    summary+=("compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
   done
 fi
 
