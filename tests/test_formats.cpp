@@ -14,6 +14,7 @@
 #include "workloads/keyfile.hpp"
 #include "workloads/rng.hpp"
 #include "workloads/trace.hpp"
+#include "scratch_dir.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gpudict;
@@ -21,19 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A scratch directory for this file's tests, removed at exit.
-fs::path fmt_tmp_dir() {
-  struct Dir {
-    fs::path path = fs::temp_directory_path() / ("gpudict_fmt_test_" + std::to_string(::getpid()));
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const Dir dir;
-  return dir.path;
-}
+fs::path fmt_tmp_dir() { return gpudict::testing::scratch_dir(); }
 
 std::string fmt_path(const std::string& name) { return (fmt_tmp_dir() / name).string(); }
 

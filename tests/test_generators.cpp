@@ -17,6 +17,7 @@
 #include "workloads/generator.hpp"
 #include "workloads/rng.hpp"
 #include "workloads/spec.hpp"
+#include "scratch_dir.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gpudict;
@@ -24,19 +25,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A scratch directory for this file's tests, removed at exit.
-fs::path gen_tmp_dir() {
-  struct Dir {
-    fs::path path = fs::temp_directory_path() / ("gpudict_gen_test_" + std::to_string(::getpid()));
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const Dir dir;
-  return dir.path;
-}
+fs::path gen_tmp_dir() { return gpudict::testing::scratch_dir(); }
 
 std::string gen_yaml(const std::string& name, const std::string& text) {
   const fs::path p = gen_tmp_dir() / name;

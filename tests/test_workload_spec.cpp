@@ -12,6 +12,7 @@
 #include "core/common/errors.hpp"
 #include "workloads/keyfile.hpp"
 #include "workloads/spec.hpp"
+#include "scratch_dir.hpp"
 #include "workloads/workload.hpp"
 
 using namespace gpudict;
@@ -19,19 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// A scratch directory for this file's tests, removed at exit.
-fs::path spec_tmp_dir() {
-  struct Dir {
-    fs::path path = fs::temp_directory_path() / ("gpudict_spec_test_" + std::to_string(::getpid()));
-    Dir() { fs::create_directories(path); }
-    ~Dir() {
-      std::error_code ec;
-      fs::remove_all(path, ec);
-    }
-  };
-  static const Dir dir;
-  return dir.path;
-}
+fs::path spec_tmp_dir() { return gpudict::testing::scratch_dir(); }
 
 std::string write_yaml(const std::string& name, const std::string& text) {
   const fs::path p = spec_tmp_dir() / name;

@@ -410,17 +410,8 @@ struct GeneratedSource::Impl {
     if (tracking && model.large_backlog()) model.materialize();
   }
 
-  static void clear(Step& s) {
-    s.name.clear();
-    s.initial.keys.clear();
-    s.initial.values.clear();
-    s.batch.clear();
-    s.batch.snapshot.clear();
-    s.batch.mode = ExecMode::Phased;
-  }
-
   bool next(Step& out) {
-    clear(out);
+    out.clear();
     if (state == State::Initial) {
       out.kind = StepKind::Initial;
       out.initial = generate_initial(spec);

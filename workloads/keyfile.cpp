@@ -236,12 +236,7 @@ class KeyFileSource : public StepSource {
   const WorkloadHeader& header() const override { return header_; }
 
   bool next(Step& step) override {
-    step.name.clear();
-    step.initial.keys.clear();
-    step.initial.values.clear();
-    step.batch.clear();
-    step.batch.snapshot.clear();
-    step.batch.mode = ExecMode::Phased;
+    step.clear();
     if (state_ == 0) {
       step.kind = StepKind::Initial;
       step.initial.keys = read_key_file(info_, info_.count, max_of(header_.key_type));

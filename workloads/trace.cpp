@@ -309,12 +309,7 @@ struct TraceSource::Impl {
   }
 
   bool next(Step& s) {
-    s.name.clear();
-    s.initial.keys.clear();
-    s.initial.values.clear();
-    s.batch.clear();
-    s.batch.snapshot.clear();
-    s.batch.mode = ExecMode::Phased;
+    s.clear();
     if (done) return false;
     uint32_t tag;
     uint64_t at;

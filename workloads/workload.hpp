@@ -32,6 +32,15 @@ struct Step {
   std::string name;
   KeyValues initial;  // kind == Initial
   Batch batch;        // kind == Batch
+
+  // Empties the step for reuse, keeping the vectors' capacity.
+  void clear() {
+    kind = StepKind::Initial;
+    name.clear();
+    initial.keys.clear();
+    initial.values.clear();
+    batch.clear();
+  }
 };
 
 class StepSource {

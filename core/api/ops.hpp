@@ -64,7 +64,9 @@ struct Batch {
   std::vector<uint64_t> args;
 
   size_t size() const { return types.size(); }
-  void clear() {
+  void clear() {  // keeps the vectors' capacity
+    mode = ExecMode::Phased;
+    snapshot.clear();
     types.clear();
     keys.clear();
     args.clear();
