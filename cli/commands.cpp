@@ -95,9 +95,9 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
     for (const auto& x : s.snapshot_steps) snaps += fmt::format("{}\"{}\"", snaps.empty() ? "" : ",", json_escape(x));
     fmt::print("{{\"workload\":\"{}\",\"format\":\"{}\",\"name\":\"{}\",\"key_type\":\"{}\",\"value_type\":\"{}\",\"seed\":{},"
                "\"initial\":{},\"batches\":{},\"ops\":{{{}}},\"phases\":[{}],\"snapshot_steps\":[{}],"
-               "\"max_resident\":{},\"max_batch\":{},\"max_snapshots\":{}}}\n",
+               "\"cleanups\":{},\"max_resident\":{},\"max_batch\":{},\"max_snapshots\":{}}}\n",
                json_escape(h.path), h.format, json_escape(h.name), type_name(h.key_type), type_name(h.value_type), h.seed,
-               s.initial, s.batches, ops, phases, snaps, s.bounds.max_resident, s.bounds.max_batch,
+               s.initial, s.batches, ops, phases, snaps, s.cleanups, s.bounds.max_resident, s.bounds.max_batch,
                s.bounds.max_snapshots);
     return kExitOk;
   }
@@ -113,6 +113,7 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
   fmt::print("{:<20} {:<10} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "total", "", "", s.batches,
              s.bounds.max_batch, s.ops[0], s.ops[1], s.ops[2], s.ops[3], s.ops[4], s.ops[5]);
   for (const auto& x : s.snapshot_steps) fmt::print("step: {}\n", x);
+  if (s.cleanups) fmt::print("cleanup steps: {}\n", s.cleanups);
   fmt::print("bounds: at most {} resident keys, batches of at most {}, at most {} snapshots alive\n",
              s.bounds.max_resident, s.bounds.max_batch, s.bounds.max_snapshots);
   return kExitOk;

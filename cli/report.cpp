@@ -61,6 +61,10 @@ void print_text(std::FILE* out, const RunReport& r) {
       first = false;
     }
   }
+  for (const auto& s : r.steps)
+    if (s.kind == "cleanup")
+      fmt::print(out, "\ncleanup at step {}: before {}\n{:>{}}after  {}", s.index, params_text(s.before), "",
+                 12 + std::to_string(s.index).size(), params_text(s.after));
   fmt::print(out, "\ntotal: {:.3f} ms device, {:.3f} ms end to end; device memory peak {}; final size {} keys", 
              r.total_device_ms, r.total_e2e_ms, format_bytes(r.peak_device_bytes), r.final_stats.size);
   if (!r.final_stats.extra.empty()) fmt::print(out, " ({})", params_text(r.final_stats.extra));
@@ -86,11 +90,20 @@ void print_json(std::FILE* out, const RunReport& r) {
                           rows.empty() ? "" : ",", q(std::string(phase_name(row.phase))), row.ops, ver, row.device_ms,
                           mops(row.ops, row.device_ms));
     }
+    std::string around;
+    if (s.kind == "cleanup") {
+      auto obj = [&](const Params& p) {
+        std::string o;
+        for (const auto& [k, v] : p) o += (o.empty() ? "" : ",") + q(k) + ":" + q(v);
+        return "{" + o + "}";
+      };
+      around = ",\"before\":" + obj(s.before) + ",\"after\":" + obj(s.after);
+    }
     fmt::print(out,
                "{{\"record\":\"step\",\"step\":{},\"kind\":{},\"name\":{},\"mode\":{},\"snapshot\":{},\"batches\":{},"
-               "\"ops\":{{{}}},\"rows\":[{}],\"e2e_ms\":{:.6f},\"mismatches\":{}}}\n",
+               "\"ops\":{{{}}},\"rows\":[{}],\"e2e_ms\":{:.6f},\"mismatches\":{}{}}}\n",
                s.index, q(s.kind), q(s.name), q(std::string(mode_name(s.mode))), q(s.snapshot), s.batches, ops, rows,
-               s.e2e_ms, s.mismatches);
+               s.e2e_ms, s.mismatches, around);
   }
   std::string extra;
   for (const auto& [k, v] : r.final_stats.extra) extra += (extra.empty() ? "" : ",") + q(k) + ":" + q(v);

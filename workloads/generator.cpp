@@ -468,6 +468,11 @@ struct GeneratedSource::Impl {
           out.name = st.name;
           ++step;
           return true;
+        case StepSpecKind::Cleanup:
+          out.kind = StepKind::Cleanup;
+          out.name = "cleanup";
+          ++step;
+          return true;
       }
     }
   }
@@ -526,6 +531,9 @@ WorkloadSummary summarize_spec(const WorkloadSpec& spec) {
       case StepSpecKind::DropSnapshot:
         s.snapshot_steps.push_back("drop_snapshot " + st.name);
         --live;
+        break;
+      case StepSpecKind::Cleanup:
+        ++s.cleanups;
         break;
     }
   }

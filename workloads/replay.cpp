@@ -62,6 +62,7 @@ class Pass {
         case StepKind::Batch: on_batch(step); break;
         case StepKind::Snapshot: on_snapshot(step, true); break;
         case StepKind::DropSnapshot: on_snapshot(step, false); break;
+        case StepKind::Cleanup: on_cleanup(); break;
       }
       peak_ = std::max(peak_, device_bytes_in_use());
     }
@@ -113,6 +114,17 @@ class Pass {
     }
     s.report.e2e_ms += ms_since(t0);
     if (take) s.ops[static_cast<int>(Phase::Snapshot)] += 1;
+    close();
+  }
+
+  void on_cleanup() {
+    auto& s = open("cleanup", "cleanup");
+    s.report.before = dict_.stats().extra;
+    auto t0 = Clock::now();
+    dict_.cleanup(s.device);
+    s.report.e2e_ms += ms_since(t0);
+    s.report.after = dict_.stats().extra;
+    s.ops[static_cast<int>(Phase::Cleanup)] += 1;
     close();
   }
 

@@ -43,6 +43,7 @@ struct StepReport {
   std::vector<StepRow> rows;
   double e2e_ms = 0;        // median over repetitions; host wall clock incl. transfers
   uint64_t mismatches = 0;  // in this step (first repetition)
+  Params before, after;     // cleanup steps: the structure's figures around it (first repetition)
 };
 
 struct RunReport {

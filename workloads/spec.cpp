@@ -554,8 +554,15 @@ class Parser {
     for (auto it = n.begin(); it != n.end(); ++it, ++index) {
       const YAML::Node item = *it;
       const std::string f = field + "[" + std::to_string(index) + "]";
+      if (item.IsScalar() && item.Scalar() == "cleanup") {  // `- cleanup`: no parameters
+        StepSpec s;
+        s.pos = pos(item);
+        s.kind = StepSpecKind::Cleanup;
+        out.push_back(std::move(s));
+        continue;
+      }
       if (!item.IsMap())
-        fail(item, f, "got " + describe(item), "a map with one of: phase, batch, snapshot, drop_snapshot");
+        fail(item, f, "got " + describe(item), "a map with one of: phase, batch, snapshot, drop_snapshot; or the word cleanup");
       const Fields fs = fields(item, f, kinds);
       if (fs.values.size() != 1)
         fail(item, f, fs.values.empty() ? "empty step" : "a step with " + std::to_string(fs.values.size()) + " kinds",

@@ -55,7 +55,7 @@ struct PhaseSpec {
   std::string snapshot;  // queries run against this snapshot; empty: live
 };
 
-enum class StepSpecKind : uint8_t { Phase = 0, Batch, Snapshot, DropSnapshot };
+enum class StepSpecKind : uint8_t { Phase = 0, Batch, Snapshot, DropSnapshot, Cleanup };
 
 struct StepSpec {
   StepSpecKind kind = StepSpecKind::Phase;

@@ -233,6 +233,9 @@ void TraceWriter::write(const Step& step) {
       put_uint(kTraceDropSnapshot, 4);
       put_name(step.name);
       break;
+    case StepKind::Cleanup:
+      put_uint(kTraceCleanup, 4);
+      break;
   }
 }
 
@@ -350,13 +353,17 @@ struct TraceSource::Impl {
         s.name = r.name("DROP_SNAPSHOT name");
         if (!live.erase(s.name)) r.corrupt("DROP_SNAPSHOT '" + s.name + "' is not live", "a live snapshot", at);
         return true;
+      case kTraceCleanup:
+        s.kind = StepKind::Cleanup;
+        s.name = "cleanup";
+        return true;
       case kTraceEnd:
         if (!r.at_end())
           r.corrupt(std::to_string(r.remaining()) + " bytes after the END record", "END is the last record", r.offset());
         done = true;
         return false;
       default:
-        r.corrupt("unknown record tag " + tag_str(tag), "1..5 or 0xFFFFFFFF", at);
+        r.corrupt("unknown record tag " + tag_str(tag), "1..6 or 0xFFFFFFFF", at);
     }
   }
 };
@@ -445,13 +452,16 @@ WorkloadSummary summarize_trace(const std::string& path) {
         s.snapshot_steps.push_back("drop_snapshot " + name);
         break;
       }
+      case kTraceCleanup:
+        ++s.cleanups;
+        break;
       case kTraceEnd:
         if (!r.at_end())
           r.corrupt(std::to_string(r.remaining()) + " bytes after the END record", "END is the last record", r.offset());
         s.bounds.max_resident = s.initial + inserts;
         return s;
       default:
-        r.corrupt("unknown record tag " + tag_str(tag), "1..5 or 0xFFFFFFFF", at);
+        r.corrupt("unknown record tag " + tag_str(tag), "1..6 or 0xFFFFFFFF", at);
     }
   }
 }

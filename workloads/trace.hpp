@@ -30,6 +30,7 @@ enum TraceTag : uint32_t {
   kTraceBatch = 3,
   kTraceSnapshot = 4,
   kTraceDropSnapshot = 5,
+  kTraceCleanup = 6,
   kTraceEnd = 0xFFFFFFFFu,
 };
 

@@ -22,11 +22,12 @@ struct WorkloadHeader {
   uint64_t seed = 0;
 };
 
-enum class StepKind : uint8_t { Initial = 0, Phase = 1, Batch = 2, Snapshot = 3, DropSnapshot = 4 };
+enum class StepKind : uint8_t { Initial = 0, Phase = 1, Batch = 2, Snapshot = 3, DropSnapshot = 4, Cleanup = 5 };
 
 // One step of a workload. Initial comes first (possibly empty). A Phase step
 // opens a phase named `name`: the Batch steps after it belong to it. Snapshot
-// and DropSnapshot carry the snapshot's name.
+// and DropSnapshot carry the snapshot's name. Cleanup asks the structure to drop
+// stale state (Dictionary::cleanup); it changes no query's answer.
 struct Step {
   StepKind kind = StepKind::Initial;
   std::string name;
@@ -65,6 +66,7 @@ struct WorkloadSummary {
   uint64_t initial = 0;
   std::vector<PhaseSummary> phases;
   std::vector<std::string> snapshot_steps;  // "snapshot NAME" / "drop_snapshot NAME", in order
+  uint64_t cleanups = 0;                    // cleanup steps
   std::array<uint64_t, kNumOpTypes> ops{};  // totals
   uint64_t batches = 0;
   WorkloadBounds bounds;

@@ -31,6 +31,7 @@ std::string_view phase_name(Phase p) {
     case Phase::Successor: return "successor";
     case Phase::Concurrent: return "concurrent";
     case Phase::Snapshot: return "snapshot";
+    case Phase::Cleanup: return "cleanup";
   }
   return "?";
 }

@@ -45,8 +45,8 @@ struct Capabilities {
 
 // Categories the report times separately. A phased batch's inserts and
 // deletes run in one pass, timed as `update`; a concurrent batch is one pass.
-enum class Phase : uint8_t { Build = 0, Update, Lookup, Count, Range, Successor, Concurrent, Snapshot };
-inline constexpr int kNumPhases = 8;
+enum class Phase : uint8_t { Build = 0, Update, Lookup, Count, Range, Successor, Concurrent, Snapshot, Cleanup };
+inline constexpr int kNumPhases = 9;
 std::string_view phase_name(Phase p);
 Phase query_phase(OpType t);  // lookup/count/range/successor -> its phase
 
@@ -71,7 +71,7 @@ struct WorkloadBounds {
 using Params = std::vector<std::pair<std::string, std::string>>;
 
 struct Stats {
-  uint64_t size = 0;          // live keys
+  uint64_t size = 0;          // live keys (structures that cannot tell cheaply report stored elements)
   uint64_t device_bytes = 0;  // device memory held (structure + snapshots + scratch)
   Params extra;               // structure-specific figures (levels, height, ...)
 };
@@ -93,6 +93,10 @@ class Dictionary {
   // Named snapshots (caps().snapshots). Names are unique among live snapshots.
   virtual void snapshot(const std::string& name, DeviceTime& t) = 0;
   virtual void drop_snapshot(const std::string& name) = 0;
+  // A workload's `cleanup` step: drop stale internal state (the LSM's
+  // tombstones and replaced elements, the slab hash's emptied slabs) without
+  // changing what any query returns. Structures without such state do nothing.
+  virtual void cleanup(DeviceTime& t) { (void)t; }
 
   virtual Stats stats() const = 0;
 };
