@@ -39,6 +39,7 @@ struct CommonFlags {
   int repeat = 1;
   int device = 0;
   std::string results;
+  std::string batch_times;
   bool quiet = false;
   bool verbose = false;
 };
@@ -56,6 +57,8 @@ void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
       ->capture_default_str();
   sub->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
   sub->add_option("--results", f.results, "Write every query result to FILE (tab-separated; '-' for stdout)");
+  sub->add_option("--batch-times", f.batch_times,
+                  "Write each batch's device time to FILE as CSV (batch,step,ops,updates,device_ms,mops)");
   sub->add_flag("-q,--quiet", f.quiet, "Print only the one-line verdict (errors still go to stderr)");
   sub->add_flag("-v,--verbose", f.verbose, "Progress lines on stderr");
 }
@@ -148,6 +151,7 @@ int run_cli(int argc, char** argv) {
       o.repeat = flags.repeat;
       o.device = flags.device;
       o.results = flags.results;
+      o.batch_times = flags.batch_times;
       o.quiet = flags.quiet;
       o.verbose = flags.verbose;
       o.structure_options = struct_opts;

@@ -71,6 +71,7 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   // The report goes to stdout unless the results stream does.
   std::FILE* out = opt.results == "-" ? stderr : stdout;
   print_report(out, rep, opt.format, opt.quiet);
+  if (!opt.batch_times.empty()) write_batch_times(opt.batch_times, rep);
   print_mismatches(stderr, rep);
   return rep.mismatches ? kExitVerifyFailed : kExitOk;
 }

@@ -20,6 +20,7 @@ struct RunOptions {
   int repeat = 1;
   int device = 0;
   std::string results;
+  std::string batch_times;  // CSV of per-batch device times
   bool quiet = false;
   bool verbose = false;
   std::map<std::string, std::string> structure_options;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
 
 namespace gpudict {
 
@@ -161,6 +162,17 @@ void print_report(std::FILE* out, const RunReport& rep, OutputFormat f, bool qui
     case OutputFormat::Csv: print_csv(out, rep); break;
   }
   std::fflush(out);
+}
+
+void write_batch_times(const std::string& path, const RunReport& rep) {
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) throw InputError("--batch-times " + path + ": cannot write");
+  fmt::print(f, "batch,step,ops,updates,device_ms,mops\n");
+  for (const auto& b : rep.batch_times)
+    fmt::print(f, "{},{},{},{},{:.6f},{:.3f}\n", b.batch, b.step, b.ops, b.updates, b.device_ms, mops(b.ops, b.device_ms));
+  const bool ok = std::fflush(f) == 0;
+  std::fclose(f);
+  if (!ok) throw RuntimeFailure("--batch-times " + path + ": write failed");
 }
 
 void print_mismatches(std::FILE* err, const RunReport& rep) {

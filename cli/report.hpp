@@ -16,5 +16,7 @@ void print_report(std::FILE* out, const RunReport& rep, OutputFormat fmt, bool q
 // The first mismatches and their number, on `err` (stderr).
 void print_mismatches(std::FILE* err, const RunReport& rep);
 std::string json_escape(const std::string& s);
+// --batch-times FILE: one CSV row per batch (docs/output-formats.md).
+void write_batch_times(const std::string& path, const RunReport& rep);
 
 }  // namespace gpudict

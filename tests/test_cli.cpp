@@ -167,3 +167,17 @@ TEST_CASE("cli: --repeat reports medians and --seed changes generated data") {
   std::remove(ra.c_str());
   std::remove(rb.c_str());
 }
+
+TEST_CASE("cli: --batch-times writes one CSV row per batch") {
+  std::string p = temp_path("bt.csv");
+  auto r = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --quiet --batch-times " + p);
+  REQUIRE(r.exit_code == 0);
+  auto ls = lines_of(slurp(p));
+  REQUIRE(ls.size() == 13);  // header + the quickstart's 12 batches
+  CHECK(ls[0] == "batch,step,ops,updates,device_ms,mops");
+  for (size_t i = 1; i < ls.size(); ++i) {
+    CHECK(count_fields(ls[i]) == 6);
+    CHECK(ls[i].rfind(std::to_string(i - 1) + ",", 0) == 0);
+  }
+  std::remove(p.c_str());
+}

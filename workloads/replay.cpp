@@ -70,6 +70,7 @@ class Pass {
     return std::move(steps_);
   }
   uint64_t peak_device_bytes() const { return peak_; }
+  const std::vector<BatchTime>& batch_times() const { return batch_times_; }
 
  private:
   StepAccumulator& open(const std::string& kind, const std::string& name) {
@@ -144,9 +145,17 @@ class Pass {
     }
     for (int p = 0; p < kNumPhases; ++p) s.ops[p] += batch_ops[p];
 
+    const DeviceTime before = s.device;
     auto t0 = Clock::now();
     dict_.execute(b, results_, s.device);
     s.report.e2e_ms += ms_since(t0);
+    BatchTime bt;
+    bt.batch = batch_index_;
+    bt.step = s.report.index;
+    bt.ops = b.size();
+    for (OpType t : b.types) bt.updates += is_update(t) ? 1 : 0;
+    for (int p = 0; p < kNumPhases; ++p) bt.device_ms += s.device.ms[p] - before.ms[p];
+    batch_times_.push_back(bt);
 
     if (verifier_) {
       uint64_t before = verifier_->mismatches();
@@ -189,6 +198,7 @@ class Pass {
   bool open_ = false;
   uint64_t batch_index_ = 0;
   uint64_t peak_ = 0;
+  std::vector<BatchTime> batch_times_;
 };
 
 std::string op_list(const std::array<uint64_t, kNumOpTypes>& ops) {
@@ -230,6 +240,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
   rep.repeat = std::max(1, opt.repeat);
   rep.verified = opt.verify;
   std::vector<std::vector<StepAccumulator>> passes;
+  std::vector<std::vector<BatchTime>> batch_passes;
 
   for (int r = 0; r < rep.repeat; ++r) {
     auto src = open_source();
@@ -257,6 +268,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     if (opt.progress && rep.repeat > 1) opt.progress(fmt::format("repetition {} of {}", r + 1, rep.repeat));
     Pass pass(*dict, verifier.get(), writer.get(), opt);
     passes.push_back(pass.run(*src));
+    batch_passes.push_back(pass.batch_times());
     rep.peak_device_bytes = std::max(rep.peak_device_bytes, pass.peak_device_bytes());
     if (r == 0) {
       rep.final_stats = dict->stats();
@@ -290,6 +302,12 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     }
     rep.total_e2e_ms += s.e2e_ms;
     rep.steps.push_back(std::move(s));
+  }
+  rep.batch_times = batch_passes.front();
+  for (size_t i = 0; i < rep.batch_times.size(); ++i) {
+    std::vector<double> dev;
+    for (const auto& p : batch_passes) dev.push_back(p.at(i).device_ms);
+    rep.batch_times[i].device_ms = median(dev);
   }
   return rep;
 }

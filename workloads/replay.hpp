@@ -46,6 +46,15 @@ struct StepReport {
   Params before, after;     // cleanup steps: the structure's figures around it (first repetition)
 };
 
+// One batch's device time (median over repetitions), for --batch-times.
+struct BatchTime {
+  uint64_t batch = 0;  // index over the whole workload
+  uint64_t step = 0;   // report step it belongs to
+  uint64_t ops = 0;
+  uint64_t updates = 0;
+  double device_ms = 0;
+};
+
 struct RunReport {
   WorkloadHeader workload;
   std::string structure;
@@ -62,6 +71,7 @@ struct RunReport {
   uint64_t peak_device_bytes = 0;
   double total_device_ms = 0;
   double total_e2e_ms = 0;
+  std::vector<BatchTime> batch_times;
 };
 
 using SourceFactory = std::function<std::unique_ptr<StepSource>()>;
