@@ -47,6 +47,7 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   cfg.device = opt.device;
   cfg.key_type = first->header().key_type;
   cfg.value_type = first->header().value_type;
+  if (info.validate_options) info.validate_options(cfg);
 
   SourceFactory sources = [&]() {
     if (first) return std::move(first);

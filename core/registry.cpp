@@ -4,6 +4,7 @@
 
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
+#include "core/lsm/lsm.hpp"
 #include "core/sorted_array/sorted_array.hpp"
 
 namespace gpudict {
@@ -31,8 +32,15 @@ std::vector<StructureInfo> make_table() {
                {},
                [](const StructureConfig& cfg) { return make_sorted_array(cfg); }});
   // Named here so `gpudict --help` shows the plan; each arrives with its issue.
-  t.push_back({"lsm", "GPU LSM (seed 000): levels of sorted arrays, tombstones, cleanup [not built yet]", "",
-               planned_caps(true, true, false, DuplicateRule::DeleteWinsElseAny), {}, nullptr});
+  t.push_back({"lsm", "GPU LSM (seed 000): levels of sorted arrays, tombstones, cleanup, O(levels) snapshots",
+               "Levels of sorted arrays of sizes b, 2b, 4b, ... (each full or empty); a batch of updates is sorted and "
+               "merged down through the full levels (a binary counter). Deletes insert tombstones; lookups search "
+               "from the most recent level; count and range gather, sort and validate candidates; `cleanup` steps "
+               "(or --cleanup-every / --cleanup-stale-fraction) drop stale elements. Several updates of one key in a "
+               "batch: a delete wins, otherwise one insert. Snapshots share the immutable levels (O(levels)). "
+               "Concurrent batches run as their updates, then their queries. docs/lsm.md.",
+               lsm_caps(), lsm_options(), [](const StructureConfig& cfg) { return make_lsm(cfg); },
+               validate_lsm_options});
   t.push_back({"btree", "GPU B-Tree (seed 002): warp-cooperative B-link tree [not built yet]", "",
                planned_caps(true, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
   t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004) [not built yet]", "",

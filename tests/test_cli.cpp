@@ -49,7 +49,7 @@ TEST_CASE("cli: usage errors exit 2 with a message") {
   auto m = run_gpudict("sorted-array /nonexistent/workload.yaml");
   CHECK(m.exit_code == 2);
   CHECK(m.err.find("/nonexistent/workload.yaml") != std::string::npos);
-  auto l = run_gpudict("lsm examples/quickstart.yaml --backend cpu");
+  auto l = run_gpudict("btree examples/quickstart.yaml --backend cpu");
   CHECK(l.exit_code == 2);
   CHECK(l.err.find("not built yet") != std::string::npos);
 }
@@ -73,9 +73,11 @@ TEST_CASE("cli: every example checks and runs verified on the CPU reference") {
     auto c = run_gpudict("check " + ex);
     CHECK_MESSAGE(c.exit_code == 0, ex << ": " << c.err);
     CHECK_MESSAGE(c.out.find("valid") != std::string::npos, ex);
-    auto r = run_gpudict("sorted-array " + ex + " --backend cpu");
-    CHECK_MESSAGE(r.exit_code == 0, ex << ": " << r.err);
-    CHECK_MESSAGE(r.out.find(", 0 mismatches") != std::string::npos, ex << "\n" << r.out);
+    for (const char* structure : {"sorted-array", "lsm"}) {
+      auto r = run_gpudict(std::string(structure) + " " + ex + " --backend cpu");
+      CHECK_MESSAGE(r.exit_code == 0, structure << " " << ex << ": " << r.err);
+      CHECK_MESSAGE(r.out.find(", 0 mismatches") != std::string::npos, structure << " " << ex << "\n" << r.out);
+    }
   }
 }
 
@@ -180,4 +182,14 @@ TEST_CASE("cli: --batch-times writes one CSV row per batch") {
     CHECK(ls[i].rfind(std::to_string(i - 1) + ",", 0) == 0);
   }
   std::remove(p.c_str());
+}
+
+TEST_CASE("cli: structure options are validated and shown in --help") {
+  auto h = run_gpudict("lsm --help");
+  CHECK(h.exit_code == 0);
+  CHECK(h.out.find("--batch-size") != std::string::npos);
+  CHECK(h.out.find("--cleanup-every") != std::string::npos);
+  auto b = run_gpudict("lsm examples/quickstart.yaml --backend cpu --batch-size 1000");
+  CHECK(b.exit_code == 2);
+  CHECK(b.err.find("--batch-size") != std::string::npos);
 }

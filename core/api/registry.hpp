@@ -41,6 +41,9 @@ struct StructureInfo {
   std::vector<OptionSpec> options;
   // Null for structures named but not built yet (later issues).
   std::function<std::unique_ptr<Dictionary>(const StructureConfig&)> make_gpu;
+  // Checks the options (InputError naming the option); runs for every
+  // backend, so the CPU reference refuses what the GPU structure would.
+  std::function<void(const StructureConfig&)> validate_options;
 };
 
 // Every structure, in the order `gpudict --help` lists them.

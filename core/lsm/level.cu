@@ -1,0 +1,85 @@
+// Level storage: allocation, the recycling pool, level lists and views.
+#include <string>
+
+#include "core/common/errors.hpp"
+#include "core/lsm/level.cuh"
+
+namespace gpudict::lsm {
+
+std::shared_ptr<Level> LevelPool::acquire(int index) {
+  if (index < 0 || index >= kMaxLevels) throw RuntimeFailure("lsm: level index " + std::to_string(index) + " out of range");
+  std::unique_ptr<Level> l = std::move(free_[index]);
+  if (!l) {
+    const uint64_t n = b_ << index;
+    if (n > kMaxLevelSize)
+      throw RuntimeFailure("lsm: a level would hold " + std::to_string(n) + " elements (at most 2^31 per level)");
+    l = std::make_unique<Level>();
+    l->index = index;
+    l->kv.keys = DeviceBuffer<uint32_t>(round_up(n, sa::kFanout), "lsm level keys");
+    l->kv.values = DeviceBuffer<uint32_t>(n, "lsm level values");
+    l->status = DeviceBuffer<uint8_t>(n, "lsm level status");
+    l->kv.fences = DeviceBuffer<uint32_t>(level_fence_entries(n), "lsm level index");
+    l->kv.n = n;
+    l->kv.layout = level_layout(n);
+  }
+  return std::shared_ptr<Level>(l.release(), Recycle{weak_from_this()});
+}
+
+void LevelPool::Recycle::operator()(Level* l) const {
+  if (auto p = pool.lock())
+    p->put(l);
+  else
+    delete l;
+}
+
+void LevelPool::put(Level* l) {
+  std::unique_ptr<Level> owned(l);
+  if (!free_[l->index]) free_[l->index] = std::move(owned);
+  // else: owned frees the storage here
+}
+
+uint64_t LevelPool::bytes() const {
+  uint64_t s = 0;
+  for (const auto& l : free_)
+    if (l) s += l->bytes();
+  return s;
+}
+
+void LevelPool::clear() {
+  for (auto& l : free_) l.reset();
+}
+
+std::string LevelList::indices() const {
+  std::string s;
+  for (int i = 0; i < kMaxLevels; ++i) {
+    if (!at[i]) continue;
+    if (!s.empty()) s += ",";
+    s += std::to_string(i);
+  }
+  return s.empty() ? "none" : s;
+}
+
+LsmView make_view(const LevelList& list) {
+  LsmView v{};
+  uint32_t staged = 0;
+  for (int i = 0; i < kMaxLevels; ++i) {
+    if (!list.at[i]) continue;
+    const Level& l = *list.at[i];
+    LevelView& lv = v.lv[v.count++];
+    lv.ix = l.kv.view().ix;
+    lv.values = l.kv.values.data();
+    lv.status = l.status.data();
+    lv.n = static_cast<uint32_t>(l.n());
+    const uint32_t top = lv.ix.size[lv.ix.top];
+    if (staged + top <= kStageBudget) {
+      lv.smem_off = static_cast<int32_t>(staged);
+      staged += top;
+    } else {
+      lv.smem_off = -1;
+    }
+  }
+  v.smem_entries = staged;
+  return v;
+}
+
+}  // namespace gpudict::lsm

@@ -1,0 +1,140 @@
+// One LSM level on the device, the pool that recycles level storage, the
+// level lists (the live structure and every snapshot), and the view that the
+// kernels get of a list. Internal to core/lsm.
+//
+// A level of index i holds exactly b 2^i elements (levels are full or empty),
+// structure of arrays:
+//   keys     u32, sorted; equal keys adjacent, most recent first (a segment)
+//   values   u32 (0 for tombstones)
+//   status   u8, bit 0 = tombstone (kTombstone); the key keeps all 32 bits
+//   fences   the search index above the keys (the sorted array's fence
+//            layout, core/sorted_array/layout.cuh, with a top of at most
+//            kLevelTopMax keys so that several levels' tops fit in shared
+//            memory at once)
+// A level is immutable once written: merges write a new level and drop the
+// old ones, so a level can be shared by the live list and any number of
+// snapshots (std::shared_ptr). When the last reference goes, the storage
+// returns to the pool (at most one free storage per index) or is freed.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/common/device_buffer.hpp"
+#include "core/sorted_array/layout.cuh"
+
+namespace gpudict::lsm {
+
+using sa::div_up;
+using sa::round_up;
+
+inline constexpr int kMaxLevels = 32;            // level indices 0..31
+inline constexpr uint64_t kMaxLevelSize = 1ull << 31;  // positions are u32
+inline constexpr uint32_t kLevelTopMax = 1024;   // largest fence top of a level (4 KiB)
+inline constexpr uint8_t kTombstone = 1;         // status bit 0
+inline constexpr uint32_t kMaxKey = 0xFFFFFFFFu; // placebo key
+
+// The fence layout of a level of n keys: the sorted array's layout with a
+// smaller top (levels are added until the top has at most kLevelTopMax keys).
+inline sa::FenceLayout level_layout(uint64_t n) {
+  sa::FenceLayout f;
+  f.size[0] = n;
+  while (f.size[f.levels - 1] > kLevelTopMax && f.levels < sa::kMaxLevels) {
+    f.size[f.levels] = div_up(f.size[f.levels - 1], sa::kFanout);
+    ++f.levels;
+  }
+  uint64_t off = 0;
+  for (int l = 1; l < f.levels; ++l) {
+    f.offset[l] = off;
+    off += round_up(f.size[l], sa::kFanout);
+  }
+  f.fence_entries = off;
+  return f;
+}
+
+// Fence buffer entries a level of n keys needs: the upper levels, and at
+// least the level-1 fences a merge writes (ceil(n / 32) entries).
+inline uint64_t level_fence_entries(uint64_t n) {
+  const sa::FenceLayout f = level_layout(n);
+  return std::max<uint64_t>(f.fence_entries, round_up(div_up(n, sa::kFanout), sa::kFanout));
+}
+
+// Device bytes of a level of n elements.
+inline uint64_t level_bytes(uint64_t n) {
+  return round_up(n, sa::kFanout) * 4 + n * 4 + n + level_fence_entries(n) * 4;
+}
+
+struct Level {
+  int index = 0;
+  sa::ArrayStore<uint32_t, uint32_t> kv;  // keys, values, fences, n, layout
+  DeviceBuffer<uint8_t> status;
+  uint64_t n() const { return kv.n; }
+  uint64_t bytes() const { return kv.bytes() + status.bytes(); }
+};
+
+// Free level storage, at most one per index. Shared with the deleters of the
+// levels' shared_ptrs (which may outlive a snapshot map entry but never the
+// structure: the structure's destructor drops every level before the pool).
+class LevelPool : public std::enable_shared_from_this<LevelPool> {
+ public:
+  explicit LevelPool(uint64_t batch_size) : b_(batch_size) {}
+  // Storage for a level of index i (contents undefined), pooled or new.
+  std::shared_ptr<Level> acquire(int index);
+  uint64_t bytes() const;
+  void clear();
+
+ private:
+  struct Recycle {
+    std::weak_ptr<LevelPool> pool;
+    void operator()(Level* l) const;
+  };
+  void put(Level* l);
+  uint64_t b_;
+  std::array<std::unique_ptr<Level>, kMaxLevels> free_{};
+};
+
+// A set of full levels by index (null = empty), as the live structure or a
+// snapshot holds it. r = the number of resident LSM batches (bit i set iff
+// level i is full).
+struct LevelList {
+  std::array<std::shared_ptr<Level>, kMaxLevels> at{};
+  uint64_t r = 0;
+  int occupied() const {
+    int c = 0;
+    for (const auto& l : at) c += l ? 1 : 0;
+    return c;
+  }
+  std::string indices() const;  // "0,3,5" ("none" when empty)
+};
+
+// ---- what kernels see ----
+
+struct LevelView {
+  sa::SearchView<uint32_t> ix;  // ix.level[0] = keys, ix.size[0] = n
+  const uint32_t* values;
+  const uint8_t* status;
+  int32_t smem_off;  // where its fence top sits in the search kernel's shared memory; -1: global
+  uint32_t n;
+};
+
+// The occupied levels in rank order: rank 0 = the smallest index (the most
+// recent data), as lookups visit them.
+struct LsmView {
+  LevelView lv[kMaxLevels];
+  int count = 0;
+  uint32_t smem_entries = 0;  // shared memory entries of the staged tops
+};
+
+// Shared memory budget for staged tops (entries of u32): levels are staged
+// from rank 0 up while they fit; the rest search their top in global memory.
+inline constexpr uint32_t kStageBudget = 4096;
+
+LsmView make_view(const LevelList& list);
+
+}  // namespace gpudict::lsm

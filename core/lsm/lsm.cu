@@ -1,0 +1,335 @@
+// The GPU LSM: options, construction, execute() dispatch, the cleanup policy,
+// snapshots, stats and the memory bound. The heavy parts live in update.cu,
+// build_cleanup.cu, point_queries.cu, range_queries.cu and merge.cu.
+#include "core/lsm/lsm.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <string>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+#include "core/lsm/lsm_impl.cuh"
+#include "core/lsm/merge.cuh"
+
+namespace gpudict {
+
+namespace {
+constexpr uint64_t kDefaultBatch = 1ull << 20;
+constexpr uint64_t kMaxBatch = 1ull << 30;
+}  // namespace
+
+Capabilities lsm_caps() {
+  Capabilities c;
+  c.ordered = true;
+  c.deletes = true;
+  c.snapshots = true;
+  c.native_concurrent = false;  // a concurrent batch runs as its updates, then its queries
+  c.phased_duplicates = DuplicateRule::DeleteWinsElseAny;
+  c.key_types = {KeyType::U32};
+  return c;
+}
+
+std::vector<OptionSpec> lsm_options() {
+  return {
+      {"batch-size",
+       "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of b "
+       "unique keys; the last chunk is padded to b",
+       std::to_string(kDefaultBatch)},
+      {"cleanup-every", "run a cleanup after every N update batches (0: never)", "0"},
+      {"cleanup-stale-fraction",
+       "run a cleanup after an update batch when stale elements exceed this fraction of the stored elements "
+       "(0: never; when set, every update batch counts its stale elements exactly, at the cost of one lookup per "
+       "updated key)",
+       "0"},
+  };
+}
+
+std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config) {
+  if (config.key_type != KeyType::U32 || config.value_type != KeyType::U32)
+    throw InputError("lsm supports u32 keys and u32 values only (asked for " + std::string(type_name(config.key_type)) +
+                     " keys, " + std::string(type_name(config.value_type)) + " values)");
+  const lsm::Options o = lsm::parse_options(config);
+  return std::make_unique<lsm::Lsm>(config, o);
+}
+
+void validate_lsm_options(const StructureConfig& config) { (void)lsm::parse_options(config); }
+
+namespace lsm {
+
+Options parse_options(const StructureConfig& config) {
+  Options o;
+  auto has = [&](const char* name) { return config.options.count(name) != 0; };
+  if (has("batch-size")) {
+    const uint64_t b = config.get_u64("batch-size");
+    if (b == 0 || (b & (b - 1)) != 0 || b > kMaxBatch)
+      throw InputError("--batch-size: '" + config.get("batch-size") + "' is not a power of two between 1 and 2^30");
+    o.batch_size = b;
+  }
+  if (has("cleanup-every")) o.cleanup_every = config.get_u64("cleanup-every");
+  if (has("cleanup-stale-fraction")) {
+    const double x = config.get_double("cleanup-stale-fraction");
+    if (!std::isfinite(x) || x < 0.0)
+      throw InputError("--cleanup-stale-fraction: '" + config.get("cleanup-stale-fraction") +
+                       "' is not a fraction >= 0");
+    o.stale_fraction = x;
+  }
+  return o;
+}
+
+int Lsm::use_device(int device) {
+  GPUDICT_CUDA(cudaSetDevice(device));
+  return device;
+}
+
+Lsm::Lsm(const StructureConfig& config, const Options& options)
+    : device_(use_device(config.device)),
+      caps_(lsm_caps()),
+      opt_(options),
+      b_(options.batch_size),
+      pool_(std::make_shared<LevelPool>(options.batch_size)) {
+  GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  d_counters_ = DeviceBuffer<unsigned long long>(8, "lsm counters");
+  d_status_ptrs_ = DeviceBuffer<const uint8_t*>(kMaxLevels, "lsm level table");
+  h_u64_.reserve_discard(8);
+}
+
+Lsm::~Lsm() {
+  if (stream_) cudaStreamSynchronize(stream_);
+  snapshots_.clear();
+  live_ = LevelList{};
+  dropped_.clear();
+  pool_->clear();
+  if (stream_) cudaStreamDestroy(stream_);
+}
+
+void Lsm::h2d(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));  // the pinned source may be reused right after
+}
+
+void Lsm::d2h(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+void Lsm::release_dropped() {
+  if (dropped_.empty()) return;
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  dropped_.clear();
+}
+
+Params Lsm::parameters() const {
+  int lg = 0;
+  while ((1ull << lg) < b_) ++lg;
+  std::string policy;
+  if (opt_.cleanup_every) policy = "after every " + std::to_string(opt_.cleanup_every) + " update batches";
+  if (opt_.stale_fraction > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", opt_.stale_fraction);
+    policy += std::string(policy.empty() ? "" : "; ") + "when stale elements > " + buf + " of stored elements";
+  }
+  if (policy.empty()) policy = "on cleanup steps only";
+  return {
+      {"batch_size", std::to_string(b_) + " (2^" + std::to_string(lg) + ")"},
+      {"levels", "capacity b 2^i, each full or empty; SoA u32 keys, u32 values, u8 status (bit 0 = tombstone): "
+                 "9 B per element, the status adds 1 B per 8 B pair"},
+      {"search", "per-level fence index (fanout 32, top <= 1024 keys, tops staged in shared memory up to 16 KiB); "
+                 "levels most recent first, a lookup stops at the first record of its key"},
+      {"update", "stable radix sort + reduce-by-key of the batch (delete wins, else the last insert); chunks of b "
+                 "unique keys, the last padded with copies of its last element; merge-path merges, newer first"},
+      {"count_range", "per-level bounds, candidate gather, radix sort on (query, key, level) unless already in "
+                      "order; the first record of a key counts unless a tombstone"},
+      {"successor", "min over levels of the first key > k; a deleted candidate continues by a warp walk"},
+      {"duplicates", "delete wins; otherwise the last insert in batch order"},
+      {"cleanup", policy},
+      {"stale_count", opt_.stale_fraction > 0 ? "exact (one lookup per updated key and batch)"
+                                              : "exact after build/cleanup; a lower bound after updates"},
+      {"snapshots", "shared, reference-counted levels (O(levels) time and memory to take)"},
+      {"concurrent", "runs as the batch's updates, then its queries"},
+  };
+}
+
+uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
+  const uint64_t R = wb.max_resident, B = wb.max_batch, Q = wb.max_queries, S = wb.max_snapshots;
+  // Stored elements: resident pairs plus one batch of tombstones/padding, in
+  // whole LSM batches (tombstones of earlier batches are not in the bounds).
+  const uint64_t stored_max = round_up(std::max<uint64_t>(R + B, 1), b_);
+  uint64_t top = b_;
+  while (top * 2 <= stored_max) top *= 2;  // the largest level
+  const uint64_t per = level_bytes(stored_max);
+  // Live levels + pool (at most one free storage per index: < 2 x the largest
+  // level) + merge ping-pong (2 x half the largest level) + the chunk.
+  const uint64_t levels = per + 2 * level_bytes(top) + level_bytes(top) + level_bytes(b_);
+  // Build and cleanup: the pool is emptied first; two run buffers of every
+  // stored element and the new levels (<= the live levels).
+  const uint64_t rebuild = 2 * stored_max * 9 + per + per;
+  // Update scratch: sort buffers (key, payload) x 2, unique keys and payloads, splits.
+  const uint64_t update = B * (2 * 4 + 2 * 8 + 4 + 8) + (stored_max / 2048 + 2) * 8;
+  // Queries: inputs and outputs, successor walk lists, count/range bounds for
+  // a block of up to 2^20 queries over up to 32 levels (occupied levels are
+  // at most log2(stored / b) + 1), and a nominal candidate buffer: candidates
+  // depend on the data (every stored record in [lo, hi] of every level), so
+  // they are allocated per round as large as they come (36 B each for
+  // ranges, rounds of up to 2^24 candidates unless one query has more).
+  int max_levels = 1;
+  while ((b_ << max_levels) <= stored_max && max_levels < kMaxLevels) ++max_levels;
+  const uint64_t qb = std::min<uint64_t>(Q, 1ull << 20);
+  const uint64_t queries = Q * (4 + 4 + 1 + 4 + 4 + 8 + 16) + qb * max_levels * 12 +
+                           (Q ? 36 * std::min<uint64_t>(1ull << 24, 16 * Q) : 0);
+  // CUB temporary storage: the largest of the calls, asked from CUB.
+  uint64_t cub = 0;
+  {
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint32_t> dk(nullptr, nullptr);
+    cub::DoubleBuffer<uint64_t> dp(nullptr, nullptr);
+    cub::DoubleBuffer<uint32_t> dv(nullptr, nullptr);
+    cub::DoubleBuffer<uint64_t> dc(nullptr, nullptr);
+    auto take = [&](cudaError_t e) {
+      if (e == cudaSuccess) cub = std::max<uint64_t>(cub, bytes);
+      bytes = 0;
+    };
+    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dp, std::max<uint64_t>(B, 1), 0, 32));
+    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, stored_max, 0, 32));
+    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dc, dv, 1ull << 24, 0, 64));
+    take(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<uint64_t*>(nullptr),
+                                       static_cast<uint64_t*>(nullptr), qb * max_levels + 1));
+    take(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const uint32_t*>(nullptr),
+                                    static_cast<const bool*>(nullptr), static_cast<uint32_t*>(nullptr),
+                                    static_cast<unsigned long long*>(nullptr), stored_max));
+    cudaGetLastError();
+    cub += cub / 4 + 4096;
+  }
+  // Snapshots: worst case, each holds a full copy of the levels.
+  const uint64_t snaps = S * per;
+  return std::max(levels, rebuild) + update + queries + cub + snaps + 8 * sizeof(unsigned long long);
+}
+
+void Lsm::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
+  if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
+    throw InputError("lsm: batch arrays differ in length");
+  const LevelList* snap = nullptr;
+  if (!batch.snapshot.empty()) {
+    auto it = snapshots_.find(batch.snapshot);
+    if (it == snapshots_.end()) throw InputError("unknown snapshot '" + batch.snapshot + "'");
+    snap = &it->second;
+  }
+  r.reset(batch.size());
+  const BatchPlan plan(batch);
+  const bool concurrent = batch.mode == ExecMode::Concurrent;
+  // Concurrent batches run as their updates, then their queries (allowed by
+  // the concurrent semantics); the whole batch is timed as one pass.
+  if (plan.updates() > 0) {
+    apply_updates(batch, concurrent ? Phase::Concurrent : Phase::Update, t);
+    maybe_cleanup(t);
+  }
+  const LevelList& list = snap ? *snap : live_;
+  for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
+    const auto& ops = plan.of(type);
+    if (ops.empty()) continue;
+    const Phase phase = concurrent ? Phase::Concurrent : query_phase(type);
+    switch (type) {
+      case OpType::Lookup: run_lookups(batch, ops, list, phase, r, t); break;
+      case OpType::Successor: run_successors(batch, ops, list, phase, r, t); break;
+      default: run_ordered(type, batch, ops, list, phase, r, t); break;
+    }
+  }
+}
+
+void Lsm::maybe_cleanup(DeviceTime& t) {
+  ++since_cleanup_;
+  bool due = opt_.cleanup_every != 0 && since_cleanup_ >= opt_.cleanup_every;
+  // Stale share over x, and at least one batch of it: a cleanup leaves
+  // ceil(live / b) batches, so below b stale elements (e.g. the placebos of
+  // a small structure) it could not shrink anything.
+  if (!due && opt_.stale_fraction > 0 && stale_ >= b_)
+    due = static_cast<double>(stale_) > opt_.stale_fraction * static_cast<double>(stored());
+  if (!due) return;
+  run_cleanup(t);
+  ++auto_cleanups_;
+}
+
+void Lsm::cleanup(DeviceTime& t) { run_cleanup(t); }
+
+void Lsm::snapshot(const std::string& name, DeviceTime& t) {
+  if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
+  snapshots_.emplace(name, live_);  // copies the level references: no device work
+  t.add(Phase::Snapshot, 0.0);
+}
+
+void Lsm::drop_snapshot(const std::string& name) {
+  auto it = snapshots_.find(name);
+  if (it == snapshots_.end()) throw InputError("unknown snapshot '" + name + "'");
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  snapshots_.erase(it);
+}
+
+uint64_t Lsm::scratch_bytes() const {
+  uint64_t s = temp_.bytes() + d_counters_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + chunk_.bytes() +
+               splits_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
+               q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
+               q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
+               q_offset_out_.bytes() + range_keys_.bytes() + range_values_.bytes();
+  for (int i = 0; i < 2; ++i)
+    s += upd_keys_[i].bytes() + upd_payload_[i].bytes() + pp_[i].bytes() + cand_comp_[i].bytes() +
+         cand_pos_[i].bytes();
+  return s;
+}
+
+Stats Lsm::stats() const {
+  Stats s;
+  const uint64_t n = stored();
+  s.size = stale_exact_ ? n - stale_ : n;
+  std::set<const Level*> live_set;
+  uint64_t live_bytes = 0;
+  for (const auto& l : live_.at)
+    if (l) {
+      live_set.insert(l.get());
+      live_bytes += l->bytes();
+    }
+  std::set<const Level*> snap_set;
+  uint64_t snap_bytes = 0;
+  for (const auto& kv : snapshots_)
+    for (const auto& l : kv.second.at)
+      if (l && !live_set.count(l.get()) && snap_set.insert(l.get()).second) snap_bytes += l->bytes();
+  const uint64_t pool = pool_->bytes();
+  const uint64_t scratch = scratch_bytes();
+  s.device_bytes = live_bytes + snap_bytes + pool + scratch;
+  std::string fill = "n/a";
+  if (chunks_ > 0) {
+    char buf[32];
+    const double slots = static_cast<double>(chunks_) * static_cast<double>(b_);
+    std::snprintf(buf, sizeof buf, "%.2f", 100.0 * (slots - static_cast<double>(padding_)) / slots);
+    fill = buf;
+  }
+  s.extra = {
+      {"levels", live_.indices()},
+      {"batches", std::to_string(live_.r)},
+      {"elements", std::to_string(n)},
+      {"stale", std::to_string(stale_)},
+      {"stale_counted", stale_exact_ ? "exact" : "lower bound"},
+      {"batch_fill", fill},
+      {"padding", std::to_string(padding_)},
+      {"update_chunks", std::to_string(chunks_)},
+      {"cleanups", std::to_string(cleanups_)},
+      {"last_cleanup_stale", std::to_string(last_cleanup_stale_)},
+      {"auto_cleanups", std::to_string(auto_cleanups_)},
+      {"snapshots", std::to_string(snapshots_.size())},
+      {"snapshot_bytes", std::to_string(snap_bytes)},
+      {"pool_bytes", std::to_string(pool)},
+      {"scratch_bytes", std::to_string(scratch)},
+  };
+  return s;
+}
+
+}  // namespace lsm
+}  // namespace gpudict

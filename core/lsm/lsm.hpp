@@ -1,0 +1,34 @@
+// The GPU LSM (Ashkiani et al., IPDPS 2018, seed 000): levels of sorted
+// arrays of capacity b 2^i, each full or empty; tombstones for deletes;
+// lookups from the most recent level down; count/range by a candidate sort;
+// cleanup by merging every level. u32 keys and values, every value legal.
+// Level memory is reference-counted, so snapshots are O(levels).
+// docs/lsm.md.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/registry.hpp"
+
+namespace gpudict {
+
+// Ordered queries, deletes, snapshots; u32 keys and values; a concurrent batch
+// runs as its updates, then its queries; several updates of one key in a
+// phased batch: a delete wins, otherwise one insert (the last in batch order).
+Capabilities lsm_caps();
+
+// --batch-size (b, a power of two, default 2^20), --cleanup-every (N update
+// batches, 0 = never), --cleanup-stale-fraction (x, 0 = never).
+std::vector<OptionSpec> lsm_options();
+
+// Throws InputError naming the option when an option is invalid (also used
+// with --backend cpu, where no LSM is built).
+void validate_lsm_options(const StructureConfig& config);
+
+// Throws InputError for key or value types other than u32 and for invalid
+// options (the message names the option).
+std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config);
+
+}  // namespace gpudict

@@ -1,0 +1,163 @@
+// The GPU LSM's Dictionary implementation (internal). Its members are defined
+// across small files:
+//   lsm.cu            options, construction, execute() dispatch, cleanup
+//                     policy, snapshots, stats, the memory bound
+//   update.cu         a batch's updates: resolve, chunk, pad, merge down
+//   build_cleanup.cu  build(), cleanup() and the slicing of a sorted run
+//                     into levels (with placebos)
+//   point_queries.cu  lookup and successor
+//   range_queries.cu  count and range (bounds, candidates, sort, validity)
+//   merge.cu          the stable two-run merge
+//   level.cu          level storage, pool, views
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/registry.hpp"
+#include "core/common/cub_temp.cuh"
+#include "core/common/device_buffer.hpp"
+#include "core/common/event_timer.hpp"
+#include "core/common/pinned_buffer.cuh"
+#include "core/lsm/level.cuh"
+
+namespace gpudict::lsm {
+
+struct Options {
+  uint64_t batch_size = 1ull << 20;
+  uint64_t cleanup_every = 0;   // 0: never
+  double stale_fraction = 0.0;  // 0: never
+};
+
+// Options from the command line; throws InputError naming the option.
+Options parse_options(const StructureConfig& config);
+
+// Scratch arrays in level format (ping-pong merge buffers, the chunk buffer).
+struct RunBuffers {
+  DeviceBuffer<uint32_t> keys, values;
+  DeviceBuffer<uint8_t> status;
+  void reserve(uint64_t n, const char* what) {
+    keys.reserve_discard(n, what);
+    values.reserve_discard(n, what);
+    status.reserve_discard(n, what);
+  }
+  void release() {
+    keys.release();
+    values.release();
+    status.release();
+  }
+  uint64_t bytes() const { return keys.bytes() + values.bytes() + status.bytes(); }
+};
+
+class Lsm final : public Dictionary {
+ public:
+  Lsm(const StructureConfig& config, const Options& options);
+  ~Lsm() override;
+  Lsm(const Lsm&) = delete;
+  Lsm& operator=(const Lsm&) = delete;
+
+  const Capabilities& caps() const override { return caps_; }
+  Params parameters() const override;
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
+  void build(const KeyValues& initial, DeviceTime& t) override;
+  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
+  void snapshot(const std::string& name, DeviceTime& t) override;
+  void drop_snapshot(const std::string& name) override;
+  void cleanup(DeviceTime& t) override;
+  Stats stats() const override;
+
+ private:
+  static int use_device(int device);
+  // update.cu: the batch's inserts and deletes, resolved and merged in.
+  void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
+  // lsm.cu: the cleanup policy after an update batch.
+  void maybe_cleanup(DeviceTime& t);
+  // build_cleanup.cu
+  void run_cleanup(DeviceTime& t);
+  // Places the sorted unique pairs keys/values[0, u) (device) into new levels
+  // (binary representation of ceil(u / b), smallest keys in the smallest
+  // level, placebos after the last pair); replaces the live list. Returns the
+  // device milliseconds.
+  double place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t u);
+  // point_queries.cu / range_queries.cu: one query type of a batch.
+  void run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
+                   BatchResults& r, DeviceTime& t);
+  void run_successors(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
+                      BatchResults& r, DeviceTime& t);
+  void run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
+                   Phase phase, BatchResults& r, DeviceTime& t);
+  // Copies the query keys (and bounds) of `ops` to q_keys_ (q_args_).
+  void stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args);
+
+  void h2d(void* dst, const void* src, size_t bytes);
+  void d2h(void* dst, const void* src, size_t bytes);
+  // Levels dropped by device work still queued are kept here until the
+  // stream is synchronised (then they return to the pool or are freed).
+  void release_dropped();
+  uint64_t stored() const { return live_.r * b_; }
+  uint64_t scratch_bytes() const;
+
+  int device_;
+  Capabilities caps_;
+  Options opt_;
+  uint64_t b_;
+  cudaStream_t stream_ = nullptr;
+  EventTimer timer_;
+
+  // The pool outlives every level (declared before the lists: destroyed after).
+  std::shared_ptr<LevelPool> pool_;
+  LevelList live_;
+  std::map<std::string, LevelList> snapshots_;
+  std::vector<std::shared_ptr<Level>> dropped_;
+
+  // What the structure knows about its contents.
+  uint64_t stale_ = 0;          // elements that are not the live record of a key
+  bool stale_exact_ = true;     // false: stale_ is a lower bound
+  uint64_t chunks_ = 0;         // LSM batches inserted by update batches
+  uint64_t padding_ = 0;        // padding elements among them
+  uint64_t cleanups_ = 0;       // cleanups run (steps and policy)
+  uint64_t auto_cleanups_ = 0;  // of which by the policy
+  uint64_t since_cleanup_ = 0;  // update batches since the last cleanup or build
+  uint64_t last_cleanup_stale_ = 0;  // stale elements the last cleanup found (exact: stored - live)
+
+  CubTemp temp_;
+  DeviceBuffer<unsigned long long> d_counters_;
+
+  // Update scratch.
+  DeviceBuffer<uint32_t> upd_keys_[2];
+  DeviceBuffer<uint64_t> upd_payload_[2];  // delete << 63 | batch index << 32 | value
+  DeviceBuffer<uint32_t> uniq_keys_;
+  DeviceBuffer<uint64_t> uniq_payload_;
+  RunBuffers chunk_;
+  RunBuffers pp_[2];  // merge intermediates; build/cleanup scratch
+  DeviceBuffer<uint64_t> splits_;
+
+  // Query scratch.
+  DeviceBuffer<uint32_t> q_keys_, q_args_;
+  DeviceBuffer<uint8_t> q_found_;
+  DeviceBuffer<uint32_t> q_key_out_, q_value_out_;
+  DeviceBuffer<uint32_t> q_slow_item_, q_slow_key_;
+  DeviceBuffer<uint64_t> q_bounds_;   // count/range: per (query, level) counts, scanned in place
+  DeviceBuffer<uint32_t> q_first_;    // per (query, level) lower bound
+  DeviceBuffer<uint64_t> q_starts_;   // per-query candidate offsets (when split in rounds)
+  DeviceBuffer<uint64_t> cand_comp_[2];  // (query << (32 + lb)) | (key << lb) | level rank
+  DeviceBuffer<uint32_t> cand_pos_[2];   // position within its level
+  DeviceBuffer<uint32_t> cand_scan_;     // exclusive scan of the validity flags
+  DeviceBuffer<uint32_t> cand_tiles_;
+  DeviceBuffer<const uint8_t*> d_status_ptrs_;  // status array of each level rank (kMaxLevels)
+  DeviceBuffer<uint64_t> q_size_out_, q_offset_out_;
+  DeviceBuffer<uint32_t> range_keys_, range_values_;
+
+  // Pinned host staging (reused across batches).
+  PinnedBuffer<uint32_t> h_keys_, h_args_, h_values_;
+  PinnedBuffer<uint64_t> h_u64_;
+  PinnedBuffer<uint8_t> h_found_;
+};
+
+}  // namespace gpudict::lsm

@@ -1,0 +1,258 @@
+// Lookups and successors.
+//
+// lookup(k): levels in rank order (most recent first); in each, i =
+//   lower_bound(k); keys[i] == k: the key's most recent record (invariant 2)
+//   decides: a tombstone -> not found, a regular record -> its value; stop.
+//   Otherwise the next level. One launch of the multi-level search kernel.
+// successor(k): the smallest live key > k.
+//   1. (search kernel) per level i = upper_bound(k): candidate keys[i] (the
+//      first record of that key in the level); c = the smallest candidate,
+//      from the smallest rank that has it: that record is c's most recent
+//      one. Regular: the answer is (c, its value). No candidate: not found.
+//   2. c's most recent record is a tombstone (c is deleted): the query goes
+//      to a list, and a second kernel walks on from c, one warp per listed
+//      query, lane l owning level rank l: each lane keeps its level's next
+//      key > c (upper_bound once, then stepping over segments); the warp
+//      takes the minimum (redux), the lowest lane holding it decides
+//      liveness; a deleted minimum advances every lane holding it. The walk
+//      costs one step per deleted key it passes: a long run of deleted keys
+//      (tombstones not yet cleaned up) is the worst case, and cleanup()
+//      removes it.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+#include "core/common/grid.cuh"
+#include "core/common/warp.cuh"
+#include "core/lsm/lsm_impl.cuh"
+#include "core/lsm/multilevel_search.cuh"
+
+namespace gpudict::lsm {
+
+namespace {
+
+struct LookupOp {
+  static constexpr int kSearches = 1;
+  static constexpr bool kUpper0 = false, kUpper1 = false, kStopWhenDone = true;
+  const uint32_t* in;
+  uint8_t* found;
+  uint32_t* value;
+  struct State {
+    bool done;
+    bool found;
+    uint32_t value;
+  };
+  __device__ __forceinline__ void setup(uint32_t i, State& st, uint32_t (&q)[1]) const {
+    q[0] = in[i];
+    st.done = false;
+    st.found = false;
+    st.value = 0;
+  }
+  __device__ __forceinline__ bool wants(const State& st, int) const { return !st.done; }
+  __device__ __forceinline__ void level(const LevelView& L, int, uint32_t, State& st, const uint32_t (&q)[1],
+                                        const uint32_t (&pos)[1], const bool (&searched)[1]) const {
+    if (!searched[0]) return;
+    const uint32_t p = pos[0];
+    if (p < L.n && __ldg(L.ix.level[0] + p) == q[0]) {
+      st.done = true;
+      st.found = (__ldg(L.status + p) & kTombstone) == 0;
+      if (st.found) st.value = __ldg(L.values + p);
+    }
+  }
+  __device__ __forceinline__ void finish(const LsmView&, uint32_t i, const State& st) const {
+    found[i] = st.found ? 1 : 0;
+    value[i] = st.value;
+  }
+};
+
+struct SuccessorOp {
+  static constexpr int kSearches = 1;
+  static constexpr bool kUpper0 = true, kUpper1 = true, kStopWhenDone = false;
+  const uint32_t* in;
+  uint8_t* found;
+  uint32_t* key;
+  uint32_t* value;
+  uint32_t* slow_item;
+  uint32_t* slow_key;
+  unsigned long long* slow_count;
+  struct State {
+    uint32_t best;  // smallest candidate so far
+    uint32_t pos;   // its position in level `rank`
+    int rank;       // -1: none yet
+  };
+  __device__ __forceinline__ void setup(uint32_t i, State& st, uint32_t (&q)[1]) const {
+    q[0] = in[i];
+    st.best = 0;
+    st.pos = 0;
+    st.rank = -1;
+  }
+  __device__ __forceinline__ bool wants(const State&, int) const { return true; }
+  __device__ __forceinline__ void level(const LevelView& L, int rank, uint32_t, State& st, const uint32_t (&)[1],
+                                        const uint32_t (&pos)[1], const bool (&searched)[1]) const {
+    if (!searched[0]) return;
+    const uint32_t p = pos[0];
+    if (p >= L.n) return;
+    const uint32_t k = __ldg(L.ix.level[0] + p);
+    if (st.rank < 0 || k < st.best) {  // strictly smaller: equal keys keep the more recent rank
+      st.best = k;
+      st.pos = p;
+      st.rank = rank;
+    }
+  }
+  __device__ __forceinline__ void finish(const LsmView& v, uint32_t i, const State& st) const {
+    if (st.rank < 0) {
+      found[i] = 0;
+      key[i] = 0;
+      value[i] = 0;
+      return;
+    }
+    const LevelView& L = v.lv[st.rank];
+    if ((__ldg(L.status + st.pos) & kTombstone) == 0) {
+      found[i] = 1;
+      key[i] = st.best;
+      value[i] = __ldg(L.values + st.pos);
+      return;
+    }
+    const unsigned long long slot = atomicAdd(slow_count, 1ull);
+    slow_item[slot] = i;
+    slow_key[slot] = st.best;
+  }
+};
+
+constexpr int kWalkThreads = 256;
+
+// One warp per listed query: the smallest live key > slow_key (docs above).
+__global__ void __launch_bounds__(kWalkThreads)
+    successor_walk_kernel(const __grid_constant__ LsmView v, const uint32_t* __restrict__ slow_item,
+                          const uint32_t* __restrict__ slow_key, const unsigned long long* __restrict__ slow_count,
+                          uint8_t* __restrict__ found, uint32_t* __restrict__ out_key,
+                          uint32_t* __restrict__ out_value) {
+  const unsigned lane = lane_id();
+  const uint64_t count = *slow_count;
+  const uint64_t warps = static_cast<uint64_t>(gridDim.x) * warps_per_block();
+  const bool mine = static_cast<int>(lane) < v.count;
+  const uint32_t* keys = mine ? v.lv[lane].ix.level[0] : nullptr;
+  const uint32_t n = mine ? v.lv[lane].n : 0u;
+  for (uint64_t w = static_cast<uint64_t>(blockIdx.x) * warps_per_block() + warp_in_block(); w < count;
+       w += warps) {
+    const uint32_t item = slow_item[w];
+    const uint32_t from = slow_key[w];
+    uint32_t p = mine ? sa::count_before(keys, n, from, true) : 0u;
+    bool has = p < n;
+    uint32_t k = has ? keys[p] : 0u;
+    bool hit = false;
+    uint32_t rk = 0, rv = 0;
+    while (true) {
+      if (__ballot_sync(kFullMask, has) == 0) break;  // no key > from is left anywhere
+      const uint32_t m = __reduce_min_sync(kFullMask, has ? k : kMaxKey);
+      const bool holds = has && k == m;
+      const unsigned eq = __ballot_sync(kFullMask, holds);  // not empty: some lane with a key holds the minimum
+      const int owner = __ffs(eq) - 1;                        // the most recent level holding m
+      int live = 0;
+      if (static_cast<int>(lane) == owner) live = (v.lv[lane].status[p] & kTombstone) == 0;
+      live = __shfl_sync(kFullMask, live, owner);
+      if (live) {
+        if (static_cast<int>(lane) == owner) {
+          hit = true;
+          rk = m;
+          rv = v.lv[lane].values[p];
+        }
+        break;
+      }
+      if (holds) {  // step over m's segment in this level
+        do {
+          ++p;
+        } while (p < n && keys[p] == m);
+        has = p < n;
+        k = has ? keys[p] : 0u;
+      }
+    }
+    const unsigned hits = __ballot_sync(kFullMask, hit);
+    if (hits ? hit : lane == 0) {
+      found[item] = hit ? 1 : 0;
+      out_key[item] = rk;
+      out_value[item] = rv;
+    }
+  }
+}
+
+}  // namespace
+
+void Lsm::stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args) {
+  const uint64_t q = ops.size();
+  h_keys_.reserve_discard(q);
+  q_keys_.reserve_discard(q, "lsm query keys");
+  for (uint64_t j = 0; j < q; ++j) h_keys_[j] = static_cast<uint32_t>(batch.keys[ops[j]]);
+  h2d(q_keys_.data(), h_keys_.data(), q * sizeof(uint32_t));
+  if (!with_args) return;
+  h_args_.reserve_discard(q);
+  q_args_.reserve_discard(q, "lsm query bounds");
+  for (uint64_t j = 0; j < q; ++j) h_args_[j] = static_cast<uint32_t>(batch.args[ops[j]]);
+  h2d(q_args_.data(), h_args_.data(), q * sizeof(uint32_t));
+}
+
+void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
+                      BatchResults& r, DeviceTime& t) {
+  const uint64_t q = ops.size();
+  const LsmView v = make_view(list);
+  if (q == 0 || v.count == 0) return;  // nothing stored: every lookup misses (results are reset)
+  stage_queries(batch, ops, false);
+  q_found_.reserve_discard(q, "lsm lookup results");
+  q_value_out_.reserve_discard(q, "lsm lookup results");
+  h_found_.reserve_discard(q);
+  h_values_.reserve_discard(q);
+  timer_.start(stream_);
+  launch_multilevel(v, LookupOp{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
+                    "multilevel_search_kernel<Lookup>");
+  t.add(phase, timer_.stop(stream_));
+  d2h(h_found_.data(), q_found_.data(), q);
+  d2h(h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
+  for (uint64_t j = 0; j < q; ++j) {
+    const uint32_t i = ops[j];
+    r.found[i] = h_found_[j];
+    r.value[i] = h_values_[j];
+  }
+}
+
+void Lsm::run_successors(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
+                         BatchResults& r, DeviceTime& t) {
+  const uint64_t q = ops.size();
+  const LsmView v = make_view(list);
+  if (q == 0 || v.count == 0) return;  // nothing stored: not found (results are reset)
+  stage_queries(batch, ops, false);
+  q_found_.reserve_discard(q, "lsm successor results");
+  q_key_out_.reserve_discard(q, "lsm successor results");
+  q_value_out_.reserve_discard(q, "lsm successor results");
+  q_slow_item_.reserve_discard(q, "lsm successor walk list");
+  q_slow_key_.reserve_discard(q, "lsm successor walk list");
+  h_found_.reserve_discard(q);
+  h_args_.reserve_discard(q);
+  h_values_.reserve_discard(q);
+  unsigned long long* d_slow = d_counters_.data() + 3;
+  const SuccessorOp op{q_keys_.data(),        q_found_.data(),       q_key_out_.data(), q_value_out_.data(),
+                       q_slow_item_.data(), q_slow_key_.data(), d_slow};
+  const unsigned walk_grid = static_cast<unsigned>(std::min<uint64_t>(
+      static_cast<uint64_t>(resident_blocks(successor_walk_kernel, kWalkThreads, 0)),
+      div_up(q, kWalkThreads / kWarpSize)));
+  timer_.start(stream_);
+  GPUDICT_CUDA(cudaMemsetAsync(d_slow, 0, sizeof(unsigned long long), stream_));
+  launch_multilevel(v, op, q, stream_, "multilevel_search_kernel<Successor>");
+  successor_walk_kernel<<<walk_grid, kWalkThreads, 0, stream_>>>(v, q_slow_item_.data(), q_slow_key_.data(), d_slow,
+                                                                 q_found_.data(), q_key_out_.data(),
+                                                                 q_value_out_.data());
+  GPUDICT_CHECK_LAUNCH("successor_walk_kernel");
+  t.add(phase, timer_.stop(stream_));
+  d2h(h_found_.data(), q_found_.data(), q);
+  d2h(h_args_.data(), q_key_out_.data(), q * sizeof(uint32_t));
+  d2h(h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
+  for (uint64_t j = 0; j < q; ++j) {
+    const uint32_t i = ops[j];
+    r.found[i] = h_found_[j];
+    r.key[i] = h_args_[j];
+    r.value[i] = h_values_[j];
+  }
+}
+
+}  // namespace gpudict::lsm

@@ -1,0 +1,249 @@
+// A batch's inserts and deletes (phased: all of them, then the queries).
+//
+//  1. copy the updates as (key, payload) with
+//     payload = is_delete << 63 | batch index << 32 | value;
+//  2. stable radix sort by key, then one reduce-by-key with
+//        (a, b) -> (a.delete | b.delete) << 63 | max(a.index:value, b.index:value)
+//     (associative and commutative): one entry per key, a tombstone if the
+//     batch deletes the key anywhere, else the key's last insert in batch
+//     order (III-A, made deterministic). The result is sorted with unique keys;
+//  3. cut it into chunks of b; each chunk is one LSM batch (keys are unique
+//     across chunks, so their order does not matter); the last partial chunk
+//     is padded to b with copies of its last entry (identical records: one is
+//     visible, the rest are stale);
+//  4. insert chunk by chunk: r -> r + 1 is a binary increment; with levels
+//     0..k-1 full and k empty, the chunk merges down through them (each merge
+//     stable, the newer run first) and the result becomes level k. A chunk
+//     has unique keys, so "tombstones before regular elements of the same
+//     batch" (invariant 3) holds trivially; stability gives invariants 1-2.
+//
+// Everything a group of up to 32 chunks needs (the new levels, the ping-pong
+// buffers, the merge splits) is allocated before its timed segment; the
+// levels merged away are released after the stream is synchronised.
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_reduce.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+#include "core/common/grid.cuh"
+#include "core/common/warp.cuh"
+#include "core/lsm/lsm_impl.cuh"
+#include "core/lsm/merge.cuh"
+#include "core/lsm/multilevel_search.cuh"
+
+namespace gpudict::lsm {
+
+namespace {
+
+constexpr uint64_t kDeleteBit = 1ull << 63;
+constexpr uint64_t kMaxUpdates = 1ull << 31;  // the batch index has 31 bits
+constexpr uint64_t kChunkGroup = 32;          // chunks per timed segment
+
+struct ResolveOp {
+  __host__ __device__ uint64_t operator()(uint64_t a, uint64_t b) const {
+    const uint64_t ia = a & ~kDeleteBit, ib = b & ~kDeleteBit;
+    return ((a | b) & kDeleteBit) | (ia > ib ? ia : ib);
+  }
+};
+
+// One chunk in level format: out[i] = entry min(i, cnt - 1) for i < b (the
+// padding repeats the last entry). Counts the chunk's tombstones.
+__global__ void expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint64_t* __restrict__ payload,
+                                    uint64_t cnt, uint64_t b, uint32_t* __restrict__ out_keys,
+                                    uint32_t* __restrict__ out_values, uint8_t* __restrict__ out_status,
+                                    unsigned long long* __restrict__ tombstones) {
+  unsigned long long c = 0;
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < b; i += stride) {
+    const uint64_t s = i < cnt ? i : cnt - 1;
+    const uint64_t p = payload[s];
+    const bool del = (p & kDeleteBit) != 0;
+    out_keys[i] = keys[s];
+    out_values[i] = del ? 0u : static_cast<uint32_t>(p);
+    out_status[i] = del ? kTombstone : uint8_t{0};
+    c += (i < cnt && del) ? 1 : 0;
+  }
+  c = warp_sum(c);
+  if (lane_id() == 0 && c) atomicAdd(tombstones, c);
+}
+
+// Whether each resolved key has a live record before the batch (exact stale
+// counting): a lookup that counts the live ones.
+struct PresenceOp {
+  static constexpr int kSearches = 1;
+  static constexpr bool kUpper0 = false, kUpper1 = false, kStopWhenDone = true;
+  const uint32_t* keys;
+  unsigned long long* live;
+  struct State {
+    bool done;
+    bool live;
+  };
+  __device__ __forceinline__ void setup(uint32_t i, State& st, uint32_t (&q)[1]) const {
+    q[0] = keys[i];
+    st.done = false;
+    st.live = false;
+  }
+  __device__ __forceinline__ bool wants(const State& st, int) const { return !st.done; }
+  __device__ __forceinline__ void level(const LevelView& L, int, uint32_t, State& st, const uint32_t (&q)[1],
+                                        const uint32_t (&pos)[1], const bool (&searched)[1]) const {
+    if (!searched[0]) return;
+    const uint32_t p = pos[0];
+    if (p < L.n && __ldg(L.ix.level[0] + p) == q[0]) {
+      st.done = true;
+      st.live = (__ldg(L.status + p) & kTombstone) == 0;
+    }
+  }
+  __device__ __forceinline__ void finish(const LsmView&, uint32_t, const State& st) const {
+    const unsigned m = __activemask();
+    const unsigned votes = __ballot_sync(m, st.live);
+    if (votes != 0 && lane_id() == static_cast<unsigned>(__ffs(m) - 1))
+      atomicAdd(live, static_cast<unsigned long long>(__popc(votes)));
+  }
+};
+
+}  // namespace
+
+void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
+  uint64_t m = 0;
+  for (OpType type : batch.types) m += is_update(type) ? 1 : 0;
+  if (m == 0) return;
+  if (m >= kMaxUpdates) throw RuntimeFailure("lsm: at most 2^31 - 1 updates in one batch (got " + std::to_string(m) + ")");
+  h_keys_.reserve_discard(m);
+  h_u64_.reserve_discard(m);
+  {
+    uint64_t j = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      const OpType type = batch.types[i];
+      if (!is_update(type)) continue;
+      h_keys_[j] = static_cast<uint32_t>(batch.keys[i]);
+      h_u64_[j] = (j << 32) | (type == OpType::Delete ? kDeleteBit : static_cast<uint64_t>(static_cast<uint32_t>(batch.args[i])));
+      ++j;
+    }
+  }
+  for (int i = 0; i < 2; ++i) {
+    upd_keys_[i].reserve_discard(m, "lsm update keys");
+    upd_payload_[i].reserve_discard(m, "lsm update payload");
+  }
+  uniq_keys_.reserve_discard(m, "lsm resolved keys");
+  uniq_payload_.reserve_discard(m, "lsm resolved payload");
+  h2d(upd_keys_[0].data(), h_keys_.data(), m * sizeof(uint32_t));
+  h2d(upd_payload_[0].data(), h_u64_.data(), m * sizeof(uint64_t));
+
+  unsigned long long* d_runs = d_counters_.data();
+  unsigned long long* d_live = d_counters_.data() + 1;
+  unsigned long long* d_tombs = d_counters_.data() + 2;
+  cub::DoubleBuffer<uint32_t> dk(upd_keys_[0].data(), upd_keys_[1].data());
+  cub::DoubleBuffer<uint64_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
+  auto sort = [&](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_);
+  };
+  auto reduce = [&](void* p, size_t& bytes) {
+    return cub::DeviceReduce::ReduceByKey(p, bytes, dk.Current(), uniq_keys_.data(), dp.Current(),
+                                          uniq_payload_.data(), d_runs, ResolveOp{}, m, stream_);
+  };
+  temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
+  temp_.prepare("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
+  timer_.start(stream_);
+  GPUDICT_CUDA(cudaMemsetAsync(d_counters_.data(), 0, 3 * sizeof(unsigned long long), stream_));
+  temp_.run("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
+  temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
+  double ms = timer_.stop(stream_);
+  d2h(h_u64_.data(), d_runs, sizeof(unsigned long long));
+  const uint64_t u = h_u64_[0];
+
+  // The chunks, in groups: a group's new levels, ping-pong buffers and
+  // splits are acquired before its timed segment, and the levels it merges
+  // away go back to the pool after it (the next group reuses them).
+  const uint64_t chunks = div_up(u, b_);
+  const uint64_t pad = chunks * b_ - u;
+  const bool track = opt_.stale_fraction > 0;
+  const LsmView before = make_view(live_);  // the pre-batch levels (presence count)
+  for (uint64_t c0 = 0; c0 < chunks; c0 += kChunkGroup) {
+    const uint64_t c1 = std::min<uint64_t>(chunks, c0 + kChunkGroup);
+    // The level each chunk creates: r -> r + 1 sets the lowest zero bit k.
+    std::vector<int> target;
+    std::vector<std::shared_ptr<Level>> fresh;
+    uint64_t max_inter = 0, max_total = 0;
+    bool need_chunk = false;
+    uint64_t r = live_.r;
+    for (uint64_t c = c0; c < c1; ++c, ++r) {
+      int k = 0;
+      while (k < kMaxLevels && ((r >> k) & 1)) ++k;
+      if (k >= kMaxLevels || (b_ << k) > kMaxLevelSize)
+        throw RuntimeFailure("lsm: the structure would need a level of more than 2^31 elements (" +
+                             std::to_string(r + 1) + " batches of " + std::to_string(b_) + ")");
+      target.push_back(k);
+      if (k >= 1) need_chunk = true;
+      if (k >= 2) max_inter = std::max<uint64_t>(max_inter, b_ << (k - 1));
+      max_total = std::max<uint64_t>(max_total, b_ << k);
+    }
+    for (int k : target) fresh.push_back(pool_->acquire(k));
+    if (need_chunk) chunk_.reserve(b_, "lsm chunk buffer");
+    if (max_inter) {
+      pp_[0].reserve(max_inter, "lsm merge buffer");
+      pp_[1].reserve(max_inter, "lsm merge buffer");
+    }
+    splits_.reserve_discard(merge_split_entries(max_total), "lsm merge splits");
+
+    timer_.start(stream_);
+    if (track && c0 == 0)
+      launch_multilevel(before, PresenceOp{uniq_keys_.data(), d_live}, u, stream_,
+                        "multilevel_search_kernel<Presence>");
+    for (uint64_t c = c0; c < c1; ++c) {
+      const uint64_t first = c * b_;
+      const uint64_t cnt = std::min<uint64_t>(b_, u - first);
+      const int k = target[c - c0];
+      Level& out = *fresh[c - c0];
+      RunBuffers* stage = k == 0 ? nullptr : &chunk_;
+      uint32_t* sk = stage ? stage->keys.data() : out.kv.keys.data();
+      uint32_t* sv = stage ? stage->values.data() : out.kv.values.data();
+      uint8_t* ss = stage ? stage->status.data() : out.status.data();
+      expand_chunk_kernel<<<blocks_for(b_, 256, 4096), 256, 0, stream_>>>(uniq_keys_.data() + first,
+                                                                           uniq_payload_.data() + first, cnt, b_,
+                                                                           sk, sv, ss, d_tombs);
+      GPUDICT_CHECK_LAUNCH("expand_chunk_kernel");
+      if (k == 0) {
+        sa::build_fence_levels(out.kv, 0, stream_);
+      } else {
+        RunIn a{sk, sv, ss, b_};
+        for (int j = 0; j < k; ++j) {
+          const Level& lj = *live_.at[j];
+          const RunIn older{lj.kv.keys.data(), lj.kv.values.data(), lj.status.data(), lj.n()};
+          const bool last = j == k - 1;
+          RunBuffers& tmp = pp_[j & 1];
+          const RunOut o = last ? RunOut{out.kv.keys.data(), out.kv.values.data(), out.status.data(),
+                                         out.kv.fences.data()}
+                                : RunOut{tmp.keys.data(), tmp.values.data(), tmp.status.data(), nullptr};
+          merge_runs(a, older, o, splits_, stream_);
+          a = RunIn{o.keys, o.values, o.status, a.n + older.n};
+        }
+        sa::build_fence_levels(out.kv, 1, stream_);
+        for (int j = 0; j < k; ++j) dropped_.push_back(std::move(live_.at[j]));
+      }
+      live_.at[k] = std::move(fresh[c - c0]);
+      live_.r += 1;
+    }
+    ms += timer_.stop(stream_);
+    release_dropped();
+  }
+  d2h(h_u64_.data(), d_live, 2 * sizeof(unsigned long long));
+  const uint64_t live_before = h_u64_[0], tombs = h_u64_[1];
+
+  chunks_ += chunks;
+  padding_ += pad;
+  // stale' = stale + padding + tombstones + (records made stale: the keys
+  // that had a live record before the batch); docs/lsm.md.
+  stale_ += pad + tombs;
+  if (track)
+    stale_ += live_before;
+  else
+    stale_exact_ = false;
+  t.add(phase, ms);
+}
+
+}  // namespace gpudict::lsm

@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""Reproduce the GPU LSM paper's experiments (seed 000, Tables II-IV and the
+cleanup figures) with gpudict, the LSM and the sorted array side by side in
+one run. Generates the workloads (YAML) into --out, runs them with
+--no-verify (the same operations are verified at smaller sizes by the tests)
+and prints markdown tables; raw JSON/CSV stay in --out.
+
+  python3 scripts/lsm_tables.py                      # everything, paper sizes
+  python3 scripts/lsm_tables.py --table 2 --max-log2-n 24 --batch-logs 16,20
+  python3 scripts/lsm_tables.py --backend cpu --max-log2-n 12 --batch-logs 6,8  # a smoke run
+
+Table II: insertion rate (min, max, harmonic mean over every resident count r)
+  of n = 2^max-log2-n keys inserted in batches of b.
+Table III: lookup rate, all / none of the queries present, n = 2^query-log2-n,
+  r queries batches resident (every r up to 64, sampled beyond), as many
+  queries as elements.
+Table IV: count and range rates for expected range lengths 8 and 1024.
+cleanup: cleanup with 10% and 50% stale elements against a bulk rebuild of the
+  live elements, and lookups before and after.
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+
+
+def run(args, gpudict, structure, yaml_path, extra, tag):
+    out_json = os.path.join(args.out, f"{tag}.{structure}.jsonl")
+    out_bt = os.path.join(args.out, f"{tag}.{structure}.batches.csv")
+    cmd = [gpudict, structure, yaml_path, "--no-verify", "--format", "json", "--batch-times", out_bt,
+           "--repeat", str(args.repeat)] + extra
+    if args.backend:
+        cmd += ["--backend", args.backend]
+    with open(out_json, "w") as f:
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"lsm_tables: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    steps = [json.loads(l) for l in open(out_json) if l.strip()]
+    with open(out_bt) as f:
+        batches = list(csv.DictReader(f))
+    return steps, batches
+
+
+def write(args, name, text):
+    p = os.path.join(args.out, name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+def structures(args, b):
+    """(name, extra options) of the structures compared at batch size b."""
+    return [("lsm", ["--batch-size", str(b)]), ("sorted-array", [])]
+
+
+def rates_of(batches):
+    """Per-batch update rates (ops/s) of the batches that updated."""
+    return [int(x["updates"]) / (float(x["device_ms"]) * 1e-3) for x in batches
+            if int(x["updates"]) > 0 and float(x["device_ms"]) > 0]
+
+
+def table2(args):
+    n = 1 << args.max_log2_n
+    rows = []
+    for lb in args.batch_logs:
+        b = 1 << lb
+        if b > n:
+            continue
+        y = write(args, f"t2-b{lb}.yaml", f"""seed: {args.seed}
+steps:
+  - phase: {{name: insert, batches: {n // b}, batch_size: {b}, mix: {{insert: 1.0}}}}
+""")
+        row = {"b": f"2^{lb}"}
+        for s, extra in structures(args, b):
+            _, batches = run(args, args.gpudict, s, y, extra, f"t2-b{lb}")
+            r = rates_of(batches)
+            total_ms = sum(float(x["device_ms"]) for x in batches)
+            row[s] = (min(r) / 1e9, max(r) / 1e9, n / (total_ms * 1e-3) / 1e9)  # harmonic mean = n / total time
+        rows.append(row)
+    out = [f"Table II: insertion of n = 2^{args.max_log2_n} keys in batches of b (G updates/s; min, max, harmonic mean over r)",
+           "", "| b | LSM min | LSM max | LSM mean | SA min | SA max | SA mean | mean ratio |", "|---|---|---|---|---|---|---|---|"]
+    hms = []
+    for row in rows:
+        l, s = row["lsm"], row["sorted-array"]
+        hms.append((l[2], s[2]))
+        out.append(f"| {row['b']} | {l[0]:.3f} | {l[1]:.3f} | {l[2]:.3f} | {s[0]:.3f} | {s[1]:.3f} | {s[2]:.3f} | {l[2] / s[2]:.1f}x |")
+    if hms:
+        hl = len(hms) / sum(1 / x[0] for x in hms)
+        hs = len(hms) / sum(1 / x[1] for x in hms)
+        out.append(f"\nHarmonic mean over the batch sizes: LSM {hl:.3f}, sorted array {hs:.3f} G/s, ratio {hl / hs:.1f}x")
+    return "\n".join(out)
+
+
+def sample_r(R):
+    if R <= 64:
+        return list(range(1, R + 1))
+    pts = set(range(1, 17)) | {R}
+    p = 16
+    while p < R:
+        pts |= {p, p + 1, p - 1, min(R, p + p // 2)}
+        p *= 2
+    return sorted(x for x in pts if 1 <= x <= R)
+
+
+def query_workload(args, lb, kinds):
+    """YAML: grow to every sampled r and run each query kind there. kinds:
+    list of (phase name, mix, hit ratio, range_length or None)."""
+    n = 1 << args.query_log2_n
+    b = 1 << lb
+    R = n // b
+    steps, at = [], 0
+    for r in sample_r(R):
+        if r > at:
+            steps.append(f"  - phase: {{name: grow-{r}, batches: {r - at}, batch_size: {b}, mix: {{insert: 1.0}}}}")
+            at = r
+        q = r * b
+        qb = min(q, 1 << 22)
+        for name, mix, hit, rl in kinds:
+            extra = f", range_length: {{distribution: fixed, length: {rl}, unit: results}}" if rl else ""
+            steps.append(f"  - phase: {{name: {name}-{r}, batches: {max(1, q // qb)}, batch_size: {qb}, "
+                         f"mix: {{{mix}: 1.0}}, hit_ratio: {hit}{extra}}}")
+    return f"seed: {args.seed}\nsteps:\n" + "\n".join(steps) + "\n", R
+
+
+def query_table(args, title, kinds, tag, ops_of):
+    out = [title, "", "| b | op | LSM min | LSM max | LSM mean | SA min | SA max | SA mean | LSM/SA (mean) |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for lb in args.batch_logs:
+        b = 1 << lb
+        if b > (1 << args.query_log2_n):
+            continue
+        text, R = query_workload(args, lb, kinds)
+        y = write(args, f"{tag}-b{lb}.yaml", text)
+        res = {}
+        for s, extra in structures(args, b):
+            steps, _ = run(args, args.gpudict, s, y, extra, f"{tag}-b{lb}")
+            for st in steps:
+                if st.get("record") != "step" or st["kind"] != "phase" or st["name"].startswith("grow-"):
+                    continue
+                kind = st["name"].rsplit("-", 1)[0]
+                ops = sum(x["ops"] for x in st["rows"] if x["op"] in ops_of)
+                ms = sum(x["device_ms"] for x in st["rows"] if x["op"] in ops_of)
+                if ms > 0:
+                    res.setdefault((s, kind), []).append(ops / (ms * 1e-3) / 1e9)
+        for name, _, _, _ in kinds:
+            l, sa = res.get(("lsm", name), []), res.get(("sorted-array", name), [])
+            if not l or not sa:
+                continue
+            hl = len(l) / sum(1 / x for x in l)
+            hs = len(sa) / sum(1 / x for x in sa)
+            out.append(f"| 2^{lb} | {name} | {min(l):.3f} | {max(l):.3f} | {hl:.3f} | {min(sa):.3f} | {max(sa):.3f} | "
+                       f"{hs:.3f} | {hl / hs:.2f} |")
+    out.append(f"\n(G queries/s; n = 2^{args.query_log2_n}; r sampled: every r up to 64, then around powers of two; "
+               "harmonic means over the sampled r)")
+    return "\n".join(out)
+
+
+def table3(args):
+    return query_table(args, "Table III: lookups, all queries present (hit) and none present (miss)",
+                       [("lookup-hit", "lookup", 1.0, None), ("lookup-miss", "lookup", 0.0, None)], "t3", {"lookup"})
+
+
+def table4(args):
+    return query_table(args, "Table IV: count and range, expected range lengths 8 and 1024",
+                       [("count-8", "count", 0.5, 8), ("range-8", "range", 0.5, 8),
+                        ("count-1024", "count", 0.5, 1024), ("range-1024", "range", 0.5, 1024)],
+                       "t4", {"count", "range"})
+
+
+def cleanup_table(args):
+    n = 1 << args.query_log2_n
+    out = ["Cleanup: n inserted in batches of b, then stale elements made by deletes, cleanup vs bulk rebuild of the live keys",
+           "", "| b | stale | cleanup ms | rebuild ms | rebuild/cleanup | lookups before (G/s) | after (G/s) |",
+           "|---|---|---|---|---|---|---|"]
+    for lb in args.batch_logs:
+        b = 1 << lb
+        if b > n // 2:
+            continue
+        for frac in (0.1, 0.5):
+            # Deletes of present keys in full batches: each adds a tombstone and
+            # makes one element stale (2 stale elements per delete).
+            dels = int(n * frac / 2)
+            dbatches = max(1, dels // b)
+            live = n - dbatches * b
+            q = min(n, 1 << 22)
+            y = write(args, f"cl-b{lb}-{int(frac * 100)}.yaml", f"""seed: {args.seed}
+steps:
+  - phase: {{name: grow, batches: {n // b}, batch_size: {b}, mix: {{insert: 1.0}}}}
+  - phase: {{name: delete, batches: {dbatches}, batch_size: {b}, mix: {{delete: 1.0}}, hit_ratio: 1.0}}
+  - phase: {{name: before, batches: 1, batch_size: {q}, mix: {{lookup: 1.0}}, hit_ratio: 0.5}}
+  - cleanup
+  - phase: {{name: after, batches: 1, batch_size: {q}, mix: {{lookup: 1.0}}, hit_ratio: 0.5}}
+""")
+            steps, _ = run(args, args.gpudict, "lsm", y, ["--batch-size", str(b)], f"cl-b{lb}-{int(frac * 100)}")
+            ph = {st["name"]: st for st in steps if st.get("record") == "step"}
+            cl = [st for st in steps if st.get("record") == "step" and st["kind"] == "cleanup"][0]
+            cms = sum(x["device_ms"] for x in cl["rows"])
+            rate = lambda st: sum(x["ops"] for x in st["rows"]) / (sum(x["device_ms"] for x in st["rows"]) * 1e-3) / 1e9
+            y2 = write(args, f"rb-b{lb}-{int(frac * 100)}.yaml",
+                       f"seed: {args.seed}\ninitial: {{count: {live}}}\nsteps: []\n")
+            steps2, _ = run(args, args.gpudict, "lsm", y2, ["--batch-size", str(b)], f"rb-b{lb}-{int(frac * 100)}")
+            rb = [st for st in steps2 if st.get("record") == "step" and st["kind"] == "build"][0]
+            rms = sum(x["device_ms"] for x in rb["rows"])
+            stale = cl.get("after", {}).get("last_cleanup_stale", "?")
+            out.append(f"| 2^{lb} | {int(frac * 100)}% ({stale}) | {cms:.3f} | {rms:.3f} | {rms / cms:.2f}x | "
+                       f"{rate(ph['before']):.3f} | {rate(ph['after']):.3f} |")
+    return "\n".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpudict", default=os.path.join(os.path.dirname(__file__), "..", "build", "gpudict"))
+    ap.add_argument("--table", default="all", choices=["2", "3", "4", "cleanup", "all"])
+    ap.add_argument("--max-log2-n", type=int, default=27, help="Table II: n = 2^N keys inserted (default 27)")
+    ap.add_argument("--query-log2-n", type=int, default=24, help="Tables III, IV, cleanup: n = 2^N (default 24)")
+    ap.add_argument("--batch-logs", default="16,18,20,22,24", help="log2 of the batch sizes b")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice)")
+    ap.add_argument("--out", default="lsm-tables")
+    args = ap.parse_args()
+    args.batch_logs = [int(x) for x in args.batch_logs.split(",") if x]
+    os.makedirs(args.out, exist_ok=True)
+    parts = []
+    for name, fn in (("2", table2), ("3", table3), ("4", table4), ("cleanup", cleanup_table)):
+        if args.table in (name, "all"):
+            parts.append(fn(args))
+            print(parts[-1] + "\n", flush=True)
+    write(args, "tables.md", "\n\n".join(parts) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,992 @@
+// The GPU LSM against a std::map model that applies the paper's batch rule
+// (III-A): a key deleted anywhere in a batch is deleted, otherwise its last
+// insert (batch order) wins - the structure's deterministic choice. Every
+// query result of every batch is compared (found, key, value, counts, range
+// pairs and offsets), and the level layout and stale counts against r.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/ops.hpp"
+#include "core/api/registry.hpp"
+#include "core/common/errors.hpp"
+#include "core/lsm/lsm.hpp"
+
+using namespace gpudict;
+
+namespace {
+
+constexpr uint64_t kMax = 0xFFFFFFFFull;
+using Model = std::map<uint64_t, uint64_t>;
+
+std::unique_ptr<Dictionary> make(uint64_t b, uint64_t every = 0, const std::string& fraction = "0") {
+  StructureConfig c;
+  c.options["batch-size"] = std::to_string(b);
+  c.options["cleanup-every"] = std::to_string(every);
+  c.options["cleanup-stale-fraction"] = fraction;
+  return make_lsm(c);
+}
+
+std::string extra(const Dictionary& d, const std::string& name) {
+  for (const auto& kv : d.stats().extra)
+    if (kv.first == name) return kv.second;
+  return "<missing " + name + ">";
+}
+uint64_t extra_u64(const Dictionary& d, const std::string& name) { return std::stoull(extra(d, name)); }
+
+// "0,3,5": the set bits of r.
+std::string levels_of(uint64_t r) {
+  std::string s;
+  for (int i = 0; i < 64; ++i)
+    if ((r >> i) & 1) s += (s.empty() ? "" : ",") + std::to_string(i);
+  return s.empty() ? "none" : s;
+}
+
+Model model_of(const KeyValues& kv) {
+  Model m;
+  for (size_t i = 0; i < kv.size(); ++i) m[kv.keys[i]] = kv.values[i];
+  return m;
+}
+
+// The batch rule: a delete anywhere wins, else the last insert.
+void apply_updates(Model& m, const Batch& b) {
+  struct Effect {
+    bool deleted = false;
+    bool inserted = false;
+    uint64_t value = 0;
+  };
+  std::map<uint64_t, Effect> eff;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b.types[i] == OpType::Insert) {
+      Effect& e = eff[b.keys[i]];
+      e.inserted = true;
+      e.value = b.args[i];
+    } else if (b.types[i] == OpType::Delete) {
+      eff[b.keys[i]].deleted = true;
+    }
+  }
+  for (const auto& kv : eff) {
+    if (kv.second.deleted)
+      m.erase(kv.first);
+    else
+      m[kv.first] = kv.second.value;
+  }
+}
+
+// Unique keys the batch updates (the number of records it stores, before padding).
+uint64_t unique_updates(const Batch& b) {
+  std::vector<uint64_t> k;
+  for (size_t i = 0; i < b.size(); ++i)
+    if (is_update(b.types[i])) k.push_back(b.keys[i]);
+  std::sort(k.begin(), k.end());
+  return static_cast<uint64_t>(std::unique(k.begin(), k.end()) - k.begin());
+}
+
+// Compares every query result of `b` with the model `m`; ranges must be
+// contiguous in batch order. Returns the first few mismatches.
+std::string compare(const Model& m, const Batch& b, const BatchResults& r) {
+  std::ostringstream err;
+  int bad = 0;
+  auto fail = [&](size_t i, const std::string& what) {
+    if (bad++ < 5)
+      err << "op " << i << " (" << op_name(b.types[i]) << " " << b.keys[i] << " " << b.args[i] << "): " << what
+          << "\n";
+  };
+  if (r.found.size() != b.size() || r.value.size() != b.size() || r.key.size() != b.size())
+    return "results not sized to the batch";
+  if (r.range_keys.size() != r.range_values.size()) return "range keys and values differ in length";
+  std::vector<uint64_t> keys, values;
+  keys.reserve(m.size());
+  values.reserve(m.size());
+  for (const auto& kv : m) {
+    keys.push_back(kv.first);
+    values.push_back(kv.second);
+  }
+  auto lower = [&](uint64_t k) { return static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()); };
+  auto upper = [&](uint64_t k) { return static_cast<size_t>(std::upper_bound(keys.begin(), keys.end(), k) - keys.begin()); };
+  uint64_t next_offset = 0;
+  for (size_t i = 0; i < b.size(); ++i) {
+    const uint64_t k = b.keys[i], a = b.args[i];
+    switch (b.types[i]) {
+      case OpType::Insert:
+      case OpType::Delete:
+        break;
+      case OpType::Lookup: {
+        const size_t p = lower(k);
+        const bool f = p < keys.size() && keys[p] == k;
+        if (r.found[i] != (f ? 1 : 0))
+          fail(i, "found " + std::to_string(r.found[i]));
+        else if (f && r.value[i] != values[p])
+          fail(i, "value " + std::to_string(r.value[i]) + " expected " + std::to_string(values[p]));
+        break;
+      }
+      case OpType::Count: {
+        const uint64_t c = k <= a ? upper(a) - lower(k) : 0;
+        if (r.value[i] != c) fail(i, "count " + std::to_string(r.value[i]) + " expected " + std::to_string(c));
+        break;
+      }
+      case OpType::Range: {
+        const size_t first = lower(k);
+        const uint64_t c = k <= a ? upper(a) - first : 0;
+        if (r.value[i] != c) {
+          fail(i, "range size " + std::to_string(r.value[i]) + " expected " + std::to_string(c));
+          break;
+        }
+        if (r.key[i] != next_offset) {
+          fail(i, "range offset " + std::to_string(r.key[i]) + " expected " + std::to_string(next_offset));
+          break;
+        }
+        if (next_offset + c > r.range_keys.size()) {
+          fail(i, "range past the end of range_keys");
+          break;
+        }
+        for (uint64_t x = 0; x < c; ++x) {
+          const uint64_t gk = r.range_keys[next_offset + x], gv = r.range_values[next_offset + x];
+          if (gk != keys[first + x] || gv != values[first + x]) {
+            fail(i, "range pair " + std::to_string(x) + " is (" + std::to_string(gk) + ", " + std::to_string(gv) +
+                        ") expected (" + std::to_string(keys[first + x]) + ", " + std::to_string(values[first + x]) +
+                        ")");
+            break;
+          }
+        }
+        next_offset += c;
+        break;
+      }
+      case OpType::Successor: {
+        const size_t p = upper(k);
+        const bool f = p < keys.size();
+        if (r.found[i] != (f ? 1 : 0))
+          fail(i, "found " + std::to_string(r.found[i]) + (f ? " expected successor " + std::to_string(keys[p]) : ""));
+        else if (f && (r.key[i] != keys[p] || r.value[i] != values[p]))
+          fail(i, "successor (" + std::to_string(r.key[i]) + ", " + std::to_string(r.value[i]) + ") expected (" +
+                      std::to_string(keys[p]) + ", " + std::to_string(values[p]) + ")");
+        break;
+      }
+    }
+  }
+  if (next_offset != r.range_keys.size())
+    err << "range_keys holds " << r.range_keys.size() << " pairs, the ranges " << next_offset << "\n";
+  if (bad > 5) err << "... " << bad << " mismatches in all\n";
+  return err.str();
+}
+
+// Runs `b` on the structure and the model (updates by the batch rule, then
+// the queries on the live model or the named snapshot) and checks every result.
+void run_checked(Dictionary& d, Model& live, const std::map<std::string, Model>& snaps, const Batch& b,
+                 DeviceTime* time = nullptr) {
+  apply_updates(live, b);
+  const Model& seen = b.snapshot.empty() ? live : snaps.at(b.snapshot);
+  BatchResults r;
+  DeviceTime t;
+  d.execute(b, r, t);
+  if (time) *time = t;
+  const std::string err = compare(seen, b, r);
+  INFO(err);
+  REQUIRE(err.empty());
+  if (extra(d, "stale_counted") == "exact") {
+    CHECK(d.stats().size == live.size());
+    CHECK(extra_u64(d, "elements") - extra_u64(d, "stale") == live.size());
+  }
+}
+
+void run_checked(Dictionary& d, Model& live, const Batch& b, DeviceTime* time = nullptr) {
+  run_checked(d, live, {}, b, time);
+}
+
+// Every query type on each key of `probes` and its neighbours.
+Batch probe_batch(const std::vector<uint64_t>& probes) {
+  Batch b;
+  for (uint64_t k : probes) {
+    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;
+    b.push(OpType::Lookup, k);
+    b.push(OpType::Lookup, lo);
+    b.push(OpType::Lookup, hi);
+    b.push(OpType::Successor, k);
+    b.push(OpType::Successor, lo);
+    b.push(OpType::Count, lo, hi);
+    b.push(OpType::Count, k, k);
+    b.push(OpType::Count, 0, k);
+    b.push(OpType::Count, k, kMax);
+    b.push(OpType::Range, lo, hi);
+  }
+  return b;
+}
+
+// Exhaustive queries over a small key domain [0, domain) plus the top keys.
+Batch everything_batch(uint64_t domain) {
+  Batch b;
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 0; k < domain; ++k) keys.push_back(k);
+  for (uint64_t k : {kMax - 2, kMax - 1, kMax}) keys.push_back(k);
+  for (uint64_t k : keys) {
+    b.push(OpType::Lookup, k);
+    b.push(OpType::Successor, k);
+  }
+  // A grid of (lo, hi) pairs, inverted ones included: steps of 3 and 4 keys for small
+  // domains, about 25 x 19 pairs for large ones.
+  const size_t si = std::max<size_t>(3, keys.size() / 24), sj = std::max<size_t>(4, keys.size() / 18);
+  for (size_t i = 0; i < keys.size(); i += si)
+    for (size_t j = 0; j < keys.size(); j += sj) {
+      b.push(OpType::Count, keys[i], keys[j]);  // inverted when i > j
+      b.push(OpType::Range, keys[i], keys[j]);
+    }
+  b.push(OpType::Count, 0, kMax);
+  b.push(OpType::Range, 0, kMax);
+  b.push(OpType::Range, kMax, kMax);
+  b.push(OpType::Count, kMax, 0);
+  return b;
+}
+
+// A batch of n updates over [0, domain) and the top key (duplicates,
+// conflicting updates and deletes of absent keys included), values over the
+// whole range (0 and 0xFFFFFFFF included).
+Batch random_updates(std::mt19937_64& rng, size_t n, uint64_t domain, double delete_share = 0.3) {
+  Batch b;
+  std::uniform_real_distribution<double> u01(0.0, 1.0);
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t k = rng() % 17 == 0 ? kMax - rng() % 2 : rng() % domain;
+    if (u01(rng) < delete_share) {
+      b.push(OpType::Delete, k);
+    } else {
+      const uint64_t r = rng() % 8;
+      const uint64_t v = r == 0 ? 0 : r == 1 ? kMax : (rng() & kMax);
+      b.push(OpType::Insert, k, v);
+    }
+  }
+  return b;
+}
+
+KeyValues spaced_keys(uint64_t n, uint64_t step, uint64_t first) {
+  KeyValues kv;
+  for (uint64_t i = 0; i < n; ++i) {
+    kv.keys.push_back(first + step * i);
+    kv.values.push_back((first + step * i) ^ 0x5A5A5A5Aull);
+  }
+  return kv;
+}
+
+}  // namespace
+
+TEST_CASE("lsm: capabilities, options, parameters") {
+  const Capabilities c = lsm_caps();
+  CHECK(c.ordered);
+  CHECK(c.deletes);
+  CHECK(c.snapshots);
+  CHECK_FALSE(c.native_concurrent);
+  CHECK(c.phased_duplicates == DuplicateRule::DeleteWinsElseAny);
+  CHECK(c.supports(KeyType::U32));
+  CHECK_FALSE(c.supports(KeyType::U64));
+  for (OpType t : kAllOpTypes) CHECK(c.supports(t));
+
+  const auto opts = lsm_options();
+  REQUIRE(opts.size() == 3);
+  CHECK(opts[0].name == "batch-size");
+  CHECK(opts[0].default_value == "1048576");
+  CHECK(opts[1].name == "cleanup-every");
+  CHECK(opts[2].name == "cleanup-stale-fraction");
+
+  auto d = make(1 << 20);
+  bool has_batch = false, has_status = false, has_search = false, has_cleanup = false, has_dups = false;
+  for (const auto& kv : d->parameters()) {
+    has_batch |= kv.first == "batch_size" && kv.second.find("1048576") != std::string::npos;
+    has_status |= kv.first == "levels" && kv.second.find("status") != std::string::npos;
+    has_search |= kv.first == "search";
+    has_cleanup |= kv.first == "cleanup";
+    has_dups |= kv.first == "duplicates";
+  }
+  CHECK(has_batch);
+  CHECK(has_status);
+  CHECK(has_search);
+  CHECK(has_cleanup);
+  CHECK(has_dups);
+
+  // Defaults when the config carries no options at all.
+  StructureConfig bare;
+  CHECK(make_lsm(bare) != nullptr);
+
+  for (const char* bad : {"0", "3", "1000", "2147483648", "abc", "-4", ""}) {
+    CAPTURE(bad);
+    StructureConfig cfg;
+    cfg.options["batch-size"] = bad;
+    try {
+      make_lsm(cfg);
+      FAIL("accepted --batch-size " << bad);
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("--batch-size") != std::string::npos);
+    }
+  }
+  for (const char* good : {"1", "2", "4", "1073741824"}) {
+    StructureConfig cfg;
+    cfg.options["batch-size"] = good;
+    CHECK(make_lsm(cfg) != nullptr);
+  }
+  for (const char* bad : {"-0.5", "x", "nan"}) {
+    StructureConfig cfg;
+    cfg.options["cleanup-stale-fraction"] = bad;
+    try {
+      make_lsm(cfg);
+      FAIL("accepted --cleanup-stale-fraction " << bad);
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("--cleanup-stale-fraction") != std::string::npos);
+    }
+  }
+  StructureConfig every;
+  every.options["cleanup-every"] = "-1";
+  CHECK_THROWS_AS(make_lsm(every), InputError);
+
+  StructureConfig wide;
+  wide.key_type = KeyType::U64;
+  CHECK_THROWS_AS(make_lsm(wide), InputError);
+  StructureConfig wide_values;
+  wide_values.value_type = KeyType::U64;
+  CHECK_THROWS_AS(make_lsm(wide_values), InputError);
+}
+
+TEST_CASE("lsm: empty structure, deletes of absent keys, first inserts") {
+  for (uint64_t b : {1ull, 4ull, 1ull << 20}) {
+    CAPTURE(b);
+    auto d = make(b);
+    DeviceTime t;
+    d->build(KeyValues{}, t);
+    CHECK(d->stats().size == 0);
+    CHECK(extra(*d, "levels") == "none");
+    Model live;
+    run_checked(*d, live, probe_batch({0, 1, 12345, kMax}));
+
+    Batch dels;
+    for (uint64_t k : std::initializer_list<uint64_t>{0, 5, kMax}) dels.push(OpType::Delete, k);
+    dels.push(OpType::Lookup, 5);
+    dels.push(OpType::Successor, 0);
+    dels.push(OpType::Count, 0, kMax);
+    dels.push(OpType::Range, 0, kMax);
+    run_checked(*d, live, dels);
+    CHECK(live.empty());
+
+    Batch ins;
+    ins.push(OpType::Insert, 7, 70);
+    ins.push(OpType::Insert, 3, 30);
+    ins.push(OpType::Range, 0, kMax);
+    ins.push(OpType::Successor, 3);
+    ins.push(OpType::Successor, 0);  // 3 is live, 0 and 5 are tombstones
+    ins.push(OpType::Lookup, 5);
+    run_checked(*d, live, ins);
+    run_checked(*d, live, probe_batch({0, 3, 5, 7, kMax}));
+
+    DeviceTime ct;
+    d->cleanup(ct);
+    CHECK(d->stats().size == 2);
+    run_checked(*d, live, probe_batch({0, 3, 5, 7, kMax}));
+  }
+  // Without build() at all, and a cleanup of nothing.
+  auto fresh = make(8);
+  Model none;
+  run_checked(*fresh, none, probe_batch({0, 9, kMax}));
+  DeviceTime t;
+  fresh->cleanup(t);
+  CHECK(extra(*fresh, "levels") == "none");
+  run_checked(*fresh, none, probe_batch({0, 9, kMax}));
+}
+
+TEST_CASE("lsm: several updates of a key in one batch: a delete wins, else the last insert") {
+  auto d = make(8);
+  DeviceTime t;
+  KeyValues kv;
+  kv.keys = {10, 20, 60, 0, kMax};
+  kv.values = {1, 2, 6, kMax, 0};
+  d->build(kv, t);
+  Model live = model_of(kv);
+
+  Batch b;
+  b.push(OpType::Insert, 10, 100);  // present: insert, delete, insert -> deleted (a delete wins)
+  b.push(OpType::Delete, 10);
+  b.push(OpType::Insert, 10, 101);
+  b.push(OpType::Delete, 20);  // present: delete, insert -> deleted
+  b.push(OpType::Insert, 20, 200);
+  b.push(OpType::Insert, 30, 1);  // absent: insert x3 -> the last one
+  b.push(OpType::Insert, 30, 2);
+  b.push(OpType::Insert, 30, 3);
+  b.push(OpType::Delete, 40);  // absent: delete, insert -> still absent
+  b.push(OpType::Insert, 40, 7);
+  b.push(OpType::Delete, 50);  // absent, deleted twice
+  b.push(OpType::Delete, 50);
+  b.push(OpType::Insert, 60, 66);  // present: two inserts -> the last
+  b.push(OpType::Insert, 60, 67);
+  b.push(OpType::Insert, 0, 0);  // extremes as keys and values
+  b.push(OpType::Insert, kMax, kMax);
+  b.push(OpType::Insert, kMax, 5);
+  for (uint64_t k : std::initializer_list<uint64_t>{0, 10, 20, 30, 40, 50, 60, kMax}) b.push(OpType::Lookup, k);
+  b.push(OpType::Range, 0, kMax);
+  b.push(OpType::Successor, 0);
+  b.push(OpType::Successor, 5);  // 10 and 20 are deleted: 30
+  run_checked(*d, live, b);
+  REQUIRE(live.count(30));
+  CHECK(live[30] == 3);
+  CHECK(live[kMax] == 5);
+  CHECK(live.count(10) == 0);
+  CHECK(live.count(40) == 0);
+
+  // The same key in a later batch replaces it; a delete of a deleted key is a no-op.
+  Batch c;
+  c.push(OpType::Insert, 10, 1000);
+  c.push(OpType::Delete, 20);
+  c.push(OpType::Delete, kMax);
+  c.push(OpType::Insert, kMax, kMax);  // deleted in the batch: gone
+  c.push(OpType::Lookup, 10);
+  c.push(OpType::Lookup, kMax);
+  c.push(OpType::Successor, 60);
+  c.push(OpType::Count, 0, kMax);
+  run_checked(*d, live, c);
+
+  // Random batches over a small key space: runs of equal keys everywhere,
+  // batches larger than b (several chunks), phased and concurrent.
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 12; ++round) {
+    Batch r = random_updates(rng, 3 + rng() % 40, 64, 0.35);
+    if (round % 3 == 2) r.mode = ExecMode::Concurrent;
+    for (int i = 0; i < 30; ++i) r.push(OpType::Lookup, rng() % 70);
+    r.push(OpType::Range, 0, kMax);
+    r.push(OpType::Count, 0, kMax);
+    run_checked(*d, live, r);
+  }
+  run_checked(*d, live, everything_batch(70));
+}
+
+TEST_CASE("lsm: every arrangement of full levels, b = 4 and 8, r = 1..64") {
+  for (uint64_t b : {4ull, 8ull}) {
+    CAPTURE(b);
+    auto d = make(b);
+    Model live;
+    std::mt19937_64 rng(100 + b);
+    for (uint64_t r = 1; r <= 64; ++r) {
+      CAPTURE(r);
+      // At most b unique keys: exactly one LSM batch per update batch.
+      Batch u = random_updates(rng, 1 + rng() % b, 48);
+      REQUIRE(unique_updates(u) <= b);
+      DeviceTime t;
+      run_checked(*d, live, {}, u, &t);
+      CHECK(t[Phase::Update] > 0.0);
+      CHECK(extra_u64(*d, "batches") == r);
+      CHECK(extra(*d, "levels") == levels_of(r));
+      CHECK(extra_u64(*d, "elements") == r * b);
+      run_checked(*d, live, everything_batch(52));
+    }
+    CHECK(extra_u64(*d, "update_chunks") == 64);
+  }
+}
+
+TEST_CASE("lsm: cleanup after every r, then more batches") {
+  const uint64_t b = 4;
+  for (uint64_t cut = 1; cut <= 40; ++cut) {
+    CAPTURE(cut);
+    auto d = make(b);
+    Model live;
+    std::mt19937_64 rng(77);  // the same batches for every cut
+    for (uint64_t r = 1; r <= cut; ++r) run_checked(*d, live, random_updates(rng, 1 + rng() % b, 40));
+    REQUIRE(extra(*d, "levels") == levels_of(cut));
+    DeviceTime t;
+    d->cleanup(t);
+    CHECK(t[Phase::Cleanup] > 0.0);
+    // Only live records and < b placebos remain; the levels are the bits of ceil(live / b).
+    const uint64_t rr = (live.size() + b - 1) / b;
+    CHECK(extra_u64(*d, "batches") == rr);
+    CHECK(extra(*d, "levels") == levels_of(rr));
+    CHECK(extra_u64(*d, "elements") == rr * b);
+    CHECK(extra_u64(*d, "stale") == rr * b - live.size());
+    CHECK(extra(*d, "stale_counted") == "exact");
+    CHECK(d->stats().size == live.size());
+    run_checked(*d, live, everything_batch(44));
+    for (int more = 0; more < 8; ++more) {
+      run_checked(*d, live, random_updates(rng, 1 + rng() % (2 * b), 40));
+      run_checked(*d, live, everything_batch(44));
+    }
+  }
+}
+
+TEST_CASE("lsm: partial batches are padded; batch_fill and padding report it") {
+  const uint64_t b = 64;
+  auto d = make(b);
+  Model live;
+  std::mt19937_64 rng(5);
+  uint64_t r = 0, pad = 0, next_key = 1000;
+  for (uint64_t n : std::initializer_list<uint64_t>{1, b - 1, b, b + 1, 3 * b + 5, 2, 5 * b}) {
+    CAPTURE(n);
+    Batch u;
+    for (uint64_t i = 0; i < n; ++i) u.push(OpType::Insert, next_key++, rng() & kMax);
+    u.push(OpType::Range, 0, kMax);
+    u.push(OpType::Lookup, next_key - 1);
+    u.push(OpType::Successor, next_key - 2);
+    run_checked(*d, live, u);
+    const uint64_t chunks = (n + b - 1) / b;
+    r += chunks;
+    pad += chunks * b - n;
+    CHECK(extra_u64(*d, "batches") == r);
+    CHECK(extra(*d, "levels") == levels_of(r));
+    CHECK(extra_u64(*d, "padding") == pad);
+    CHECK(extra_u64(*d, "update_chunks") == r);
+    CHECK(extra_u64(*d, "stale") >= pad);
+  }
+  // 1 + 63 + 64 + 65 + 197 + 2 + 320 = 712 keys in 15 chunks of 64.
+  CHECK(extra(*d, "batch_fill") == "74.17");
+  run_checked(*d, live, probe_batch({0, 1000, 1001, 1063, 1064, 1711, 1712, kMax}));
+  // The padding copies are stale: cleanup drops them.
+  DeviceTime t;
+  d->cleanup(t);
+  CHECK(extra_u64(*d, "elements") == (live.size() + b - 1) / b * b);
+  run_checked(*d, live, everything_batch(2000));
+}
+
+TEST_CASE("lsm: placebos (tombstones of 0xFFFFFFFF) against the user key 0xFFFFFFFF") {
+  const uint64_t b = 8;
+  const std::vector<uint64_t> probes = {0, 1, kMax - 3, kMax - 2, kMax - 1, kMax};
+  // Built with the top key present and a size that needs placebos.
+  {
+    auto d = make(b);
+    DeviceTime t;
+    KeyValues kv = spaced_keys(13, 1, 0);
+    kv.keys.push_back(kMax);
+    kv.values.push_back(12345);
+    d->build(kv, t);
+    Model live = model_of(kv);
+    CHECK(extra_u64(*d, "elements") == 16);
+    CHECK(extra_u64(*d, "stale") == 2);  // two placebos
+    CHECK(extra(*d, "levels") == "1");
+    run_checked(*d, live, probe_batch(probes));
+    Batch q;
+    q.push(OpType::Lookup, kMax);
+    q.push(OpType::Count, kMax, kMax);
+    q.push(OpType::Range, kMax - 1, kMax);
+    q.push(OpType::Successor, kMax - 1);
+    q.push(OpType::Successor, 12);
+    run_checked(*d, live, q);
+
+    // Delete it (a tombstone in a newer level), insert it again, clean up.
+    Batch del;
+    del.push(OpType::Delete, kMax);
+    del.push(OpType::Lookup, kMax);
+    del.push(OpType::Successor, 12);
+    run_checked(*d, live, del);
+    Batch ins;
+    ins.push(OpType::Insert, kMax, 0);
+    ins.push(OpType::Lookup, kMax);
+    ins.push(OpType::Range, 0, kMax);
+    run_checked(*d, live, ins);
+    d->cleanup(t);
+    run_checked(*d, live, probe_batch(probes));
+    // Carries that merge the placebo level with newer levels of the key.
+    std::mt19937_64 rng(9);
+    for (int i = 0; i < 20; ++i) {
+      Batch u;
+      for (int j = 0; j < 6; ++j) u.push(OpType::Insert, rng() % 30, rng() & kMax);
+      if (i % 3 == 0) u.push(OpType::Insert, kMax, static_cast<uint64_t>(i));
+      if (i % 3 == 1) u.push(OpType::Delete, kMax);
+      run_checked(*d, live, u);
+      run_checked(*d, live, probe_batch(probes));
+      if (i % 7 == 6) {
+        d->cleanup(t);
+        run_checked(*d, live, probe_batch(probes));
+      }
+    }
+  }
+  // Built without the top key: placebos alone must not make it appear, and
+  // a later insert of it (a smaller level) must win over them.
+  {
+    auto d = make(b);
+    DeviceTime t;
+    KeyValues kv = spaced_keys(3, 5, 1);
+    d->build(kv, t);
+    Model live = model_of(kv);
+    CHECK(extra_u64(*d, "stale") == 5);
+    run_checked(*d, live, probe_batch(probes));
+    Batch q;
+    q.push(OpType::Lookup, kMax);
+    q.push(OpType::Count, 0, kMax);
+    q.push(OpType::Count, kMax, kMax);
+    q.push(OpType::Range, 0, kMax);
+    q.push(OpType::Successor, 11);
+    q.push(OpType::Successor, kMax - 1);
+    run_checked(*d, live, q);
+    Batch ins;
+    ins.push(OpType::Insert, kMax, kMax);
+    ins.push(OpType::Lookup, kMax);
+    ins.push(OpType::Successor, 11);
+    ins.push(OpType::Count, 0, kMax);
+    run_checked(*d, live, ins);
+    // 8 more batches: the placebo level merges with the newer record of the key.
+    for (int i = 0; i < 8; ++i) {
+      Batch u;
+      u.push(OpType::Insert, 100 + static_cast<uint64_t>(i), 1);
+      run_checked(*d, live, u);
+      run_checked(*d, live, probe_batch(probes));
+    }
+    d->cleanup(t);
+    run_checked(*d, live, probe_batch(probes));
+    CHECK(d->stats().size == live.size());
+  }
+}
+
+TEST_CASE("lsm: successor across long runs of deleted keys and across levels") {
+  const uint64_t b = 16;
+  auto d = make(b);
+  DeviceTime t;
+  KeyValues kv = spaced_keys(3000, 1, 0);  // 0 .. 2999
+  d->build(kv, t);
+  Model live = model_of(kv);
+  // Delete 1 .. 2998 in batches of various sizes: tombstones in every level.
+  uint64_t k = 1;
+  std::mt19937_64 rng(3);
+  while (k < 2999) {
+    Batch del;
+    const uint64_t n = std::min<uint64_t>(1 + rng() % 300, 2999 - k);
+    for (uint64_t i = 0; i < n; ++i) del.push(OpType::Delete, k++);
+    run_checked(*d, live, del);
+  }
+  Batch q;
+  for (uint64_t s : std::initializer_list<uint64_t>{0, 1, 500, 1500, 2997, 2998, 2999, kMax}) q.push(OpType::Successor, s);
+  for (int i = 0; i < 200; ++i) q.push(OpType::Successor, rng() % 3100);
+  q.push(OpType::Count, 0, kMax);
+  q.push(OpType::Range, 0, kMax);
+  run_checked(*d, live, q);
+  // Re-insert a few keys in the middle: the walk must stop there.
+  Batch ins;
+  for (uint64_t x : {700ull, 1400ull, 2100ull}) ins.push(OpType::Insert, x, x * 3);
+  for (int i = 0; i < 100; ++i) ins.push(OpType::Successor, rng() % 3000);
+  run_checked(*d, live, ins);
+  d->cleanup(t);
+  CHECK(d->stats().size == live.size());
+  run_checked(*d, live, q);
+}
+
+TEST_CASE("lsm: snapshots see their levels while updates and cleanups continue") {
+  const uint64_t b = 8;
+  auto d = make(b);
+  DeviceTime t;
+  KeyValues kv = spaced_keys(100, 3, 1);
+  d->build(kv, t);
+  Model live = model_of(kv);
+  std::map<std::string, Model> snaps;
+  std::vector<std::string> order;
+  std::mt19937_64 rng(21);
+
+  d->snapshot("s0", t);
+  snaps["s0"] = live;
+  order.push_back("s0");
+  CHECK(extra_u64(*d, "snapshot_bytes") == 0);  // shares every level
+  CHECK_THROWS_AS(d->snapshot("s0", t), InputError);
+
+  for (int round = 1; round <= 30; ++round) {
+    CAPTURE(round);
+    Batch u = random_updates(rng, 1 + rng() % 30, 320);
+    run_checked(*d, live, snaps, u);
+    if (round % 5 == 0) {
+      const std::string name = "s" + std::to_string(round);
+      d->snapshot(name, t);
+      snaps[name] = live;
+      order.push_back(name);
+    }
+    if (round % 7 == 0) {
+      d->cleanup(t);
+      CHECK(d->stats().size == live.size());
+    }
+    if (round % 11 == 0 && !order.empty()) {
+      d->drop_snapshot(order.front());
+      snaps.erase(order.front());
+      order.erase(order.begin());
+    }
+    for (const auto& name : order) {
+      Batch q = everything_batch(0);
+      for (uint64_t k = 0; k < 330; k += 7) {
+        q.push(OpType::Lookup, k);
+        q.push(OpType::Successor, k);
+        q.push(OpType::Range, k, k + 20);
+        q.push(OpType::Count, k, k + 50);
+      }
+      q.push(OpType::Insert, rng() % 320, 1);  // applies to the live levels only
+      q.push(OpType::Delete, rng() % 320);
+      q.snapshot = name;
+      run_checked(*d, live, snaps, q);
+    }
+    Batch lq = everything_batch(0);
+    for (uint64_t k = 0; k < 330; k += 5) lq.push(OpType::Lookup, k);
+    run_checked(*d, live, snaps, lq);
+  }
+  CHECK(extra_u64(*d, "snapshots") == order.size());
+  CHECK(extra_u64(*d, "snapshot_bytes") > 0);
+  Batch gone;
+  gone.push(OpType::Lookup, 3);
+  gone.snapshot = "never";
+  BatchResults r;
+  CHECK_THROWS_AS(d->execute(gone, r, t), InputError);
+  CHECK_THROWS_AS(d->drop_snapshot("never"), InputError);
+  for (const auto& name : order) d->drop_snapshot(name);
+  CHECK(extra_u64(*d, "snapshots") == 0);
+  CHECK(extra_u64(*d, "snapshot_bytes") == 0);
+  run_checked(*d, live, everything_batch(330));
+
+  // A snapshot of an empty structure stays empty.
+  auto e = make(b);
+  Model empty;
+  std::map<std::string, Model> esnaps;
+  e->snapshot("nothing", t);
+  esnaps["nothing"] = empty;
+  Batch fill;
+  fill.push(OpType::Insert, 1, 1);
+  fill.push(OpType::Lookup, 1);
+  fill.push(OpType::Range, 0, kMax);
+  fill.push(OpType::Successor, 0);
+  fill.snapshot = "nothing";
+  run_checked(*e, empty, esnaps, fill);
+}
+
+TEST_CASE("lsm: stats before and after cleanup, exact stale counting") {
+  const uint64_t b = 32;
+  auto d = make(b, 0, "100");  // tracking on (a fraction that never triggers)
+  DeviceTime t;
+  KeyValues kv = spaced_keys(1000, 2, 0);
+  d->build(kv, t);
+  Model live = model_of(kv);
+  CHECK(extra(*d, "stale_counted") == "exact");
+  CHECK(extra_u64(*d, "stale") == 1024 - 1000);
+  CHECK(extra(*d, "levels") == "5");
+  std::mt19937_64 rng(8);
+  for (int round = 0; round < 25; ++round) {
+    Batch u;
+    for (int i = 0; i < 50; ++i) {
+      const uint64_t k = rng() % 2100;
+      if (rng() % 3 == 0)
+        u.push(OpType::Delete, k);
+      else
+        u.push(OpType::Insert, k, rng() & kMax);
+    }
+    run_checked(*d, live, u);  // checks size and elements - stale == live keys
+  }
+  const uint64_t before_elements = extra_u64(*d, "elements");
+  const uint64_t before_stale = extra_u64(*d, "stale");
+  CHECK(before_elements - before_stale == live.size());
+  CHECK(before_stale > 0);
+  d->cleanup(t);
+  CHECK(extra_u64(*d, "last_cleanup_stale") == before_stale);
+  const uint64_t rr = (live.size() + b - 1) / b;
+  CHECK(extra_u64(*d, "elements") == rr * b);
+  CHECK(extra_u64(*d, "stale") == rr * b - live.size());
+  CHECK(extra(*d, "levels") == levels_of(rr));
+  CHECK(extra_u64(*d, "cleanups") == 1);
+  run_checked(*d, live, everything_batch(2100));
+
+  // Without tracking the count after updates is a lower bound.
+  auto lb = make(b);
+  lb->build(kv, t);
+  Model live2 = model_of(kv);
+  Batch u;
+  u.push(OpType::Insert, 0, 5);  // replaces a live key: stale +1 not counted
+  u.push(OpType::Delete, 2);     // a tombstone: counted
+  run_checked(*lb, live2, u);
+  CHECK(extra(*lb, "stale_counted") == "lower bound");
+  CHECK(extra_u64(*lb, "stale") == 24 + 1 + (b - 2));  // placebos + tombstone + padding
+  CHECK(lb->stats().size == extra_u64(*lb, "elements"));
+  lb->cleanup(t);
+  CHECK(extra_u64(*lb, "last_cleanup_stale") == 1056 - live2.size());  // the exact count, found by the cleanup
+  CHECK(extra(*lb, "stale_counted") == "exact");
+  CHECK(lb->stats().size == live2.size());
+}
+
+TEST_CASE("lsm: cleanup policy options") {
+  const uint64_t b = 16;
+  std::mt19937_64 rng(31);
+  {
+    auto d = make(b, 3);
+    Model live;
+    for (int i = 1; i <= 10; ++i) {
+      DeviceTime t;
+      run_checked(*d, live, {}, random_updates(rng, 40, 500), &t);
+      CHECK(extra_u64(*d, "auto_cleanups") == static_cast<uint64_t>(i / 3));
+      if (i % 3 == 0) {
+        CHECK(t[Phase::Cleanup] > 0.0);
+        CHECK(extra(*d, "stale_counted") == "exact");
+      }
+      run_checked(*d, live, everything_batch(0));
+    }
+    // Query-only batches do not count.
+    run_checked(*d, live, everything_batch(500));
+    CHECK(extra_u64(*d, "auto_cleanups") == 3);
+  }
+  {
+    auto d = make(b, 0, "0.25");
+    Model live;
+    uint64_t cleanups = 0;
+    for (int i = 0; i < 30; ++i) {
+      run_checked(*d, live, random_updates(rng, 30, 200, 0.5));
+      const uint64_t c = extra_u64(*d, "auto_cleanups");
+      if (c == cleanups) {
+        // No cleanup ran: the fraction is at most x, or less than one batch is stale.
+        const uint64_t stale = extra_u64(*d, "stale");
+        CHECK((static_cast<double>(stale) <= 0.25 * static_cast<double>(extra_u64(*d, "elements")) || stale < b));
+      }
+      cleanups = c;
+    }
+    CHECK(cleanups > 0);
+    run_checked(*d, live, everything_batch(210));
+  }
+}
+
+TEST_CASE("lsm: count and range over many candidates (rounds) and many queries (blocks)") {
+  const uint64_t b = 1 << 14;
+  auto d = make(b);
+  DeviceTime t;
+  std::mt19937_64 rng(44);
+  KeyValues kv;
+  for (int i = 0; i < (1 << 20); ++i) {
+    kv.keys.push_back(rng() % (1ull << 21));
+    kv.values.push_back(rng() & kMax);
+  }
+  d->build(kv, t);
+  Model live = model_of(kv);
+  // Overlapping levels with stale records.
+  for (int round = 0; round < 5; ++round) {
+    Batch u;
+    for (int i = 0; i < 50000; ++i) {
+      const uint64_t k = rng() % (1ull << 21);
+      if (rng() % 4 == 0)
+        u.push(OpType::Delete, k);
+      else
+        u.push(OpType::Insert, k, rng() & kMax);
+    }
+    run_checked(*d, live, u);
+  }
+  // About 1.2M stored records: 20 full counts and 3 full ranges are more
+  // than 2^24 candidates, so the batch runs in several rounds.
+  Batch big;
+  for (int i = 0; i < 20; ++i) big.push(OpType::Count, 0, kMax);
+  for (int i = 0; i < 3; ++i) big.push(OpType::Range, 0, kMax);
+  for (int i = 0; i < 1000; ++i) {
+    const uint64_t lo = rng() % (1ull << 21);
+    big.push(OpType::Range, lo, lo + rng() % 5000);
+    big.push(OpType::Count, lo, lo + rng() % 50000);
+  }
+  run_checked(*d, live, big);
+
+  // More than 2^20 count queries: two blocks of bounds.
+  Batch many;
+  for (int i = 0; i < (1 << 20) + 777; ++i) {
+    const uint64_t lo = rng() % (1ull << 21);
+    many.push(OpType::Count, lo, lo + rng() % 64);
+  }
+  for (int i = 0; i < 5000; ++i) {
+    const uint64_t lo = rng() % (1ull << 21);
+    many.push(OpType::Range, lo, lo + rng() % 64);
+  }
+  run_checked(*d, live, many);
+}
+
+TEST_CASE("lsm: large random workload, every query type") {
+  std::mt19937_64 rng(2024);
+  const uint64_t b = 1 << 16;
+  auto d = make(b);
+  DeviceTime t;
+  KeyValues kv;
+  const uint64_t n0 = 1 << 20;
+  for (uint64_t i = 0; i < n0; ++i) {
+    kv.keys.push_back(rng() & kMax);
+    kv.values.push_back(rng() & kMax);
+  }
+  d->build(kv, t);
+  CHECK(t[Phase::Build] > 0.0);
+  Model live = model_of(kv);
+  std::vector<uint64_t> known(kv.keys);
+
+  for (int round = 0; round < 30; ++round) {
+    CAPTURE(round);
+    Batch b2;
+    b2.mode = round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased;
+    const int size = 1 << (15 + round % 3);
+    for (int i = 0; i < size; ++i) {
+      const uint64_t r = rng() % 100;
+      const uint64_t fresh = rng() & kMax;
+      const uint64_t old = known[rng() % known.size()];
+      const uint64_t k = rng() % 2 ? fresh : old;
+      if (r < 30) {
+        b2.push(OpType::Insert, k, rng() & kMax);
+        known.push_back(k);
+      } else if (r < 45) {
+        b2.push(OpType::Delete, k);
+      } else if (r < 65) {
+        b2.push(OpType::Lookup, k);
+      } else if (r < 78) {
+        b2.push(OpType::Count, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 24))));
+      } else if (r < 88) {
+        b2.push(OpType::Range, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 15))));
+      } else {
+        b2.push(OpType::Successor, k);
+      }
+    }
+    DeviceTime bt;
+    run_checked(*d, live, {}, b2, &bt);
+    if (b2.mode == ExecMode::Phased) {
+      CHECK(bt[Phase::Update] > 0.0);
+      CHECK(bt[Phase::Lookup] > 0.0);
+      CHECK(bt[Phase::Count] > 0.0);
+      CHECK(bt[Phase::Range] > 0.0);
+      CHECK(bt[Phase::Successor] > 0.0);
+      CHECK(bt[Phase::Concurrent] == 0.0);
+    } else {
+      CHECK(bt[Phase::Concurrent] > 0.0);
+      CHECK(bt[Phase::Update] == 0.0);
+      CHECK(bt[Phase::Lookup] == 0.0);
+    }
+    if (round == 14) {
+      d->cleanup(t);
+      CHECK(d->stats().size == live.size());
+    }
+  }
+  run_checked(*d, live, probe_batch({0, 1, kMax - 1, kMax}));
+}
+
+TEST_CASE("lsm: device memory estimate covers what it holds") {
+  const uint64_t b = 1 << 14;
+  auto d = make(b);
+  DeviceTime t;
+  std::mt19937_64 rng(8);
+  KeyValues kv;
+  for (int i = 0; i < (1 << 18); ++i) {
+    kv.keys.push_back(rng() & kMax);
+    kv.values.push_back(i);
+  }
+  WorkloadBounds bounds;
+  bounds.max_resident = kv.size() + 3 * (1 << 16);
+  bounds.max_batch = 1 << 16;
+  bounds.max_queries = 1 << 16;
+  bounds.max_snapshots = 1;
+  const uint64_t need = d->device_bytes_needed(bounds);
+  CHECK(need >= bounds.max_resident * 9);
+  d->build(kv, t);
+  Model live = model_of(kv);
+  std::map<std::string, Model> snaps;
+  for (int round = 0; round < 3; ++round) {
+    Batch b2;
+    for (int i = 0; i < (1 << 15); ++i) b2.push(OpType::Insert, rng() & kMax, i);
+    for (int i = 0; i < (1 << 13); ++i) b2.push(OpType::Lookup, rng() & kMax);
+    for (int i = 0; i < (1 << 13); ++i) {
+      const uint64_t lo = rng() & kMax;
+      b2.push(OpType::Range, lo, std::min<uint64_t>(kMax, lo + (1 << 16)));
+    }
+    run_checked(*d, live, snaps, b2);
+    if (round == 1) {
+      d->snapshot("s", t);
+      snaps["s"] = live;
+    }
+  }
+  const Stats s = d->stats();
+  INFO("held " << s.device_bytes << " estimated " << need);
+  CHECK(s.device_bytes > 0);
+  CHECK(s.device_bytes <= need);
+  WorkloadBounds bigger = bounds;
+  bigger.max_resident *= 4;
+  CHECK(d->device_bytes_needed(bigger) > need);
+}
