@@ -204,7 +204,8 @@ steps:
             rb = [st for st in steps2 if st.get("record") == "step" and st["kind"] == "build"][0]
             rms = sum(x["device_ms"] for x in rb["rows"])
             stale = cl.get("after", {}).get("last_cleanup_stale", "?")
-            out.append(f"| 2^{lb} | {int(frac * 100)}% ({stale}) | {cms:.3f} | {rms:.3f} | {rms / cms:.2f}x | "
+            ratio = "%.2fx" % (rms / cms) if cms > 0 else "-"
+            out.append(f"| 2^{lb} | {int(frac * 100)}% ({stale}) | {cms:.3f} | {rms:.3f} | {ratio} | "
                        f"{rate(ph['before']):.3f} | {rate(ph['after']):.3f} |")
     return "\n".join(out)
 
