@@ -94,6 +94,11 @@ __device__ __forceinline__ void refine_compacted(const sa::SearchView<uint32_t>&
       if constexpr (S == 2) second = idx[u] >= base[1];
       uu[u] = second ? upper1 : upper0;
     }
+    // Every lane of a group reads its slot above and lane 0 of the group
+    // rewrites it below: order the reads before the write (the shuffles in
+    // descend() converge the lanes but do not order shared-memory accesses).
+    // `total` is warp-uniform, so every lane runs every round.
+    __syncwarp();
     sa::descend<uint32_t, kPair>(ix, qq, uu, cc, lig);
 #pragma unroll
     for (int u = 0; u < kPair; ++u)
