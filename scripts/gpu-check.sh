@@ -34,14 +34,16 @@ summary+=("gpu tests: exit $rc; $(grep -E '^\[doctest\] (test cases|assertions)'
 
 fails=0; n=0
 : >"$out/examples.csv"
-for ex in examples/*.yaml; do
-  case "$ex" in examples/bench-*) continue ;; esac
-  n=$((n + 1))
-  if ! $bin sorted-array "$ex" --format csv >>"$out/examples.csv" 2>>"$out/examples.err"; then
-    fails=$((fails + 1)); echo "FAILED: $ex" >>"$out/examples.err"
-  fi
+for structure in sorted-array lsm; do
+  for ex in examples/*.yaml; do
+    case "$ex" in examples/bench-*) continue ;; esac
+    n=$((n + 1))
+    if ! $bin $structure "$ex" --format csv >>"$out/examples.csv" 2>>"$out/examples.err"; then
+      fails=$((fails + 1)); echo "FAILED: $structure $ex" >>"$out/examples.err"
+    fi
+  done
 done
-summary+=("examples verified on the GPU: $((n - fails)) of $n")
+summary+=("examples verified on the GPU (sorted-array and lsm): $((n - fails)) of $n")
 
 if [ $sanitize -eq 1 ]; then
   for tool in memcheck racecheck; do
