@@ -19,13 +19,15 @@
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
 #include "core/lsm/lsm.hpp"
+#include "model_compare.hpp"
 
 using namespace gpudict;
 
 namespace {
 
 constexpr uint64_t kMax = 0xFFFFFFFFull;
-using Model = std::map<uint64_t, uint64_t>;
+using gpudict::testing::Model;
+using gpudict::testing::compare;
 
 std::unique_ptr<Dictionary> make(uint64_t b, uint64_t every = 0, const std::string& fraction = "0") {
   StructureConfig c;
@@ -90,93 +92,6 @@ uint64_t unique_updates(const Batch& b) {
   return static_cast<uint64_t>(std::unique(k.begin(), k.end()) - k.begin());
 }
 
-// Compares every query result of `b` with the model `m`; ranges must be
-// contiguous in batch order. Returns the first few mismatches.
-std::string compare(const Model& m, const Batch& b, const BatchResults& r) {
-  std::ostringstream err;
-  int bad = 0;
-  auto fail = [&](size_t i, const std::string& what) {
-    if (bad++ < 5)
-      err << "op " << i << " (" << op_name(b.types[i]) << " " << b.keys[i] << " " << b.args[i] << "): " << what
-          << "\n";
-  };
-  if (r.found.size() != b.size() || r.value.size() != b.size() || r.key.size() != b.size())
-    return "results not sized to the batch";
-  if (r.range_keys.size() != r.range_values.size()) return "range keys and values differ in length";
-  std::vector<uint64_t> keys, values;
-  keys.reserve(m.size());
-  values.reserve(m.size());
-  for (const auto& kv : m) {
-    keys.push_back(kv.first);
-    values.push_back(kv.second);
-  }
-  auto lower = [&](uint64_t k) { return static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()); };
-  auto upper = [&](uint64_t k) { return static_cast<size_t>(std::upper_bound(keys.begin(), keys.end(), k) - keys.begin()); };
-  uint64_t next_offset = 0;
-  for (size_t i = 0; i < b.size(); ++i) {
-    const uint64_t k = b.keys[i], a = b.args[i];
-    switch (b.types[i]) {
-      case OpType::Insert:
-      case OpType::Delete:
-        break;
-      case OpType::Lookup: {
-        const size_t p = lower(k);
-        const bool f = p < keys.size() && keys[p] == k;
-        if (r.found[i] != (f ? 1 : 0))
-          fail(i, "found " + std::to_string(r.found[i]));
-        else if (f && r.value[i] != values[p])
-          fail(i, "value " + std::to_string(r.value[i]) + " expected " + std::to_string(values[p]));
-        break;
-      }
-      case OpType::Count: {
-        const uint64_t c = k <= a ? upper(a) - lower(k) : 0;
-        if (r.value[i] != c) fail(i, "count " + std::to_string(r.value[i]) + " expected " + std::to_string(c));
-        break;
-      }
-      case OpType::Range: {
-        const size_t first = lower(k);
-        const uint64_t c = k <= a ? upper(a) - first : 0;
-        if (r.value[i] != c) {
-          fail(i, "range size " + std::to_string(r.value[i]) + " expected " + std::to_string(c));
-          break;
-        }
-        if (r.key[i] != next_offset) {
-          fail(i, "range offset " + std::to_string(r.key[i]) + " expected " + std::to_string(next_offset));
-          break;
-        }
-        if (next_offset + c > r.range_keys.size()) {
-          fail(i, "range past the end of range_keys");
-          break;
-        }
-        for (uint64_t x = 0; x < c; ++x) {
-          const uint64_t gk = r.range_keys[next_offset + x], gv = r.range_values[next_offset + x];
-          if (gk != keys[first + x] || gv != values[first + x]) {
-            fail(i, "range pair " + std::to_string(x) + " is (" + std::to_string(gk) + ", " + std::to_string(gv) +
-                        ") expected (" + std::to_string(keys[first + x]) + ", " + std::to_string(values[first + x]) +
-                        ")");
-            break;
-          }
-        }
-        next_offset += c;
-        break;
-      }
-      case OpType::Successor: {
-        const size_t p = upper(k);
-        const bool f = p < keys.size();
-        if (r.found[i] != (f ? 1 : 0))
-          fail(i, "found " + std::to_string(r.found[i]) + (f ? " expected successor " + std::to_string(keys[p]) : ""));
-        else if (f && (r.key[i] != keys[p] || r.value[i] != values[p]))
-          fail(i, "successor (" + std::to_string(r.key[i]) + ", " + std::to_string(r.value[i]) + ") expected (" +
-                      std::to_string(keys[p]) + ", " + std::to_string(values[p]) + ")");
-        break;
-      }
-    }
-  }
-  if (next_offset != r.range_keys.size())
-    err << "range_keys holds " << r.range_keys.size() << " pairs, the ranges " << next_offset << "\n";
-  if (bad > 5) err << "... " << bad << " mismatches in all\n";
-  return err.str();
-}
 
 // Runs `b` on the structure and the model (updates by the batch rule, then
 // the queries on the live model or the named snapshot) and checks every result.
