@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -102,6 +103,37 @@ inline std::string compare(const Model& m, const Batch& b, const BatchResults& r
     err << "range_keys holds " << r.range_keys.size() << " pairs, the ranges " << next_offset << "\n";
   if (bad > 5) err << "... " << bad << " mismatches in all\n";
   return err.str();
+}
+
+// A random batch mixing every operation: 30% inserts, 15% deletes, 20%
+// lookups, 13% counts (spans up to 2^24), 10% ranges (spans up to 2^15), 12%
+// successors; keys half fresh, half drawn from `known` (which grows with the
+// inserted keys, so later batches hit).
+inline Batch random_mixed_batch(std::mt19937_64& rng, std::vector<uint64_t>& known, int size, ExecMode mode) {
+  constexpr uint64_t kMax = 0xFFFFFFFFull;
+  Batch b;
+  b.mode = mode;
+  for (int i = 0; i < size; ++i) {
+    const uint64_t r = rng() % 100;
+    const uint64_t fresh = rng() & kMax;
+    const uint64_t old = known[rng() % known.size()];
+    const uint64_t k = rng() % 2 ? fresh : old;
+    if (r < 30) {
+      b.push(OpType::Insert, k, rng() & kMax);
+      known.push_back(k);
+    } else if (r < 45) {
+      b.push(OpType::Delete, k);
+    } else if (r < 65) {
+      b.push(OpType::Lookup, k);
+    } else if (r < 78) {
+      b.push(OpType::Count, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 24))));
+    } else if (r < 88) {
+      b.push(OpType::Range, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 15))));
+    } else {
+      b.push(OpType::Successor, k);
+    }
+  }
+  return b;
 }
 
 }  // namespace gpudict::testing

@@ -818,29 +818,9 @@ TEST_CASE("lsm: large random workload, every query type") {
 
   for (int round = 0; round < 30; ++round) {
     CAPTURE(round);
-    Batch b2;
-    b2.mode = round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased;
     const int size = 1 << (15 + round % 3);
-    for (int i = 0; i < size; ++i) {
-      const uint64_t r = rng() % 100;
-      const uint64_t fresh = rng() & kMax;
-      const uint64_t old = known[rng() % known.size()];
-      const uint64_t k = rng() % 2 ? fresh : old;
-      if (r < 30) {
-        b2.push(OpType::Insert, k, rng() & kMax);
-        known.push_back(k);
-      } else if (r < 45) {
-        b2.push(OpType::Delete, k);
-      } else if (r < 65) {
-        b2.push(OpType::Lookup, k);
-      } else if (r < 78) {
-        b2.push(OpType::Count, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 24))));
-      } else if (r < 88) {
-        b2.push(OpType::Range, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 15))));
-      } else {
-        b2.push(OpType::Successor, k);
-      }
-    }
+    Batch b2 = gpudict::testing::random_mixed_batch(rng, known, size,
+                                                    round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased);
     DeviceTime bt;
     run_checked(*d, live, {}, b2, &bt);
     if (b2.mode == ExecMode::Phased) {

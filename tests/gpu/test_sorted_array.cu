@@ -437,28 +437,8 @@ TEST_CASE("sorted-array: large random workload, every query type") {
   int round = 0;
   for (int size : sizes) {
     CAPTURE(round);
-    Batch b;
-    b.mode = round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased;
-    for (int i = 0; i < size; ++i) {
-      const uint64_t r = rng() % 100;
-      const uint64_t fresh = rng() & kMax;
-      const uint64_t old = known[rng() % known.size()];
-      const uint64_t k = rng() % 2 ? fresh : old;
-      if (r < 30) {
-        b.push(OpType::Insert, k, rng() & kMax);
-        known.push_back(k);
-      } else if (r < 45) {
-        b.push(OpType::Delete, k);
-      } else if (r < 65) {
-        b.push(OpType::Lookup, k);
-      } else if (r < 78) {
-        b.push(OpType::Count, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 24))));
-      } else if (r < 88) {
-        b.push(OpType::Range, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 15))));
-      } else {
-        b.push(OpType::Successor, k);
-      }
-    }
+    Batch b = gpudict::testing::random_mixed_batch(rng, known, size,
+                                                   round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased);
     DeviceTime bt;
     run_checked(*d, live, {}, b, &bt);
     if (b.mode == ExecMode::Phased) {
