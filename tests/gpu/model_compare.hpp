@@ -1,6 +1,7 @@
-// A GPU structure's batch results against a std::map model of the state the
-// queries see: every lookup, count, range and successor, exactly. Shared by
-// the structures' GPU tests (the engine-level tests use the verifier).
+// What the structures' GPU tests share: a std::map model of the state the
+// queries see, the comparison of a batch's results with it (every lookup,
+// count, range and successor, exactly) and batch builders. The engine-level
+// tests use the verifier instead.
 #pragma once
 
 #include <algorithm>
@@ -103,6 +104,43 @@ inline std::string compare(const Model& m, const Batch& b, const BatchResults& r
     err << "range_keys holds " << r.range_keys.size() << " pairs, the ranges " << next_offset << "\n";
   if (bad > 5) err << "... " << bad << " mismatches in all\n";
   return err.str();
+}
+
+// The model of initial contents (later duplicates win, as in build()).
+inline Model model_of(const KeyValues& kv) {
+  Model m;
+  for (size_t i = 0; i < kv.size(); ++i) m[kv.keys[i]] = kv.values[i];
+  return m;
+}
+
+// Every query type on each key of `probes` and its neighbours.
+inline Batch probe_batch(const std::vector<uint64_t>& probes) {
+  constexpr uint64_t kMax = 0xFFFFFFFFull;
+  Batch b;
+  for (uint64_t k : probes) {
+    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;
+    b.push(OpType::Lookup, k);
+    b.push(OpType::Lookup, lo);
+    b.push(OpType::Lookup, hi);
+    b.push(OpType::Successor, k);
+    b.push(OpType::Successor, lo);
+    b.push(OpType::Count, lo, hi);
+    b.push(OpType::Count, k, k);
+    b.push(OpType::Count, 0, k);
+    b.push(OpType::Count, k, kMax);
+    b.push(OpType::Range, lo, hi);
+  }
+  return b;
+}
+
+// n keys first, first + step, ... with values derived from the keys.
+inline KeyValues spaced_keys(uint64_t n, uint64_t step, uint64_t first) {
+  KeyValues kv;
+  for (uint64_t i = 0; i < n; ++i) {
+    kv.keys.push_back(first + step * i);
+    kv.values.push_back((first + step * i) ^ 0x5A5A5A5Aull);
+  }
+  return kv;
 }
 
 // A random batch mixing every operation: 30% inserts, 15% deletes, 20%

@@ -28,6 +28,9 @@ namespace {
 constexpr uint64_t kMax = 0xFFFFFFFFull;
 using gpudict::testing::Model;
 using gpudict::testing::compare;
+using gpudict::testing::model_of;
+using gpudict::testing::probe_batch;
+using gpudict::testing::spaced_keys;
 
 std::unique_ptr<Dictionary> make(uint64_t b, uint64_t every = 0, const std::string& fraction = "0") {
   StructureConfig c;
@@ -50,12 +53,6 @@ std::string levels_of(uint64_t r) {
   for (int i = 0; i < 64; ++i)
     if ((r >> i) & 1) s += (s.empty() ? "" : ",") + std::to_string(i);
   return s.empty() ? "none" : s;
-}
-
-Model model_of(const KeyValues& kv) {
-  Model m;
-  for (size_t i = 0; i < kv.size(); ++i) m[kv.keys[i]] = kv.values[i];
-  return m;
 }
 
 // The batch rule: a delete anywhere wins, else the last insert.
@@ -92,7 +89,6 @@ uint64_t unique_updates(const Batch& b) {
   return static_cast<uint64_t>(std::unique(k.begin(), k.end()) - k.begin());
 }
 
-
 // Runs `b` on the structure and the model (updates by the batch rule, then
 // the queries on the live model or the named snapshot) and checks every result.
 void run_checked(Dictionary& d, Model& live, const std::map<std::string, Model>& snaps, const Batch& b,
@@ -114,25 +110,6 @@ void run_checked(Dictionary& d, Model& live, const std::map<std::string, Model>&
 
 void run_checked(Dictionary& d, Model& live, const Batch& b, DeviceTime* time = nullptr) {
   run_checked(d, live, {}, b, time);
-}
-
-// Every query type on each key of `probes` and its neighbours.
-Batch probe_batch(const std::vector<uint64_t>& probes) {
-  Batch b;
-  for (uint64_t k : probes) {
-    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;
-    b.push(OpType::Lookup, k);
-    b.push(OpType::Lookup, lo);
-    b.push(OpType::Lookup, hi);
-    b.push(OpType::Successor, k);
-    b.push(OpType::Successor, lo);
-    b.push(OpType::Count, lo, hi);
-    b.push(OpType::Count, k, k);
-    b.push(OpType::Count, 0, k);
-    b.push(OpType::Count, k, kMax);
-    b.push(OpType::Range, lo, hi);
-  }
-  return b;
 }
 
 // Exhaustive queries over a small key domain [0, domain) plus the top keys.
@@ -177,15 +154,6 @@ Batch random_updates(std::mt19937_64& rng, size_t n, uint64_t domain, double del
     }
   }
   return b;
-}
-
-KeyValues spaced_keys(uint64_t n, uint64_t step, uint64_t first) {
-  KeyValues kv;
-  for (uint64_t i = 0; i < n; ++i) {
-    kv.keys.push_back(first + step * i);
-    kv.values.push_back((first + step * i) ^ 0x5A5A5A5Aull);
-  }
-  return kv;
 }
 
 }  // namespace

@@ -25,17 +25,13 @@ namespace {
 constexpr uint64_t kMax = 0xFFFFFFFFull;
 using gpudict::testing::Model;
 using gpudict::testing::compare;
+using gpudict::testing::model_of;
+using gpudict::testing::probe_batch;
+using gpudict::testing::spaced_keys;
 
 std::unique_ptr<Dictionary> make() {
   StructureConfig c;
   return make_sorted_array(c);
-}
-
-// The model after `initial` (later duplicates win).
-Model model_of(const KeyValues& kv) {
-  Model m;
-  for (size_t i = 0; i < kv.size(); ++i) m[kv.keys[i]] = kv.values[i];
-  return m;
 }
 
 void apply_updates(Model& m, const Batch& b) {
@@ -44,7 +40,6 @@ void apply_updates(Model& m, const Batch& b) {
     if (b.types[i] == OpType::Delete) m.erase(b.keys[i]);
   }
 }
-
 
 // Runs `b` on the structure and the model (updates first, then the queries on
 // the live model or the named snapshot) and checks every result and the size.
@@ -64,34 +59,6 @@ void run_checked(Dictionary& d, Model& live, const std::map<std::string, Model>&
 
 void run_checked(Dictionary& d, Model& live, const Batch& b, DeviceTime* time = nullptr) {
   run_checked(d, live, {}, b, time);
-}
-
-// Every query type on each key of `probes` (and its neighbours).
-Batch probe_batch(const std::vector<uint64_t>& probes) {
-  Batch b;
-  for (uint64_t k : probes) {
-    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;
-    b.push(OpType::Lookup, k);
-    b.push(OpType::Lookup, lo);
-    b.push(OpType::Lookup, hi);
-    b.push(OpType::Successor, k);
-    b.push(OpType::Successor, lo);
-    b.push(OpType::Count, lo, hi);
-    b.push(OpType::Count, k, k);
-    b.push(OpType::Count, 0, k);
-    b.push(OpType::Count, k, kMax);
-    b.push(OpType::Range, lo, hi);
-  }
-  return b;
-}
-
-KeyValues spaced_keys(uint64_t n, uint64_t step, uint64_t first) {
-  KeyValues kv;
-  for (uint64_t i = 0; i < n; ++i) {
-    kv.keys.push_back(first + step * i);
-    kv.values.push_back((first + step * i) ^ 0x5A5A5A5Aull);
-  }
-  return kv;
 }
 
 }  // namespace
