@@ -58,6 +58,12 @@ Outcomes resolve_phased(DuplicateRule rule, const std::vector<Outcome>& effects)
       return make_outcomes(effects);
     case DuplicateRule::AnyUpdate:
       return make_outcomes(effects);
+    case DuplicateRule::DeletesThenInserts: {  // map semantics: one of the inserts, else absent
+      std::vector<Outcome> inserts;
+      for (const Outcome& e : effects)
+        if (e) inserts.push_back(e);
+      return inserts.empty() ? Outcomes{Outcome()} : make_outcomes(inserts);
+    }
   }
   return make_outcomes(effects);
 }

@@ -7,6 +7,7 @@ std::string_view rule_name(DuplicateRule r) {
     case DuplicateRule::LastWins: return "last-wins";
     case DuplicateRule::DeleteWinsElseAny: return "delete-wins-else-any-insert";
     case DuplicateRule::AnyUpdate: return "any-update";
+    case DuplicateRule::DeletesThenInserts: return "deletes-then-inserts";
   }
   return "?";
 }
@@ -17,6 +18,17 @@ std::string_view rule_description(DuplicateRule r) {
     case DuplicateRule::DeleteWinsElseAny:
       return "a key deleted in the batch is deleted; otherwise one of its inserts takes effect";
     case DuplicateRule::AnyUpdate: return "one of the batch's updates to a key takes effect";
+    case DuplicateRule::DeletesThenInserts:
+      return "a key's deletes in the batch take effect first, then its inserts";
+  }
+  return "?";
+}
+
+std::string_view semantics_name(Semantics s) {
+  switch (s) {
+    case Semantics::Map: return "map";
+    case Semantics::Multimap: return "multimap";
+    case Semantics::Set: return "set";
   }
   return "?";
 }

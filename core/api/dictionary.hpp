@@ -18,7 +18,17 @@ enum class DuplicateRule : uint8_t {
   LastWins,          // the batch's last update to the key (batch order) takes effect
   DeleteWinsElseAny, // any delete of the key wins; otherwise one of its inserts (GPU LSM, III-A)
   AnyUpdate,         // the effect of one of the batch's updates to the key
+  DeletesThenInserts,  // the batch's deletes of the key take effect, then all of its inserts
+                       // (multimap: the key keeps every inserted value; map/set: one insert wins)
 };
+
+// What a key may hold (docs/semantics.md).
+enum class Semantics : uint8_t {
+  Map,       // unique keys, one value each (insert replaces)
+  Multimap,  // a key may hold several values (insert adds a pair; delete removes every pair of the key)
+  Set,       // keys only (values are ignored and reported as 0)
+};
+std::string_view semantics_name(Semantics s);
 std::string_view rule_name(DuplicateRule r);
 std::string_view rule_description(DuplicateRule r);
 
@@ -30,9 +40,15 @@ struct Capabilities {
                                    // which the concurrent semantics allow
   DuplicateRule phased_duplicates = DuplicateRule::LastWins;
   std::vector<KeyType> key_types = {KeyType::U32};
+  Semantics semantics = Semantics::Map;
+  // Unordered structures (hash tables) that still answer count and range of a
+  // single key (lo == hi): a key's multiplicity and all of its values. Any
+  // other count or range is refused (exit 2).
+  bool point_count_range = false;
 
   bool supports(OpType t) const {
     if (t == OpType::Delete) return deletes;
+    if (t == OpType::Count || t == OpType::Range) return ordered || point_count_range;
     if (is_ordered_query(t)) return ordered;
     return true;
   }

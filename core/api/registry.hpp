@@ -44,6 +44,11 @@ struct StructureInfo {
   // Checks the options (InputError naming the option); runs for every
   // backend, so the CPU reference refuses what the GPU structure would.
   std::function<void(const StructureConfig&)> validate_options;
+  // Capabilities that depend on the options (the slab hash's --mode); null:
+  // `caps` for every configuration. Both backends use what it returns.
+  std::function<Capabilities(const StructureConfig&)> caps_for;
+
+  Capabilities caps_with(const StructureConfig& cfg) const { return caps_for ? caps_for(cfg) : caps; }
 };
 
 // Every structure, in the order `gpudict --help` lists them.
