@@ -14,9 +14,14 @@ Table II: insertion rate (min, max, harmonic mean over every resident count r)
 Table III: lookup rate, all / none of the queries present, n = 2^query-log2-n,
   r queries batches resident (every r up to 64, sampled beyond), as many
   queries as elements.
-Table IV: count and range rates for expected range lengths 8 and 1024.
+Table IV: count and range rates for expected range lengths 8 and 1024, at
+  r = 2^k and 2^k - 1 (every level full: the most levels to search); at most
+  --range-queries queries per batch (a range of 1024 results copies 8 KiB
+  per query, so as many queries as elements would not fit).
 cleanup: cleanup with 10% and 50% stale elements against a bulk rebuild of the
   live elements, and lookups before and after.
+snapshot: the time to take a snapshot of n = 2^k elements (LSM: O(levels),
+  it keeps the levels; sorted array: a device copy, O(n)).
 """
 import argparse
 import csv
@@ -104,18 +109,27 @@ def sample_r(R):
     return sorted(x for x in pts if 1 <= x <= R)
 
 
-def query_workload(args, lb, kinds):
+def sample_r_sparse(R):
+    """r = 2^k (one full level) and 2^k - 1 (every level below full)."""
+    pts, p = set(), 1
+    while p <= R:
+        pts |= {p, p - 1}
+        p *= 2
+    return sorted(x for x in pts | {R} if 1 <= x <= R)
+
+
+def query_workload(args, lb, kinds, sampler=sample_r, max_queries=1 << 22):
     """YAML: grow to every sampled r and run each query kind there. kinds:
     list of (phase name, mix, hit ratio, range_length or None)."""
     n = 1 << args.query_log2_n
     b = 1 << lb
     R = n // b
     steps, at = [], 0
-    for r in sample_r(R):
+    for r in sampler(R):
         if r > at:
             steps.append(f"  - phase: {{name: grow-{r}, batches: {r - at}, batch_size: {b}, mix: {{insert: 1.0}}}}")
             at = r
-        q = r * b
+        q = min(r * b, max_queries)
         qb = min(q, 1 << 22)
         for name, mix, hit, rl in kinds:
             extra = f", range_length: {{distribution: fixed, length: {rl}, unit: results}}" if rl else ""
@@ -124,14 +138,14 @@ def query_workload(args, lb, kinds):
     return f"seed: {args.seed}\nsteps:\n" + "\n".join(steps) + "\n", R
 
 
-def query_table(args, title, kinds, tag, ops_of):
+def query_table(args, title, kinds, tag, ops_of, sampler=sample_r, max_queries=1 << 22, note=""):
     out = [title, "", "| b | op | LSM min | LSM max | LSM mean | SA min | SA max | SA mean | LSM/SA (mean) |",
            "|---|---|---|---|---|---|---|---|---|"]
     for lb in args.batch_logs:
         b = 1 << lb
         if b > (1 << args.query_log2_n):
             continue
-        text, R = query_workload(args, lb, kinds)
+        text, R = query_workload(args, lb, kinds, sampler, max_queries)
         y = write(args, f"{tag}-b{lb}.yaml", text)
         res = {}
         for s, extra in structures(args, b):
@@ -152,8 +166,8 @@ def query_table(args, title, kinds, tag, ops_of):
             hs = len(sa) / sum(1 / x for x in sa)
             out.append(f"| 2^{lb} | {name} | {min(l):.3f} | {max(l):.3f} | {hl:.3f} | {min(sa):.3f} | {max(sa):.3f} | "
                        f"{hs:.3f} | {hl / hs:.2f} |")
-    out.append(f"\n(G queries/s; n = 2^{args.query_log2_n}; r sampled: every r up to 64, then around powers of two; "
-               "harmonic means over the sampled r)")
+    out.append(f"\n(G queries/s; n = 2^{args.query_log2_n}; "
+               + (note or "r sampled: every r up to 64, then around powers of two") + "; harmonic means over the sampled r)")
     return "\n".join(out)
 
 
@@ -163,10 +177,40 @@ def table3(args):
 
 
 def table4(args):
-    return query_table(args, "Table IV: count and range, expected range lengths 8 and 1024",
-                       [("count-8", "count", 0.5, 8), ("range-8", "range", 0.5, 8),
-                        ("count-1024", "count", 0.5, 1024), ("range-1024", "range", 0.5, 1024)],
-                       "t4", {"count", "range"})
+    parts = []
+    for rl in (8, 1024):
+        q = args.range_queries if rl == 8 else max(1, args.range_queries // 16)
+        parts.append(query_table(args, f"Table IV: count and range, expected range length {rl}",
+                                 [(f"count-{rl}", "count", 0.5, rl), (f"range-{rl}", "range", 0.5, rl)],
+                                 f"t4-{rl}", {"count", "range"}, sample_r_sparse, q,
+                                 f"r = 2^k and 2^k - 1; min(r b, {q}) queries per r"))
+    return "\n\n".join(parts)
+
+
+def snapshot_table(args):
+    out = ["Snapshot: time to take one snapshot of n elements (ms; LSM keeps its levels, the sorted array copies)",
+           "", "| n | levels (LSM) | LSM ms | sorted array ms |", "|---|---|---|---|"]
+    b = 1 << min(args.batch_logs[len(args.batch_logs) // 2], 20)
+    for ln in range(16, args.query_log2_n + 1, 2):
+        n = 1 << ln
+        # Grown by batches so the LSM has one level per set bit of n / b
+        # (n - b: the most levels for this n).
+        batches = max(1, n // b - 1)
+        y = write(args, f"snap-n{ln}.yaml", f"""seed: {args.seed}
+steps:
+  - phase: {{name: grow, batches: {batches}, batch_size: {b}, mix: {{insert: 1.0}}}}
+  - snapshot: s1
+  - drop_snapshot: s1
+  - snapshot: s2
+""")
+        row = {}
+        for s, extra in structures(args, b):
+            steps, _ = run(args, args.gpudict, s, y, extra, f"snap-n{ln}")
+            snaps = [st for st in steps if st.get("record") == "step" and st["kind"] == "snapshot"]
+            row[s] = min(sum(x["device_ms"] for x in st["rows"]) for st in snaps)
+        out.append(f"| 2^{ln} | {bin(batches).count('1')} | {row['lsm']:.4f} | {row['sorted-array']:.4f} |")
+    out.append(f"\n(b = {b}; grown to n - b elements; the smaller of two snapshots)")
+    return "\n".join(out)
 
 
 def cleanup_table(args):
@@ -213,10 +257,12 @@ steps:
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gpudict", default=os.path.join(os.path.dirname(__file__), "..", "build", "gpudict"))
-    ap.add_argument("--table", default="all", choices=["2", "3", "4", "cleanup", "all"])
+    ap.add_argument("--table", default="all", choices=["2", "3", "4", "cleanup", "snapshot", "all"])
     ap.add_argument("--max-log2-n", type=int, default=27, help="Table II: n = 2^N keys inserted (default 27)")
     ap.add_argument("--query-log2-n", type=int, default=24, help="Tables III, IV, cleanup: n = 2^N (default 24)")
     ap.add_argument("--batch-logs", default="16,18,20,22,24", help="log2 of the batch sizes b")
+    ap.add_argument("--range-queries", type=int, default=1 << 20,
+                    help="Table IV: most queries per r for length 8 (length 1024: a 16th of it)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice)")
@@ -225,7 +271,8 @@ def main():
     args.batch_logs = [int(x) for x in args.batch_logs.split(",") if x]
     os.makedirs(args.out, exist_ok=True)
     parts = []
-    for name, fn in (("2", table2), ("3", table3), ("4", table4), ("cleanup", cleanup_table)):
+    for name, fn in (("2", table2), ("3", table3), ("4", table4), ("cleanup", cleanup_table),
+                     ("snapshot", snapshot_table)):
         if args.table in (name, "all"):
             parts.append(fn(args))
             print(parts[-1] + "\n", flush=True)
