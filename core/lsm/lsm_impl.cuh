@@ -131,9 +131,10 @@ class Lsm final : public Dictionary {
 
   // Update scratch.
   DeviceBuffer<uint32_t> upd_keys_[2];
-  DeviceBuffer<uint64_t> upd_payload_[2];  // delete << 63 | batch index << 32 | value
+  DeviceBuffer<uint32_t> upd_payload_[2];  // delete << 31 | update index
+  DeviceBuffer<uint32_t> upd_values_;      // by update index
   DeviceBuffer<uint32_t> uniq_keys_;
-  DeviceBuffer<uint64_t> uniq_payload_;
+  DeviceBuffer<uint32_t> uniq_payload_;
   RunBuffers chunk_;
   RunBuffers pp_[2];  // merge intermediates; build/cleanup scratch
   DeviceBuffer<uint64_t> splits_;

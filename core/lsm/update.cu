@@ -1,9 +1,11 @@
 // A batch's inserts and deletes (phased: all of them, then the queries).
 //
-//  1. copy the updates as (key, payload) with
-//     payload = is_delete << 63 | batch index << 32 | value;
-//  2. stable radix sort by key, then one reduce-by-key with
-//        (a, b) -> (a.delete | b.delete) << 63 | max(a.index:value, b.index:value)
+//  1. copy the updates as keys, values and a u32 payload per update
+//     payload = is_delete << 31 | update index (the value stays behind in
+//     `values`, gathered by index later: sorting 8-byte pairs instead of
+//     12-byte ones is the cheaper sort);
+//  2. stable radix sort of (key, payload), then one reduce-by-key with
+//        (a, b) -> (a.delete | b.delete) << 31 | max(a.index, b.index)
 //     (associative and commutative): one entry per key, a tombstone if the
 //     batch deletes the key anywhere, else the key's last insert in batch
 //     order (III-A, made deterministic). The result is sorted with unique keys;
@@ -16,6 +18,12 @@
 //     stable, the newer run first) and the result becomes level k. A chunk
 //     has unique keys, so "tombstones before regular elements of the same
 //     batch" (invariant 3) holds trivially; stability gives invariants 1-2.
+//
+// A batch of at most b updates is one chunk whatever its number of distinct
+// keys, and a chunk is always padded to b, so nothing the host launches
+// depends on the resolved count: the whole batch is queued without waiting
+// for the device (the count is read back with the other counters at the
+// end). Larger batches read the count first to know their chunks.
 //
 // Everything a group of up to 32 chunks needs (the new levels, the ping-pong
 // buffers, the merge splits) is allocated before its timed segment; the
@@ -40,31 +48,35 @@ namespace gpudict::lsm {
 
 namespace {
 
-constexpr uint64_t kDeleteBit = 1ull << 63;
-constexpr uint64_t kMaxUpdates = 1ull << 31;  // the batch index has 31 bits
+constexpr uint32_t kDeleteBit = 1u << 31;
+constexpr uint64_t kMaxUpdates = 1ull << 31;  // the update index has 31 bits
 constexpr uint64_t kChunkGroup = 32;          // chunks per timed segment
 
 struct ResolveOp {
-  __host__ __device__ uint64_t operator()(uint64_t a, uint64_t b) const {
-    const uint64_t ia = a & ~kDeleteBit, ib = b & ~kDeleteBit;
+  __host__ __device__ uint32_t operator()(uint32_t a, uint32_t b) const {
+    const uint32_t ia = a & ~kDeleteBit, ib = b & ~kDeleteBit;
     return ((a | b) & kDeleteBit) | (ia > ib ? ia : ib);
   }
 };
 
-// One chunk in level format: out[i] = entry min(i, cnt - 1) for i < b (the
-// padding repeats the last entry). Counts the chunk's tombstones.
-__global__ void expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint64_t* __restrict__ payload,
-                                    uint64_t cnt, uint64_t b, uint32_t* __restrict__ out_keys,
-                                    uint32_t* __restrict__ out_values, uint8_t* __restrict__ out_status,
-                                    unsigned long long* __restrict__ tombstones) {
+// Chunk `first / b` in level format: out[i] = entry first + min(i, cnt - 1)
+// for i < b, cnt = min(b, *resolved - first) (the padding repeats the last
+// entry; the resolved count is read on the device so the host need not wait
+// for it). Counts the chunk's tombstones.
+__global__ void expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ payload,
+                                    const uint32_t* __restrict__ values,
+                                    const unsigned long long* __restrict__ resolved, uint64_t first, uint64_t b,
+                                    uint32_t* __restrict__ out_keys, uint32_t* __restrict__ out_values,
+                                    uint8_t* __restrict__ out_status, unsigned long long* __restrict__ tombstones) {
+  const uint64_t cnt = min(static_cast<uint64_t>(*resolved) - first, b);
   unsigned long long c = 0;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < b; i += stride) {
-    const uint64_t s = i < cnt ? i : cnt - 1;
-    const uint64_t p = payload[s];
+    const uint64_t s = first + (i < cnt ? i : cnt - 1);
+    const uint32_t p = payload[s];
     const bool del = (p & kDeleteBit) != 0;
     out_keys[i] = keys[s];
-    out_values[i] = del ? 0u : static_cast<uint32_t>(p);
+    out_values[i] = del ? 0u : values[p & ~kDeleteBit];
     out_status[i] = del ? kTombstone : uint8_t{0};
     c += (i < cnt && del) ? 1 : 0;
   }
@@ -79,13 +91,14 @@ struct PresenceOp {
   static constexpr bool kUpper0 = false, kUpper1 = false, kStopWhenDone = true;
   const uint32_t* keys;
   unsigned long long* live;
+  const unsigned long long* count;  // resolved keys (items beyond it search nothing)
   struct State {
     bool done;
     bool live;
   };
   __device__ __forceinline__ void setup(uint32_t i, State& st, uint32_t (&q)[1]) const {
-    q[0] = keys[i];
-    st.done = false;
+    st.done = i >= *count;
+    q[0] = st.done ? 0u : keys[i];
     st.live = false;
   }
   __device__ __forceinline__ bool wants(const State& st, int) const { return !st.done; }
@@ -114,14 +127,16 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   if (m == 0) return;
   if (m >= kMaxUpdates) throw RuntimeFailure("lsm: at most 2^31 - 1 updates in one batch (got " + std::to_string(m) + ")");
   h_keys_.reserve_discard(m);
-  h_u64_.reserve_discard(m);
+  h_args_.reserve_discard(m);
+  h_values_.reserve_discard(m);
   {
-    uint64_t j = 0;
+    uint32_t j = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
       const OpType type = batch.types[i];
       if (!is_update(type)) continue;
       h_keys_[j] = static_cast<uint32_t>(batch.keys[i]);
-      h_u64_[j] = (j << 32) | (type == OpType::Delete ? kDeleteBit : static_cast<uint64_t>(static_cast<uint32_t>(batch.args[i])));
+      h_args_[j] = type == OpType::Delete ? (kDeleteBit | j) : j;
+      h_values_[j] = type == OpType::Delete ? 0u : static_cast<uint32_t>(batch.args[i]);
       ++j;
     }
   }
@@ -129,16 +144,19 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     upd_keys_[i].reserve_discard(m, "lsm update keys");
     upd_payload_[i].reserve_discard(m, "lsm update payload");
   }
+  upd_values_.reserve_discard(m, "lsm update values");
   uniq_keys_.reserve_discard(m, "lsm resolved keys");
   uniq_payload_.reserve_discard(m, "lsm resolved payload");
   h2d(upd_keys_[0].data(), h_keys_.data(), m * sizeof(uint32_t));
-  h2d(upd_payload_[0].data(), h_u64_.data(), m * sizeof(uint64_t));
+  h2d(upd_payload_[0].data(), h_args_.data(), m * sizeof(uint32_t));
+  h2d(upd_values_.data(), h_values_.data(), m * sizeof(uint32_t));
 
+  // d_counters_: resolved keys, keys live before the batch, tombstones.
   unsigned long long* d_runs = d_counters_.data();
   unsigned long long* d_live = d_counters_.data() + 1;
   unsigned long long* d_tombs = d_counters_.data() + 2;
   cub::DoubleBuffer<uint32_t> dk(upd_keys_[0].data(), upd_keys_[1].data());
-  cub::DoubleBuffer<uint64_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
+  cub::DoubleBuffer<uint32_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
   auto sort = [&](void* p, size_t& bytes) {
     return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_);
   };
@@ -148,19 +166,28 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   };
   temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
   temp_.prepare("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
-  timer_.start(stream_);
-  GPUDICT_CUDA(cudaMemsetAsync(d_counters_.data(), 0, 3 * sizeof(unsigned long long), stream_));
-  temp_.run("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
-  temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
-  double ms = timer_.stop(stream_);
-  d2h(h_u64_.data(), d_runs, sizeof(unsigned long long));
-  const uint64_t u = h_u64_[0];
+  // Opens the timed segment (closed after the first group of chunks, or
+  // right after the resolve when the host must read the count).
+  auto resolve = [&] {
+    timer_.start(stream_);
+    GPUDICT_CUDA(cudaMemsetAsync(d_counters_.data(), 0, 3 * sizeof(unsigned long long), stream_));
+    temp_.run("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
+    temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
+  };
+  double ms = 0;
+  uint64_t chunks = 1;  // m <= b: one chunk, whatever the resolved count
+  const bool one_chunk = m <= b_;
+  if (!one_chunk) {
+    resolve();
+    ms += timer_.stop(stream_);
+    uint64_t u = 0;
+    d2h(&u, d_runs, sizeof(u));
+    chunks = div_up(u, b_);
+  }
 
   // The chunks, in groups: a group's new levels, ping-pong buffers and
   // splits are acquired before its timed segment, and the levels it merges
   // away go back to the pool after it (the next group reuses them).
-  const uint64_t chunks = div_up(u, b_);
-  const uint64_t pad = chunks * b_ - u;
   const bool track = opt_.stale_fraction > 0;
   const LsmView before = make_view(live_);  // the pre-batch levels (presence count)
   for (uint64_t c0 = 0; c0 < chunks; c0 += kChunkGroup) {
@@ -190,22 +217,28 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     }
     splits_.reserve_discard(merge_split_entries(max_total), "lsm merge splits");
 
-    timer_.start(stream_);
+    // One chunk: the resolve runs here, after the allocations above (a
+    // cudaMalloc inside a timed segment would count host time as device
+    // time), and the whole batch is one segment.
+    if (one_chunk)
+      resolve();
+    else
+      timer_.start(stream_);
+    // The presence count searches for every resolved key: m is an upper
+    // bound on their number, and the kernel reads the count on the device.
     if (track && c0 == 0)
-      launch_multilevel(before, PresenceOp{uniq_keys_.data(), d_live}, u, stream_,
+      launch_multilevel(before, PresenceOp{uniq_keys_.data(), d_live, d_runs}, m, stream_,
                         "multilevel_search_kernel<Presence>");
     for (uint64_t c = c0; c < c1; ++c) {
       const uint64_t first = c * b_;
-      const uint64_t cnt = std::min<uint64_t>(b_, u - first);
       const int k = target[c - c0];
       Level& out = *fresh[c - c0];
       RunBuffers* stage = k == 0 ? nullptr : &chunk_;
       uint32_t* sk = stage ? stage->keys.data() : out.kv.keys.data();
       uint32_t* sv = stage ? stage->values.data() : out.kv.values.data();
       uint8_t* ss = stage ? stage->status.data() : out.status.data();
-      expand_chunk_kernel<<<blocks_for(b_, 256, 4096), 256, 0, stream_>>>(uniq_keys_.data() + first,
-                                                                           uniq_payload_.data() + first, cnt, b_,
-                                                                           sk, sv, ss, d_tombs);
+      expand_chunk_kernel<<<blocks_for(b_, 256, 4096), 256, 0, stream_>>>(
+          uniq_keys_.data(), uniq_payload_.data(), upd_values_.data(), d_runs, first, b_, sk, sv, ss, d_tombs);
       GPUDICT_CHECK_LAUNCH("expand_chunk_kernel");
       if (k == 0) {
         sa::build_fence_levels(out.kv, 0, stream_);
@@ -231,8 +264,10 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     ms += timer_.stop(stream_);
     release_dropped();
   }
-  d2h(h_u64_.data(), d_live, 2 * sizeof(unsigned long long));
-  const uint64_t live_before = h_u64_[0], tombs = h_u64_[1];
+  unsigned long long counters[3];
+  d2h(counters, d_counters_.data(), sizeof(counters));
+  const uint64_t u = counters[0], live_before = counters[1], tombs = counters[2];
+  const uint64_t pad = chunks * b_ - u;
 
   chunks_ += chunks;
   padding_ += pad;
