@@ -40,14 +40,17 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
 
   WorkloadSummary summary = summarize_workload(opt.workload, opt.open);
   std::unique_ptr<StepSource> first = open_workload(opt.workload, opt.open);
-  check_supported(info.name, info.caps, first->header(), summary);
 
+  // The configuration first: what the structure supports may depend on its
+  // options (the slab hash's --mode), and both backends follow the same caps.
   StructureConfig cfg;
   cfg.options = opt.structure_options;
   cfg.device = opt.device;
   cfg.key_type = first->header().key_type;
   cfg.value_type = first->header().value_type;
   if (info.validate_options) info.validate_options(cfg);
+  const Capabilities caps = info.caps_with(cfg);
+  check_supported(info.name, caps, first->header(), summary);
 
   SourceFactory sources = [&]() {
     if (first) return std::move(first);
@@ -55,7 +58,7 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   };
   DictionaryFactory dicts = [&]() -> std::unique_ptr<Dictionary> {
     if (gpu) return info.make_gpu(cfg);
-    return make_cpu_dictionary(info.caps, cfg.key_type, cfg.value_type);
+    return make_cpu_dictionary(caps, cfg.key_type, cfg.value_type, info.name);
   };
 
   ReplayOptions ro;

@@ -68,7 +68,11 @@ const StructureInfo* find_structure(const std::string& name) {
 std::string structures_supporting(OpType t) {
   std::string out;
   for (const auto& s : structures()) {
-    if (!s.make_gpu || !s.caps.supports(t)) continue;
+    // Count and range in their general form (lo < hi) need an ordered
+    // structure; a hash structure answers them for a single key only
+    // (point_count_range), so it is not named as supporting them.
+    const bool general = (t == OpType::Count || t == OpType::Range) ? s.caps.ordered : s.caps.supports(t);
+    if (!s.make_gpu || !general) continue;
     if (!out.empty()) out += ", ";
     out += s.name;
   }

@@ -49,7 +49,7 @@ TEST_CASE("cli: usage errors exit 2 with a message") {
   auto m = run_gpudict("sorted-array /nonexistent/workload.yaml");
   CHECK(m.exit_code == 2);
   CHECK(m.err.find("/nonexistent/workload.yaml") != std::string::npos);
-  auto l = run_gpudict("btree examples/quickstart.yaml --backend cpu");
+  auto l = run_gpudict("mvbtree examples/quickstart.yaml --backend cpu");
   CHECK(l.exit_code == 2);
   CHECK(l.err.find("not built yet") != std::string::npos);
 }

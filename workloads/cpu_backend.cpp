@@ -1,9 +1,16 @@
 // The CPU backend: an ordered std::map with snapshot copies, written
-// independently of the verifier's model (reference.cpp) so that each checks
-// the other. Deterministic: several updates of one key in one batch resolve
-// to the last update (LastWins, AnyUpdate) or to a delete if there is one,
-// else the last insert (DeleteWinsElseAny). Concurrent batches run as
-// updates-then-queries, resolved the same way.
+// independently of the verifier's models (reference.cpp, multimap_reference.cpp)
+// so that each checks the other. Deterministic:
+//   map and set: several updates of one key in one batch resolve to the last
+//     update (LastWins, AnyUpdate), to a delete if there is one, else the last
+//     insert (DeleteWinsElseAny), or to the last insert if there is one, else
+//     the delete (DeletesThenInserts: the batch's deletes run first);
+//   multimap: a key holds its values in insertion order; DeletesThenInserts
+//     (and AnyUpdate) run the batch's deletes, then every insert; LastWins runs
+//     them in batch order; DeleteWinsElseAny empties a deleted key and drops
+//     its inserts. A lookup reports the key's oldest value.
+// Concurrent batches run as updates-then-queries, resolved the same way (one
+// execution the concurrent semantics allow). A set stores every value as 0.
 #include "workloads/cpu_backend.hpp"
 
 #include <algorithm>
@@ -14,6 +21,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/kv_sort.hpp"
 
@@ -21,7 +31,8 @@ namespace gpudict {
 
 namespace {
 
-using Map = std::map<uint64_t, uint64_t>;
+using MapStore = std::map<uint64_t, uint64_t>;                  // map and set
+using MultiStore = std::map<uint64_t, std::vector<uint64_t>>;   // multimap: values in insertion order
 
 class Stopwatch {
  public:
@@ -34,10 +45,193 @@ class Stopwatch {
   std::chrono::steady_clock::time_point start_;
 };
 
+// ---------------------------------------------------------------------------
+// Map and set
+// ---------------------------------------------------------------------------
+
+void build_store(MapStore& m, const KeyValues& initial, const Capabilities& caps) {
+  m.clear();
+  const bool keys_only = caps.semantics == Semantics::Set;
+  for (const auto& [key, value] : sorted_last_wins(initial)) m.emplace_hint(m.end(), key, keys_only ? 0 : value);
+}
+
+void apply_updates(MapStore& m, const Batch& batch, const Capabilities& caps) {
+  const bool keys_only = caps.semantics == Semantics::Set;
+  auto value_of = [&](size_t i) { return keys_only ? uint64_t{0} : batch.args[i]; };
+  switch (caps.phased_duplicates) {
+    case DuplicateRule::DeleteWinsElseAny: {
+      // Keys deleted anywhere in the batch end deleted; the others take their
+      // last insert.
+      std::unordered_set<uint64_t> deleted;
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Delete) deleted.insert(batch.keys[i]);
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Insert && deleted.count(batch.keys[i]) == 0) m[batch.keys[i]] = value_of(i);
+      for (uint64_t k : deleted) m.erase(k);
+      return;
+    }
+    case DuplicateRule::DeletesThenInserts:
+      // Every delete first, then the inserts in batch order (the last one wins).
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Delete) m.erase(batch.keys[i]);
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Insert) m[batch.keys[i]] = value_of(i);
+      return;
+    case DuplicateRule::LastWins:
+    case DuplicateRule::AnyUpdate:
+      // In batch order, so the last update wins.
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (batch.types[i] == OpType::Insert)
+          m[batch.keys[i]] = value_of(i);
+        else if (batch.types[i] == OpType::Delete)
+          m.erase(batch.keys[i]);
+      }
+      return;
+  }
+}
+
+void run_query(const MapStore& m, const Batch& batch, uint32_t i, BatchResults& r) {
+  const uint64_t key = batch.keys[i];
+  const uint64_t arg = batch.args[i];
+  switch (batch.types[i]) {
+    case OpType::Lookup: {
+      auto it = m.find(key);
+      if (it != m.end()) {
+        r.found[i] = 1;
+        r.value[i] = it->second;
+      }
+      break;
+    }
+    case OpType::Count:
+      if (key <= arg) r.value[i] = static_cast<uint64_t>(std::distance(m.lower_bound(key), m.upper_bound(arg)));
+      break;
+    case OpType::Range: {
+      r.key[i] = r.range_keys.size();
+      uint64_t n = 0;
+      if (key <= arg) {
+        for (auto it = m.lower_bound(key), end = m.upper_bound(arg); it != end; ++it, ++n) {
+          r.range_keys.push_back(it->first);
+          r.range_values.push_back(it->second);
+        }
+      }
+      r.value[i] = n;
+      break;
+    }
+    case OpType::Successor: {
+      auto it = m.upper_bound(key);
+      if (it != m.end()) {
+        r.found[i] = 1;
+        r.key[i] = it->first;
+        r.value[i] = it->second;
+      }
+      break;
+    }
+    default: break;
+  }
+}
+
+uint64_t size_of(const MapStore& m) { return m.size(); }
+
+// ---------------------------------------------------------------------------
+// Multimap
+// ---------------------------------------------------------------------------
+
+void build_store(MultiStore& m, const KeyValues& initial, const Capabilities&) {
+  m.clear();
+  for (size_t i = 0; i < initial.size(); ++i) m[initial.keys[i]].push_back(initial.values[i]);  // every pair kept
+}
+
+void apply_updates(MultiStore& m, const Batch& batch, const Capabilities& caps) {
+  auto insert = [&](size_t i) { m[batch.keys[i]].push_back(batch.args[i]); };
+  switch (caps.phased_duplicates) {
+    case DuplicateRule::LastWins:
+      for (size_t i = 0; i < batch.size(); ++i) {
+        if (batch.types[i] == OpType::Insert)
+          insert(i);
+        else if (batch.types[i] == OpType::Delete)
+          m.erase(batch.keys[i]);
+      }
+      return;
+    case DuplicateRule::DeleteWinsElseAny: {
+      std::unordered_set<uint64_t> deleted;
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Delete) deleted.insert(batch.keys[i]);
+      for (uint64_t k : deleted) m.erase(k);
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Insert && deleted.count(batch.keys[i]) == 0) insert(i);
+      return;
+    }
+    case DuplicateRule::DeletesThenInserts:
+    case DuplicateRule::AnyUpdate:
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Delete) m.erase(batch.keys[i]);
+      for (size_t i = 0; i < batch.size(); ++i)
+        if (batch.types[i] == OpType::Insert) insert(i);
+      return;
+  }
+}
+
+void run_query(const MultiStore& m, const Batch& batch, uint32_t i, BatchResults& r) {
+  const uint64_t key = batch.keys[i];
+  const uint64_t arg = batch.args[i];
+  switch (batch.types[i]) {
+    case OpType::Lookup: {
+      auto it = m.find(key);
+      if (it != m.end()) {  // a stored key holds at least one value
+        r.found[i] = 1;
+        r.value[i] = it->second.front();
+      }
+      break;
+    }
+    case OpType::Count: {  // pairs, not keys: a key counts with its multiplicity
+      uint64_t n = 0;
+      if (key <= arg)
+        for (auto it = m.lower_bound(key), end = m.upper_bound(arg); it != end; ++it) n += it->second.size();
+      r.value[i] = n;
+      break;
+    }
+    case OpType::Range: {
+      r.key[i] = r.range_keys.size();
+      uint64_t n = 0;
+      if (key <= arg) {
+        for (auto it = m.lower_bound(key), end = m.upper_bound(arg); it != end; ++it)
+          for (uint64_t v : it->second) {
+            r.range_keys.push_back(it->first);
+            r.range_values.push_back(v);
+            ++n;
+          }
+      }
+      r.value[i] = n;
+      break;
+    }
+    case OpType::Successor: {
+      auto it = m.upper_bound(key);
+      if (it != m.end()) {
+        r.found[i] = 1;
+        r.key[i] = it->first;
+        r.value[i] = it->second.front();
+      }
+      break;
+    }
+    default: break;
+  }
+}
+
+uint64_t size_of(const MultiStore& m) {
+  uint64_t n = 0;
+  for (const auto& [k, v] : m) n += v.size();
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// The Dictionary, for either store
+// ---------------------------------------------------------------------------
+
+template <class Store>
 class CpuDictionary final : public Dictionary {
  public:
   // Keys and values are held as u64 whatever the workload's widths.
-  explicit CpuDictionary(const Capabilities& caps) : caps_(caps) {
+  CpuDictionary(const Capabilities& caps, std::string structure) : caps_(caps), structure_(std::move(structure)) {
     caps_.native_concurrent = false;
   }
 
@@ -49,15 +243,15 @@ class CpuDictionary final : public Dictionary {
 
   void build(const KeyValues& initial, DeviceTime& t) override {
     Stopwatch sw;
-    Map m;
-    for (const auto& [key, value] : sorted_last_wins(initial)) m.emplace_hint(m.end(), key, value);
-    live_ = std::move(m);
+    build_store(live_, initial, caps_);
     t.add(Phase::Build, sw.ms());
   }
 
   void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
+    const uint64_t index = batches_++;
+    refuse_unsupported(batch, index);
     r.reset(batch.size());
-    const Map* target = &live_;
+    const Store* target = &live_;
     if (!batch.snapshot.empty()) {
       auto it = snapshots_.find(batch.snapshot);
       if (it == snapshots_.end()) throw InputError("unknown snapshot '" + batch.snapshot + "'");
@@ -69,7 +263,7 @@ class CpuDictionary final : public Dictionary {
 
     if (plan.updates() > 0) {
       Stopwatch sw;
-      apply_updates(batch);
+      apply_updates(live_, batch, caps_);
       if (!concurrent) t.add(Phase::Update, sw.ms());
     }
     for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
@@ -95,86 +289,46 @@ class CpuDictionary final : public Dictionary {
 
   Stats stats() const override {
     Stats s;
-    s.size = live_.size();
+    s.size = size_of(live_);
     s.device_bytes = 0;
     s.extra = {{"snapshots", std::to_string(snapshots_.size())}};
     return s;
   }
 
  private:
-  void apply_updates(const Batch& batch) {
-    if (caps_.phased_duplicates == DuplicateRule::DeleteWinsElseAny) {
-      // Keys deleted anywhere in the batch end deleted; the others take their
-      // last insert.
-      std::unordered_set<uint64_t> deleted;
-      for (size_t i = 0; i < batch.size(); ++i)
-        if (batch.types[i] == OpType::Delete) deleted.insert(batch.keys[i]);
-      for (size_t i = 0; i < batch.size(); ++i)
-        if (batch.types[i] == OpType::Insert && deleted.count(batch.keys[i]) == 0)
-          live_[batch.keys[i]] = batch.args[i];
-      for (uint64_t k : deleted) live_.erase(k);
-      return;
-    }
-    // LastWins and AnyUpdate: in batch order, so the last update wins.
+  // The structure refuses what it cannot answer, when the batch runs: an
+  // operation outside its capabilities, and on a hash structure a count or
+  // range over more than one key (docs/semantics.md, section 12).
+  void refuse_unsupported(const Batch& batch, uint64_t index) const {
     for (size_t i = 0; i < batch.size(); ++i) {
-      if (batch.types[i] == OpType::Insert)
-        live_[batch.keys[i]] = batch.args[i];
-      else if (batch.types[i] == OpType::Delete)
-        live_.erase(batch.keys[i]);
-    }
-  }
-
-  static void run_query(const Map& m, const Batch& batch, uint32_t i, BatchResults& r) {
-    const uint64_t key = batch.keys[i];
-    const uint64_t arg = batch.args[i];
-    switch (batch.types[i]) {
-      case OpType::Lookup: {
-        auto it = m.find(key);
-        if (it != m.end()) {
-          r.found[i] = 1;
-          r.value[i] = it->second;
-        }
-        break;
-      }
-      case OpType::Count:
-        if (key <= arg)
-          r.value[i] = static_cast<uint64_t>(std::distance(m.lower_bound(key), m.upper_bound(arg)));
-        break;
-      case OpType::Range: {
-        r.key[i] = r.range_keys.size();
-        uint64_t n = 0;
-        if (key <= arg) {
-          for (auto it = m.lower_bound(key), end = m.upper_bound(arg); it != end; ++it, ++n) {
-            r.range_keys.push_back(it->first);
-            r.range_values.push_back(it->second);
-          }
-        }
-        r.value[i] = n;
-        break;
-      }
-      case OpType::Successor: {
-        auto it = m.upper_bound(key);
-        if (it != m.end()) {
-          r.found[i] = 1;
-          r.key[i] = it->first;
-          r.value[i] = it->second;
-        }
-        break;
-      }
-      default: break;
+      const OpType t = batch.types[i];
+      if (!caps_.supports(t))
+        throw InputError(fmt::format("{} does not support {} operations (batch {}); structures that do: {}",
+                                     structure_, op_name(t), index, structures_supporting(t)));
+      if ((t == OpType::Count || t == OpType::Range) && !caps_.ordered && batch.keys[i] != batch.args[i])
+        throw InputError(point_query_refusal(structure_, t, batch.keys[i], batch.args[i], index));
     }
   }
 
   Capabilities caps_;
-  Map live_;
-  std::map<std::string, Map> snapshots_;
+  std::string structure_;
+  Store live_;
+  std::map<std::string, Store> snapshots_;
+  uint64_t batches_ = 0;  // batches executed: the index the refusal names
 };
 
 }  // namespace
 
+std::string point_query_refusal(const std::string& structure, OpType t, uint64_t lo, uint64_t hi, uint64_t batch) {
+  return fmt::format("{} answers count and range for a single key only (lo == hi); got {} [{}, {}] in batch {}; "
+                     "ordered count and range: {}",
+                     structure, op_name(t), lo, hi, batch, structures_supporting(t));
+}
+
 std::unique_ptr<Dictionary> make_cpu_dictionary(const Capabilities& caps, KeyType /*key_type*/,
-                                                KeyType /*value_type*/) {
-  return std::make_unique<CpuDictionary>(caps);
+                                                KeyType /*value_type*/, const std::string& structure) {
+  if (caps.semantics == Semantics::Multimap) return std::make_unique<CpuDictionary<MultiStore>>(caps, structure);
+  return std::make_unique<CpuDictionary<MapStore>>(caps, structure);
 }
 
 }  // namespace gpudict

@@ -2,16 +2,27 @@
 // with snapshots), behind the same Dictionary interface as the GPU structures.
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "core/api/dictionary.hpp"
 
 namespace gpudict {
 
-// `caps` are the chosen structure's capabilities: the CPU backend refuses what
-// the structure refuses and resolves several updates of one key in a phased
-// batch by the structure's rule (deterministically: LastWins and AnyUpdate take
-// the last update; DeleteWinsElseAny takes a delete if any, else the last insert).
-std::unique_ptr<Dictionary> make_cpu_dictionary(const Capabilities& caps, KeyType key_type, KeyType value_type);
+// `caps` are the chosen structure's capabilities (StructureInfo::caps_with):
+// the CPU backend follows its semantics (map, multimap, set), refuses what the
+// structure refuses (a count or range with lo != hi on a structure that is not
+// ordered, when the batch runs: InputError, exit 2) and resolves several
+// updates of one key in a phased batch by the structure's rule,
+// deterministically (docs/semantics.md, section 9). `structure` names it in
+// those messages.
+std::unique_ptr<Dictionary> make_cpu_dictionary(const Capabilities& caps, KeyType key_type, KeyType value_type,
+                                                const std::string& structure = "this structure");
+
+// The refusal of a count or range over more than one key by a hash structure:
+// "slabhash answers count and range for a single key only (lo == hi); got
+// count [3, 9] in batch 4; ordered count and range: sorted-array, lsm".
+std::string point_query_refusal(const std::string& structure, OpType t, uint64_t lo, uint64_t hi, uint64_t batch);
 
 }  // namespace gpudict

@@ -261,7 +261,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     std::unique_ptr<Verifier> verifier;
     if (r == 0 && opt.verify)
       verifier = std::make_unique<Verifier>(rep.workload.key_type, rep.workload.value_type,
-                                            dict->caps().phased_duplicates);
+                                            dict->caps().phased_duplicates, dict->caps().semantics);
     std::unique_ptr<ResultsWriter> writer;
     if (r == 0 && !opt.results_path.empty()) writer = std::make_unique<ResultsWriter>(opt.results_path);
 

@@ -549,30 +549,45 @@ class Parser {
   void steps(const YAML::Node& n, const std::string& field, std::vector<StepSpec>& out) {
     if (n.IsNull()) return;
     if (!n.IsSequence()) fail(n, field, "got " + describe(n), "a list of steps");
-    const Names kinds = {"phase", "batch", "snapshot", "drop_snapshot"};
+    // `cleanup` and its synonym `flush` (the slab hash's name for it) are bare
+    // words; they are listed with the map kinds so a misspelling of either
+    // gets a suggestion.
+    const Names words = {"cleanup", "flush"};
+    const Names kinds = {"phase", "batch", "snapshot", "drop_snapshot", "cleanup", "flush"};
+    const std::string expected_step =
+        "a map with one of: phase, batch, snapshot, drop_snapshot; or the word cleanup (or flush)";
     size_t index = 0;
     for (auto it = n.begin(); it != n.end(); ++it, ++index) {
       const YAML::Node item = *it;
       const std::string f = field + "[" + std::to_string(index) + "]";
-      if (item.IsScalar() && item.Scalar() == "cleanup") {  // `- cleanup`: no parameters
+      if (item.IsScalar() && contains(words, item.Scalar())) {  // `- cleanup` / `- flush`: no parameters
         StepSpec s;
         s.pos = pos(item);
         s.kind = StepSpecKind::Cleanup;
         out.push_back(std::move(s));
         continue;
       }
-      if (!item.IsMap())
-        fail(item, f, "got " + describe(item), "a map with one of: phase, batch, snapshot, drop_snapshot; or the word cleanup");
+      if (item.IsScalar()) {
+        std::string what = "unknown step '" + item.Scalar() + "'";
+        const std::string sug = suggestion(item.Scalar(), kinds);
+        if (!sug.empty()) what += ", " + sug;
+        fail(item, f, what, expected_step);
+      }
+      if (!item.IsMap()) fail(item, f, "got " + describe(item), expected_step);
       const Fields fs = fields(item, f, kinds);
       if (fs.values.size() != 1)
         fail(item, f, fs.values.empty() ? "empty step" : "a step with " + std::to_string(fs.values.size()) + " kinds",
-             "exactly one of: phase, batch, snapshot, drop_snapshot");
+             "exactly one of: phase, batch, snapshot, drop_snapshot; or the word cleanup (or flush)");
       const std::string kind = fs.values.begin()->first;
       const YAML::Node body = fs.values.begin()->second;
       StepSpec s;
       s.pos = pos(fs.keys.at(kind));
       const std::string bf = sub(f, kind);
-      if (kind == "phase") {
+      if (contains(words, kind)) {  // `- flush:` (an empty map) is still the bare word; parameters are not
+        if (!body.IsNull())
+          fail(body, bf, kind + " takes no parameters", "the bare word: - " + kind);
+        s.kind = StepSpecKind::Cleanup;
+      } else if (kind == "phase") {
         s.kind = StepSpecKind::Phase;
         s.phase = phase(body, bf, index);
       } else if (kind == "batch") {

@@ -6,77 +6,37 @@
 
 #include <fmt/format.h>
 
+#include "workloads/multimap_checks.hpp"
 #include "workloads/reference.hpp"
+#include "workloads/verifier_text.hpp"
 
 namespace gpudict {
-
-namespace {
-
-// At most this many alternatives are spelled out in an "expected" text.
-constexpr size_t kListLimit = 6;
-
-std::string describe(const Outcome& o) { return o ? fmt::format("value {}", *o) : std::string("not found"); }
-
-std::string describe(const Outcomes& set) {
-  if (set.size() == 1) return describe(set.front());
-  std::string s = "one of: ";
-  for (size_t i = 0; i < set.size() && i < kListLimit; ++i) s += (i ? ", " : "") + describe(set[i]);
-  if (set.size() > kListLimit) s += fmt::format(", ... ({} in all)", set.size());
-  return s;
-}
-
-// "value 4", "value 4 or 5", with "(or absent)" when the key may be absent.
-std::string describe_values(const Outcomes& set, bool say_absent) {
-  std::vector<uint64_t> values;
-  bool absent = false;
-  for (const Outcome& o : set) {
-    if (o)
-      values.push_back(*o);
-    else
-      absent = true;
-  }
-  std::string s = "value ";
-  for (size_t i = 0; i < values.size() && i < kListLimit; ++i) s += fmt::format("{}{}", i ? " or " : "", values[i]);
-  if (values.size() > kListLimit) s += fmt::format(" or ... ({} values)", values.size());
-  if (say_absent && absent) s += " (or absent)";
-  return s;
-}
-
-std::string describe_successor(uint64_t key, const std::vector<uint64_t>& values) {
-  std::string s = fmt::format("successor {} (value ", key);
-  for (size_t i = 0; i < values.size() && i < kListLimit; ++i) s += fmt::format("{}{}", i ? " or " : "", values[i]);
-  if (values.size() > kListLimit) s += " or ...";
-  return s + ")";
-}
-
-std::string describe(const ModelState::SuccessorOptions& o) {
-  const size_t alternatives = o.found.size() + (o.not_found ? 1 : 0);
-  if (alternatives == 1)
-    return o.not_found ? std::string("not found") : describe_successor(o.found[0].key, o.found[0].values);
-  std::string s = "one of: ";
-  for (size_t i = 0; i < o.found.size() && i < kListLimit; ++i)
-    s += (i ? ", " : "") + describe_successor(o.found[i].key, o.found[i].values);
-  if (o.found.size() > kListLimit) s += fmt::format(", ... ({} keys)", o.found.size());
-  if (o.not_found) s += ", not found";
-  return s;
-}
-
-struct Problem {
-  std::string expected;
-  std::string got;
-};
-
-}  // namespace
 
 struct Verifier::Impl {
   KeyType key_type;
   KeyType value_type;
   DuplicateRule rule;
+  Semantics semantics;
   size_t max_reported;
-  ReferenceModel model;
+  ReferenceModel model;  // map and set semantics
+  std::unique_ptr<MultimapChecker> multi;  // multimap semantics (then `model` stays empty)
   uint64_t checked = 0;
   uint64_t mismatches = 0;
   std::vector<Mismatch> first;
+
+  // Set semantics: values play no part. The model holds every present key
+  // with value 0, and every value a structure reports reads as 0.
+  bool keys_only() const { return semantics == Semantics::Set; }
+  uint64_t val(uint64_t v) const { return keys_only() ? 0 : v; }
+
+  void build(const KeyValues& initial) {
+    if (multi) return multi->build(initial);
+    if (!keys_only()) return model.build(initial);
+    KeyValues keys{initial.keys, std::vector<uint64_t>(initial.size(), 0)};
+    model.build(keys);
+  }
+  void snapshot(const std::string& name) { multi ? multi->snapshot(name) : model.snapshot(name); }
+  void drop_snapshot(const std::string& name) { multi ? multi->drop_snapshot(name) : model.drop_snapshot(name); }
 
   void report(uint64_t batch_index, uint64_t op, const Batch& b, Problem p) {
     ++mismatches;
@@ -98,8 +58,8 @@ struct Verifier::Impl {
                                       uint64_t value) {
     Outcomes scratch;
     const Cell c = s.cell(key, t, scratch);
-    const Outcome got = found ? Outcome(value) : Outcome();
-    if (!c.allows(got)) return Problem{describe(c.outcomes()), describe(got)};
+    const Outcome got = found ? Outcome(val(value)) : Outcome();
+    if (!c.allows(got)) return Problem{describe(c.outcomes(), keys_only()), describe(got, keys_only())};
     if (!c.touched && !c.definite()) s.collapse(key, got);
     return std::nullopt;
   }
@@ -142,7 +102,8 @@ struct Verifier::Impl {
     uint64_t j = 0;
     auto extra = [&](uint64_t jj) {
       return Problem{fmt::format("no key {} in range", rk[jj]),
-                     fmt::format("range of {} pairs with key {} (value {})", n, rk[jj], rv[jj])};
+                     keys_only() ? fmt::format("range of {} pairs with key {}", n, rk[jj])
+                                 : fmt::format("range of {} pairs with key {} (value {})", n, rk[jj], rv[jj])};
     };
     s.for_each_cell(lo, hi, t, [&](const Cell& c) {
       if (j < n && rk[j] < c.key) {  // a key the model has as definitely absent
@@ -151,7 +112,7 @@ struct Verifier::Impl {
       }
       const bool collapsible = !c.touched && !c.definite();
       if (j < n && rk[j] == c.key) {
-        if (!c.allows(Outcome(rv[j]))) {
+        if (!c.allows(Outcome(val(rv[j])))) {
           if (!c.can_be_present())
             problem = extra(j);
           else
@@ -159,12 +120,13 @@ struct Verifier::Impl {
                               fmt::format("key {} with value {}", c.key, rv[j])};
           return false;
         }
-        if (collapsible) collapses.emplace_back(c.key, Outcome(rv[j]));
+        if (collapsible) collapses.emplace_back(c.key, Outcome(val(rv[j])));
         ++j;
       } else {
         if (!c.can_be_absent()) {
           problem = Problem{
-              fmt::format("key {} with {} in range", c.key, describe_values(c.outcomes(), false)),
+              keys_only() ? fmt::format("key {} in range", c.key)
+                          : fmt::format("key {} with {} in range", c.key, describe_values(c.outcomes(), false)),
               fmt::format("range of {} pairs without key {}", n, c.key)};
           return false;
         }
@@ -179,7 +141,8 @@ struct Verifier::Impl {
   }
 
   std::optional<Problem> check_successor(ModelState& s, const TouchedKeys* t, uint64_t key, bool found,
-                                         uint64_t got_key, uint64_t got_value) {
+                                         uint64_t got_key, uint64_t reported_value) {
+    const uint64_t got_value = val(reported_value);
     const ModelState::SuccessorOptions o = s.successor_options(key, t);
     bool ok = false;
     if (!found) {
@@ -190,8 +153,10 @@ struct Verifier::Impl {
           ok = std::binary_search(opt.values.begin(), opt.values.end(), got_value);
     }
     if (!ok)
-      return Problem{describe(o), found ? fmt::format("successor {} (value {})", got_key, got_value)
-                                        : std::string("not found")};
+      return Problem{describe(o, keys_only()),
+                     !found       ? std::string("not found")
+                     : keys_only() ? fmt::format("successor {}", got_key)
+                                   : fmt::format("successor {} (value {})", got_key, got_value)};
     std::optional<std::pair<uint64_t, uint64_t>> result;
     if (found) result = std::make_pair(got_key, got_value);
     s.collapse_successor(key, result, t);
@@ -199,11 +164,18 @@ struct Verifier::Impl {
   }
 
   uint64_t check(uint64_t batch_index, const Batch& b, const BatchResults& r) {
-    const std::vector<KeyUpdates> groups = group_updates(b);
-    ModelState& queried = model.state(b.snapshot);  // throws for an unknown snapshot
+    if (multi) multi->begin_batch(b);
+    std::vector<KeyUpdates> groups = multi ? std::vector<KeyUpdates>{} : group_updates(b);
+    if (keys_only())
+      for (KeyUpdates& g : groups)
+        for (Outcome& e : g.effects)
+          if (e) e = 0;  // a set drops an insert's value
+    ModelState& queried = model.state(multi ? std::string() : b.snapshot);  // throws for an unknown snapshot
     TouchedKeys touched_keys;
     const TouchedKeys* touched = nullptr;
-    if (b.mode == ExecMode::Phased) {
+    if (multi) {
+      // the multimap checker keeps its own model
+    } else if (b.mode == ExecMode::Phased) {
       model.live().apply_phased(groups, rule);
     } else if (b.snapshot.empty()) {
       touched_keys = TouchedKeys(groups);
@@ -224,6 +196,8 @@ struct Verifier::Impl {
         p = Problem{"a result for every operation of the batch",
                     fmt::format("results sized {} for {} operations",
                                 std::min({r.found.size(), r.value.size(), r.key.size()}), n)};
+      } else if (multi) {
+        p = multi->check(b, i, r);
       } else {
         switch (type) {
           case OpType::Lookup: p = check_lookup(queried, touched, key, r.found[i] != 0, r.value[i]); break;
@@ -239,24 +213,33 @@ struct Verifier::Impl {
     }
     checked += queries;
 
-    if (b.mode == ExecMode::Concurrent) model.live().apply_concurrent(groups);
+    if (multi)
+      multi->end_batch(b);
+    else if (b.mode == ExecMode::Concurrent)
+      model.live().apply_concurrent(groups);
     return queries;
   }
 };
 
 Verifier::Verifier(KeyType key_type, KeyType value_type, DuplicateRule phased_rule, size_t max_reported)
-    : impl_(new Impl{key_type, value_type, phased_rule, max_reported, {}, 0, 0, {}}) {}
+    : Verifier(key_type, value_type, phased_rule, Semantics::Map, max_reported) {}
+
+Verifier::Verifier(KeyType key_type, KeyType value_type, DuplicateRule phased_rule, Semantics semantics,
+                   size_t max_reported)
+    : impl_(new Impl{key_type, value_type, phased_rule, semantics, max_reported, {}, nullptr, 0, 0, {}}) {
+  if (semantics == Semantics::Multimap) impl_->multi = std::make_unique<MultimapChecker>(phased_rule);
+}
 
 Verifier::~Verifier() = default;
 
-void Verifier::build(const KeyValues& initial) { impl_->model.build(initial); }
+void Verifier::build(const KeyValues& initial) { impl_->build(initial); }
 
 uint64_t Verifier::check_batch(uint64_t batch_index, const Batch& batch, const BatchResults& results) {
   return impl_->check(batch_index, batch, results);
 }
 
-void Verifier::snapshot(const std::string& name) { impl_->model.snapshot(name); }
-void Verifier::drop_snapshot(const std::string& name) { impl_->model.drop_snapshot(name); }
+void Verifier::snapshot(const std::string& name) { impl_->snapshot(name); }
+void Verifier::drop_snapshot(const std::string& name) { impl_->drop_snapshot(name); }
 
 uint64_t Verifier::checked() const { return impl_->checked; }
 uint64_t Verifier::mismatches() const { return impl_->mismatches; }

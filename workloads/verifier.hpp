@@ -27,6 +27,12 @@ class Verifier {
  public:
   // `phased_rule`: the structure's rule for several updates of one key in one
   // phased batch. Concurrent batches follow the general concurrent rule.
+  // `semantics`: map (unique keys), multimap (a key holds a multiset of values)
+  // or set (values ignored everywhere). Multimap with AnyUpdate is refused
+  // (InputError): the multimap rule is DeletesThenInserts.
+  Verifier(KeyType key_type, KeyType value_type, DuplicateRule phased_rule, Semantics semantics,
+           size_t max_reported = 10);
+  // Map semantics.
   Verifier(KeyType key_type, KeyType value_type, DuplicateRule phased_rule, size_t max_reported = 10);
   ~Verifier();
   Verifier(const Verifier&) = delete;

@@ -47,15 +47,29 @@ bool verify_everywhere(const std::string& path, uint64_t seed = 0, bool override
   for (const StructureInfo* info : built_structures()) {
     OpenOptions oo{override_seed, seed};
     auto src = open_workload(path, oo);
+    // Capabilities may depend on options (the slab hash's --mode): the defaults here.
+    StructureConfig cfg;
+    for (const auto& o : info->options) cfg.options[o.name] = o.default_value;
+    cfg.key_type = src->header().key_type;
+    cfg.value_type = src->header().value_type;
     try {
-      check_supported(info->name, info->caps, src->header(), summarize_workload(path, oo));
+      check_supported(info->name, info->caps_with(cfg), src->header(), summarize_workload(path, oo));
     } catch (const InputError&) {
       continue;
     }
     // Small batch sizes exercise the LSM's level arithmetic on small examples.
     std::map<std::string, std::string> opts;
     if (info->name == "lsm") opts["batch-size"] = "256";
-    RunReport rep = run_on(*info, path, seed, override_seed, opts);
+    RunReport rep;
+    try {
+      rep = run_on(*info, path, seed, override_seed, opts);
+    } catch (const InputError&) {
+      // A hash structure refuses a count or range over several keys only when
+      // the batch holding it runs (point_count_range): not a workload for it.
+      const Capabilities caps = info->caps_with(cfg);
+      if (caps.ordered || !caps.point_count_range) throw;
+      continue;
+    }
     CHECK_MESSAGE(rep.mismatches == 0, info->name << " on " << path);
     CHECK_MESSAGE(rep.checked > 0, info->name << " on " << path);
     ran = true;

@@ -1,0 +1,70 @@
+#include "workloads/verifier_text.hpp"
+
+#include <fmt/format.h>
+
+namespace gpudict {
+
+namespace {
+// At most this many alternatives are spelled out in an "expected" text.
+constexpr size_t kListLimit = 6;
+// A multiset lists more before it is cut short: the repeats are the point.
+constexpr size_t kBagLimit = 12;
+}  // namespace
+
+std::string describe(const Outcome& o, bool keys_only) {
+  if (!o) return "not found";
+  return keys_only ? std::string("found") : fmt::format("value {}", *o);
+}
+
+std::string describe(const Outcomes& set, bool keys_only) {
+  if (set.size() == 1) return describe(set.front(), keys_only);
+  std::string s = "one of: ";
+  for (size_t i = 0; i < set.size() && i < kListLimit; ++i) s += (i ? ", " : "") + describe(set[i], keys_only);
+  if (set.size() > kListLimit) s += fmt::format(", ... ({} in all)", set.size());
+  return s;
+}
+
+std::string describe_values(const Outcomes& set, bool say_absent) {
+  std::vector<uint64_t> values;
+  bool absent = false;
+  for (const Outcome& o : set) {
+    if (o)
+      values.push_back(*o);
+    else
+      absent = true;
+  }
+  std::string s = "value ";
+  for (size_t i = 0; i < values.size() && i < kListLimit; ++i) s += fmt::format("{}{}", i ? " or " : "", values[i]);
+  if (values.size() > kListLimit) s += fmt::format(" or ... ({} values)", values.size());
+  if (say_absent && absent) s += " (or absent)";
+  return s;
+}
+
+std::string describe_successor(uint64_t key, const std::vector<uint64_t>& values, bool keys_only) {
+  if (keys_only) return fmt::format("successor {}", key);
+  std::string s = fmt::format("successor {} (value ", key);
+  for (size_t i = 0; i < values.size() && i < kListLimit; ++i) s += fmt::format("{}{}", i ? " or " : "", values[i]);
+  if (values.size() > kListLimit) s += " or ...";
+  return s + ")";
+}
+
+std::string describe(const ModelState::SuccessorOptions& o, bool keys_only) {
+  const size_t alternatives = o.found.size() + (o.not_found ? 1 : 0);
+  if (alternatives == 1)
+    return o.not_found ? std::string("not found") : describe_successor(o.found[0].key, o.found[0].values, keys_only);
+  std::string s = "one of: ";
+  for (size_t i = 0; i < o.found.size() && i < kListLimit; ++i)
+    s += (i ? ", " : "") + describe_successor(o.found[i].key, o.found[i].values, keys_only);
+  if (o.found.size() > kListLimit) s += fmt::format(", ... ({} keys)", o.found.size());
+  if (o.not_found) s += ", not found";
+  return s;
+}
+
+std::string describe_bag(const ValueBag& b) {
+  std::string s = "{";
+  for (size_t i = 0; i < b.size() && i < kBagLimit; ++i) s += fmt::format("{}{}", i ? ", " : "", b[i]);
+  if (b.size() > kBagLimit) s += fmt::format(", ... ({} values)", b.size());
+  return s + "}";
+}
+
+}  // namespace gpudict
