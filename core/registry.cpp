@@ -3,6 +3,7 @@
 #include <cstdlib>
 
 #include "core/api/registry.hpp"
+#include "core/btree/btree.hpp"
 #include "core/common/errors.hpp"
 #include "core/lsm/lsm.hpp"
 #include "core/sorted_array/sorted_array.hpp"
@@ -41,8 +42,15 @@ std::vector<StructureInfo> make_table() {
                "Concurrent batches run as their updates, then their queries. docs/lsm.md.",
                lsm_caps(), lsm_options(), [](const StructureConfig& cfg) { return make_lsm(cfg); },
                validate_lsm_options});
-  t.push_back({"btree", "GPU B-Tree (seed 002): warp-cooperative B-link tree [not built yet]", "",
-               planned_caps(true, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
+  t.push_back({"btree", "GPU B-Tree (seed 002): B-link tree of 128-byte nodes, tile-cooperative, concurrent batches",
+               "A B-link tree of 128-byte nodes (14 pairs, high key, side link, low key, meta word with count, leaf "
+               "flag, latch and version), bulk-built bottom-up from sorted pairs. Each tile of --tile lanes serves its "
+               "lanes' operations one at a time; lists are sorted by key (--sort). Reads take no latch (seqlock "
+               "snapshots); writes latch one node, splits are proactive with restarts. Deletes never merge. Several "
+               "updates of one key in a phased batch: any one wins. Concurrent batches run natively in one kernel. "
+               "docs/btree.md.",
+               btree_caps(), btree_options(), [](const StructureConfig& cfg) { return make_btree(cfg); },
+               validate_btree_options});
   t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004) [not built yet]", "",
                planned_caps(false, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
   t.push_back({"mvbtree", "Multiversion B-Tree with snapshots (seed 001, ch. 4) [not built yet]", "",

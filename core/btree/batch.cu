@@ -1,0 +1,413 @@
+// execute(): a batch as lists of operations run by the operations kernel.
+//   phased:     the updates (inserts and deletes together) in one validated
+//               kernel, then each query type in one plain kernel (ranges: a
+//               count pass, the offsets, a copy pass)
+//   concurrent: every operation in one validated kernel. A range writes its
+//               pairs into a slot sized by a count on the pre-batch tree plus
+//               slack; a range that outgrows its slot (inserts of the batch
+//               landing in it) is answered again after the kernel, on the
+//               final tree, which the concurrent semantics also allow
+// Each list is staged by slot (its position in the list), sorted as (key,
+// slot) pairs when --sort on, and its results come back by slot. Only device
+// work is timed (sort, kernels, pool growth); staging and copies are not.
+// An automatic pool grows before an update list by an eighth of its inserts;
+// should the kernel still fill it, the updates that could not allocate are
+// abandoned cleanly (done flag 0) and run again after the pool has grown: a
+// phased batch's updates are then applied in two rounds, which the any-update
+// rule allows, and a concurrent batch's late updates look like updates that
+// ran last. A fixed pool that fills stops the run (exit 3).
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <string>
+
+#include "core/btree/btree_impl.cuh"
+#include "core/btree/launch.cuh"
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+#include "core/common/grid.cuh"
+
+namespace gpudict::btree {
+
+namespace {
+
+__global__ void iota_kernel(uint32_t* out, uint64_t n) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = static_cast<uint32_t>(i);
+}
+
+// Room for a concurrent range beyond its pre-batch count (inserts of the
+// same batch may land in it).
+uint64_t range_slack(uint64_t count) { return 16 + count / 4; }
+
+}  // namespace
+
+void BTree::reserve_list(uint64_t n) {
+  const uint64_t m = std::max<uint64_t>(n, 1);
+  for (int i = 0; i < 2; ++i) {
+    d_keys_[i].reserve_discard(m, "btree operation keys");
+    d_perm_[i].reserve_discard(m, "btree operation slots");
+  }
+  d_args_.reserve_discard(m, "btree operation arguments");
+  d_types_.reserve_discard(m, "btree operation types");
+  d_found_.reserve_discard(m, "btree results");
+  d_done_.reserve_discard(m, "btree update flags");
+  d_value_.reserve_discard(m, "btree results");
+  d_key_out_.reserve_discard(m, "btree results");
+  d_range_cap_.reserve_discard(m, "btree range slots");
+  d_range_off_.reserve_discard(m + 1, "btree range offsets");
+  h_keys_.reserve_discard(m);
+  h_args_.reserve_discard(m);
+  h_types_.reserve_discard(m);
+  h_found_.reserve_discard(m);
+  h_done_.reserve_discard(m);
+  h_value_.reserve_discard(m);
+  h_key_out_.reserve_discard(m);
+  h_cap_.reserve_discard(m);
+  h_u64_.reserve_discard(m + 1);
+}
+
+void BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types) {
+  const uint64_t n = ops.size();
+  reserve_list(n);
+  for (uint64_t s = 0; s < n; ++s) h_keys_[s] = static_cast<uint32_t>(b.keys[ops[s]]);
+  h2d(d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
+  if (with_args) {
+    for (uint64_t s = 0; s < n; ++s) h_args_[s] = static_cast<uint32_t>(b.args[ops[s]]);
+    h2d(d_args_.data(), h_args_.data(), n * sizeof(uint32_t));
+  }
+  if (with_types) {
+    for (uint64_t s = 0; s < n; ++s) h_types_[s] = static_cast<uint8_t>(b.types[ops[s]]);
+    h2d(d_types_.data(), h_types_.data(), n);
+  }
+}
+
+OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type) {
+  OpsRef ops;
+  ops.n = n;
+  ops.type = type;
+  ops.args = with_args ? d_args_.data() : nullptr;
+  ops.types = with_types ? d_types_.data() : nullptr;
+  ops.found = d_found_.data();
+  ops.value = d_value_.data();
+  ops.key_out = d_key_out_.data();
+  ops.range_offset = d_range_off_.data();
+  ops.range_keys = d_range_keys_.data();
+  ops.range_values = d_range_values_.data();
+  ops.keys = d_keys_[0].data();
+  ops.perm = nullptr;
+  ops.use_finger = false;
+  if (!opt_.sort || n < 2) return ops;
+  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
+  auto sort = [&](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, 32, stream_);
+  };
+  iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n);
+  GPUDICT_CHECK_LAUNCH("iota_kernel");
+  temp_.run("cub::DeviceRadixSort::SortPairs (btree operations)", sort);
+  ops.keys = keys.Current();
+  ops.perm = perm.Current();
+  ops.use_finger = true;
+  return ops;
+}
+
+void BTree::launch_rounds(const OpsRef& list) {
+  // A list much larger than the tree would make thousands of tiles contend
+  // for the same few nodes (at the start, one root leaf). Instead the sorted
+  // list runs in rounds, each a strided subset spread over the whole key
+  // range: positions 0, S, 2S, ...; then S/2 + k S; then S/4 + k S/2; ...
+  // Round i + 1 adds about as many keys as the tree holds after round i, so
+  // each leaf receives a few neighbouring keys, mostly from one tile.
+  const uint64_t n = list.n;
+  const uint64_t base = std::max<uint64_t>(h_hdr_[0].size, 1024);
+  uint64_t stride = 1;
+  while (n / stride > 2 * base && stride < (1ull << 30)) stride *= 2;
+  OpsRef r = list;
+  r.start = 0;
+  r.stride = stride;
+  r.n = (n + stride - 1) / stride;
+  launch_ops(opt_.tile, true, ref(), r, stream_);
+  for (uint64_t s = stride; s > 1; s /= 2) {
+    r.start = s / 2;
+    r.stride = s;
+    r.n = n > s / 2 ? (n - s / 2 + s - 1) / s : 0;
+    if (r.n) launch_ops(opt_.tile, true, ref(), r, stream_);
+  }
+}
+
+void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
+  if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
+    throw InputError("btree: batch arrays differ in length");
+  if (!batch.snapshot.empty())
+    throw InputError("btree does not support snapshots (batch asks for snapshot '" + batch.snapshot + "')");
+  if (batch.size() >= 0xFFFFFFFFull) throw InputError("btree: a batch holds at most 2^32 - 2 operations");
+  r.reset(batch.size());
+  if (batch.size() == 0) return;
+  const BatchPlan plan(batch);
+  const bool concurrent = batch.mode == ExecMode::Concurrent;
+  if (concurrent && plan.updates() > 0 && plan.queries() > 0) {
+    run_concurrent(batch, plan, r, t);
+    return;
+  }
+  // Phased, or concurrent with only updates or only queries (the same thing).
+  if (plan.updates() > 0) {
+    std::vector<uint32_t> ups = plan.of(OpType::Insert);
+    const auto& dels = plan.of(OpType::Delete);
+    ups.insert(ups.end(), dels.begin(), dels.end());
+    run_updates(batch, std::move(ups), concurrent ? Phase::Concurrent : Phase::Update, t);
+  }
+  for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
+    const auto& ops = plan.of(type);
+    if (!ops.empty()) run_queries(type, batch, ops, concurrent ? Phase::Concurrent : query_phase(type), r, t);
+  }
+}
+
+void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t) {
+  while (!ops.empty()) {
+    const uint64_t n = ops.size();
+    uint64_t inserts = 0;
+    for (uint32_t i : ops) inserts += b.types[i] == OpType::Insert;
+    double ms = reserve_nodes(inserts / 8 + 64);
+    stage(b, ops, true, true);
+    {  // grows the CUB buffer now, outside the timed region
+      cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
+      temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, n, 0, 32, stream_);
+      });
+    }
+    GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
+    timer_.start(stream_);
+    OpsRef list = sort_list(n, true, true, 0);
+    list.done = d_done_.data();
+    launch_rounds(list);
+    ms += timer_.stop(stream_);
+    t.add(phase, ms);
+    sync_header();
+    if (!h_hdr_[0].overflow) return;
+    if (opt_.node_pool != 0) throw_pool_full("an update batch of " + std::to_string(n) + " operations");
+    // Run the updates that found the pool full again, after it has grown.
+    d2h(h_done_.data(), d_done_.data(), n);
+    std::vector<uint32_t> left;
+    for (uint64_t s = 0; s < n; ++s)
+      if (!h_done_[s]) left.push_back(ops[s]);
+    clear_overflow();
+    t.add(phase, grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + left.size() + 1024)));
+    ++retries_;
+    ops = std::move(left);
+  }
+}
+
+void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
+                        DeviceTime& t) {
+  const uint64_t n = ops.size();
+  if (n == 0) return;
+  const bool two_keys = type == OpType::Count || type == OpType::Range;
+  stage(b, ops, two_keys, false);
+  {
+    cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
+    temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, n, 0, 32, stream_);
+    });
+  }
+  const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
+  timer_.start(stream_);
+  OpsRef list = sort_list(n, two_keys, false, code);
+  launch_ops(opt_.tile, false, ref(), list, stream_);
+  double ms = timer_.stop(stream_);
+  sync_header();
+
+  switch (type) {
+    case OpType::Lookup:
+    case OpType::Successor: {
+      d2h(h_found_.data(), d_found_.data(), n);
+      d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+      if (type == OpType::Successor) d2h(h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
+      for (uint64_t s = 0; s < n; ++s) {
+        const uint32_t i = ops[s];
+        r.found[i] = h_found_[s];
+        r.value[i] = h_found_[s] ? h_value_[s] : 0;
+        if (type == OpType::Successor) r.key[i] = h_found_[s] ? h_key_out_[s] : 0;
+      }
+      break;
+    }
+    case OpType::Count: {
+      d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+      for (uint64_t s = 0; s < n; ++s) r.value[ops[s]] = h_value_[s];
+      break;
+    }
+    case OpType::Range: {
+      // Sizes are exact (nothing changes between the passes): offsets in list
+      // order, appended after any pairs already in the results.
+      d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+      uint64_t total = 0;
+      for (uint64_t s = 0; s < n; ++s) {
+        h_u64_[s] = total;
+        total += h_value_[s];
+      }
+      h_u64_[n] = total;
+      h2d(d_range_off_.data(), h_u64_.data(), (n + 1) * sizeof(unsigned long long));
+      if (total > 0) {
+        d_range_keys_.reserve_discard(total, "btree range results");
+        d_range_values_.reserve_discard(total, "btree range results");
+        list.type = static_cast<uint8_t>(OpType::Range);
+        list.range_cap = nullptr;
+        list.range_keys = d_range_keys_.data();
+        list.range_values = d_range_values_.data();
+        timer_.start(stream_);
+        launch_ops(opt_.tile, false, ref(), list, stream_);
+        ms += timer_.stop(stream_);
+        sync_header();
+      }
+      const uint64_t base = r.range_keys.size();
+      for (uint64_t s = 0; s < n; ++s) {
+        const uint32_t i = ops[s];
+        r.key[i] = base + h_u64_[s];
+        r.value[i] = h_value_[s];
+      }
+      r.range_keys.resize(base + total);
+      r.range_values.resize(base + total);
+      if (total > 0) {
+        h_keys_.reserve_discard(total);
+        h_args_.reserve_discard(total);
+        d2h(h_keys_.data(), d_range_keys_.data(), total * sizeof(uint32_t));
+        d2h(h_args_.data(), d_range_values_.data(), total * sizeof(uint32_t));
+        for (uint64_t x = 0; x < total; ++x) {
+          r.range_keys[base + x] = h_keys_[x];
+          r.range_values[base + x] = h_args_[x];
+        }
+      }
+      break;
+    }
+    default: throw InputError("btree: " + std::string(op_name(type)) + " is not a query");
+  }
+  t.add(phase, ms);
+}
+
+void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
+  const uint64_t n = b.size();
+  double ms = 0.0;
+
+  // Range slots: a count on the tree as it is before the batch, plus slack.
+  const auto& ranges = plan.of(OpType::Range);
+  std::vector<unsigned long long> offset;
+  std::vector<uint32_t> cap;
+  uint64_t slots = 0;
+  if (!ranges.empty()) {
+    const uint64_t m = ranges.size();
+    stage(b, ranges, true, false);
+    {
+      cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
+      temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_);
+      });
+    }
+    timer_.start(stream_);
+    launch_ops(opt_.tile, false, ref(), sort_list(m, true, false, static_cast<uint8_t>(OpType::Count)), stream_);
+    ms += timer_.stop(stream_);
+    sync_header();
+    d2h(h_value_.data(), d_value_.data(), m * sizeof(uint32_t));
+    offset.assign(n, 0);
+    cap.assign(n, 0);
+    for (uint64_t s = 0; s < m; ++s) {
+      const uint32_t i = ranges[s];
+      const uint64_t c = std::min<uint64_t>(h_value_[s] + range_slack(h_value_[s]), 0xFFFFFFF0ull);
+      offset[i] = slots;
+      cap[i] = static_cast<uint32_t>(c);
+      slots += c;
+    }
+  }
+
+  std::vector<uint32_t> all(n);
+  std::iota(all.begin(), all.end(), 0u);
+  uint64_t inserts = plan.of(OpType::Insert).size();
+  ms += reserve_nodes(inserts / 8 + 64);
+  stage(b, all, true, true);
+  if (!ranges.empty()) {
+    for (uint64_t i = 0; i < n; ++i) {
+      h_u64_[i] = offset[i];
+      h_cap_[i] = cap[i];
+    }
+    h2d(d_range_off_.data(), h_u64_.data(), n * sizeof(unsigned long long));
+    h2d(d_range_cap_.data(), h_cap_.data(), n * sizeof(uint32_t));
+    d_range_keys_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
+    d_range_values_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
+  }
+  {
+    cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
+    temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
+      return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, n, 0, 32, stream_);
+    });
+  }
+  GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
+  timer_.start(stream_);
+  OpsRef list = sort_list(n, true, true, 0);
+  list.done = d_done_.data();
+  list.range_cap = d_range_cap_.data();
+  list.range_keys = d_range_keys_.data();
+  list.range_values = d_range_values_.data();
+  launch_rounds(list);
+  ms += timer_.stop(stream_);
+  sync_header();
+
+  // Results by batch index.
+  d2h(h_found_.data(), d_found_.data(), n);
+  d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+  d2h(h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
+  std::vector<uint32_t> rerun;
+  for (uint64_t i = 0; i < n; ++i) {
+    switch (b.types[i]) {
+      case OpType::Lookup:
+        r.found[i] = h_found_[i];
+        r.value[i] = h_found_[i] ? h_value_[i] : 0;
+        break;
+      case OpType::Successor:
+        r.found[i] = h_found_[i];
+        r.key[i] = h_found_[i] ? h_key_out_[i] : 0;
+        r.value[i] = h_found_[i] ? h_value_[i] : 0;
+        break;
+      case OpType::Count: r.value[i] = h_value_[i]; break;
+      case OpType::Range:
+        if (h_value_[i] == kRangeOverflow) {
+          rerun.push_back(static_cast<uint32_t>(i));
+        } else {
+          r.key[i] = offset[i];
+          r.value[i] = h_value_[i];
+        }
+        break;
+      default: break;
+    }
+  }
+  if (slots > 0) {
+    h_keys_.reserve_discard(slots);
+    h_args_.reserve_discard(slots);
+    d2h(h_keys_.data(), d_range_keys_.data(), slots * sizeof(uint32_t));
+    d2h(h_args_.data(), d_range_values_.data(), slots * sizeof(uint32_t));
+    r.range_keys.resize(slots);
+    r.range_values.resize(slots);
+    for (uint64_t x = 0; x < slots; ++x) {
+      r.range_keys[x] = h_keys_[x];
+      r.range_values[x] = h_args_[x];
+    }
+  }
+  // Slots between ranges hold unused words; each range's pairs are contiguous.
+
+  std::vector<uint32_t> late;
+  if (h_hdr_[0].overflow) {
+    if (opt_.node_pool != 0) throw_pool_full("a concurrent batch of " + std::to_string(n) + " operations");
+    d2h(h_done_.data(), d_done_.data(), n);
+    for (uint64_t i = 0; i < n; ++i)
+      if (is_update(b.types[i]) && !h_done_[i]) late.push_back(static_cast<uint32_t>(i));
+    clear_overflow();
+    ms += grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + late.size() + 1024));
+    ++retries_;
+  }
+  t.add(Phase::Concurrent, ms);
+  if (!late.empty()) run_updates(b, std::move(late), Phase::Concurrent, t);
+  // Ranges that outgrew their slots: answered on the final tree.
+  if (!rerun.empty()) run_queries(OpType::Range, b, rerun, Phase::Concurrent, r, t);
+}
+
+}  // namespace gpudict::btree

@@ -1,0 +1,338 @@
+// The B-Tree: options, construction, the node pool (sizing, growth,
+// overflow), parameters, stats and the memory bound. build.cu builds,
+// batch.cu executes batches, ops_kernel.cuh holds the device operations.
+#include "core/btree/btree.hpp"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "core/btree/btree_impl.cuh"
+#include "core/btree/launch.cuh"
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+
+namespace gpudict {
+
+namespace {
+constexpr uint64_t kInitialPool = 1024;  // nodes of an automatic pool before the first build
+}  // namespace
+
+Capabilities btree_caps() {
+  Capabilities c;
+  c.ordered = true;
+  c.deletes = true;
+  c.snapshots = false;
+  c.native_concurrent = true;
+  c.phased_duplicates = DuplicateRule::AnyUpdate;  // a phased batch's updates run concurrently in one kernel
+  c.key_types = {KeyType::U32};
+  c.semantics = Semantics::Map;
+  return c;
+}
+
+std::vector<OptionSpec> btree_options() {
+  return {
+      {"node-pool",
+       "node pool size in 128-byte nodes; 0: automatic (sized at the bulk build, grown between kernels when an "
+       "update batch could fill it). A fixed pool that fills stops the run (exit 3)",
+       "0"},
+      {"fill", "bulk build: fraction of the 14 slots of each node filled (keys per leaf, children per inner node)",
+       "0.7"},
+      {"tile", "lanes that serve one operation together: 32 (a warp, as in the paper), 16, or 8 (a 16-byte slice "
+               "each, four operations per warp)",
+       "32"},
+      {"sort", "on: sort every list of operations by key before the tree pass (neighbouring tiles walk the same "
+               "paths; each operation starts from the previous one's parent); off: batch order from the root",
+       "on"},
+  };
+}
+
+std::unique_ptr<Dictionary> make_btree(const StructureConfig& config) {
+  if (config.key_type != KeyType::U32 || config.value_type != KeyType::U32)
+    throw InputError("btree supports u32 keys and u32 values only (asked for " +
+                     std::string(type_name(config.key_type)) + " keys, " + std::string(type_name(config.value_type)) +
+                     " values)");
+  const btree::Options o = btree::parse_options(config);
+  return std::make_unique<btree::BTree>(config, o);
+}
+
+void validate_btree_options(const StructureConfig& config) { (void)btree::parse_options(config); }
+
+namespace btree {
+
+Options parse_options(const StructureConfig& config) {
+  Options o;
+  auto has = [&](const char* name) { return config.options.count(name) != 0; };
+  if (has("node-pool")) {
+    o.node_pool = config.get_u64("node-pool");
+    if (o.node_pool > 0xFFFFFFF0ull)
+      throw InputError("--node-pool: '" + config.get("node-pool") + "' is more than 2^32 - 16 nodes");
+  }
+  if (has("fill")) {
+    const double f = config.get_double("fill");
+    if (!std::isfinite(f) || f <= 0.0 || f > 1.0)
+      throw InputError("--fill: '" + config.get("fill") + "' is not a fraction in (0, 1]");
+    o.fill = f;
+  }
+  if (has("tile")) {
+    const uint64_t t = config.get_u64("tile");
+    if (t != 8 && t != 16 && t != 32) throw InputError("--tile: '" + config.get("tile") + "' is not 8, 16 or 32");
+    o.tile = static_cast<int>(t);
+  }
+  if (has("sort")) {
+    const std::string& s = config.get("sort");
+    if (s != "on" && s != "off") throw InputError("--sort: '" + s + "' is not on or off");
+    o.sort = s == "on";
+  }
+  return o;
+}
+
+int leaf_fill(double fill) {
+  return std::clamp(static_cast<int>(std::lround(fill * kCapacity)), 1, kCapacity);
+}
+int inner_fill(double fill) { return std::max(2, leaf_fill(fill)); }
+
+LevelPlan plan_levels(uint64_t keys, int leaf_keys, int inner_children) {
+  LevelPlan p;
+  p.keys = keys;
+  p.size[0] = std::max<uint64_t>(1, (keys + leaf_keys - 1) / leaf_keys);
+  p.levels = 1;
+  while (p.size[p.levels - 1] > 1) {
+    if (p.levels == LevelPlan::kMaxLevels) throw RuntimeFailure("btree: bulk build plan exceeds 40 levels");
+    const uint64_t below = p.size[p.levels - 1];
+    p.size[p.levels] = (below + inner_children - 1) / inner_children;
+    ++p.levels;
+  }
+  // Node 0 is the root (the top level's one node); the other levels follow
+  // from node 1, leaves first.
+  uint64_t next = 1;
+  p.total = 1;
+  for (int l = 0; l + 1 < p.levels; ++l) {
+    p.base[l] = next;
+    next += p.size[l];
+    p.total += p.size[l];
+  }
+  p.base[p.levels - 1] = 0;
+  return p;
+}
+
+void launch_ops(int tile, bool validated, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+  switch (tile * 2 + (validated ? 1 : 0)) {
+    case 16: launch_ops_t<8, false>(tree, ops, stream); break;
+    case 17: launch_ops_t<8, true>(tree, ops, stream); break;
+    case 32: launch_ops_t<16, false>(tree, ops, stream); break;
+    case 33: launch_ops_t<16, true>(tree, ops, stream); break;
+    case 64: launch_ops_t<32, false>(tree, ops, stream); break;
+    case 65: launch_ops_t<32, true>(tree, ops, stream); break;
+    default: throw InputError("btree: tile of " + std::to_string(tile) + " lanes is not built");
+  }
+}
+
+int BTree::use_device(int device) {
+  GPUDICT_CUDA(cudaSetDevice(device));
+  return device;
+}
+
+BTree::BTree(const StructureConfig& config, const Options& options)
+    : device_(use_device(config.device)), caps_(btree_caps()), opt_(options) {
+  GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
+  h_hdr_.reserve_discard(1);
+  d_scalars_ = DeviceBuffer<unsigned long long>(4, "btree counters");
+  h_u64_.reserve_discard(4);
+  capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
+  if (capacity_ == 0) capacity_ = 1;
+  pool_ = DeviceBuffer<Node>(capacity_, "btree node pool");
+  reset_empty();
+}
+
+BTree::~BTree() {
+  if (stream_) {
+    cudaStreamSynchronize(stream_);
+    cudaStreamDestroy(stream_);
+  }
+}
+
+void BTree::h2d(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));  // the pinned source may be reused right after
+}
+
+void BTree::d2h(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+TreeRef BTree::ref() const {
+  TreeRef r;
+  r.nodes = const_cast<Node*>(pool_.data());
+  r.hdr = const_cast<TreeHeader*>(hdr_.data());
+  r.capacity = capacity_;
+  return r;
+}
+
+uint64_t BTree::used_nodes() const { return std::min<uint64_t>(h_hdr_[0].next_free, capacity_); }
+
+void BTree::reset_empty() {
+  Node root{};
+  root.w[kHighWord] = 0;
+  root.w[kLinkWord] = kNil;
+  root.w[kLowWord] = 0;
+  root.w[kMetaWord] = meta_new(0, true);
+  TreeHeader h{};
+  h.next_free = 1;
+  h.leaves = 1;
+  h.height = 1;
+  h_hdr_[0] = h;
+  GPUDICT_CUDA(cudaMemcpyAsync(pool_.data(), &root, sizeof(Node), cudaMemcpyHostToDevice, stream_));
+  GPUDICT_CUDA(cudaMemcpyAsync(hdr_.data(), &h, sizeof(TreeHeader), cudaMemcpyHostToDevice, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+void BTree::sync_header() {
+  d2h(h_hdr_.data(), hdr_.data(), sizeof(TreeHeader));
+  if (h_hdr_[0].error)
+    throw RuntimeFailure("btree: internal error: an operation waited more than 2^24 times for a latch or a "
+                         "consistent node read (a latch was never released)");
+}
+
+void BTree::throw_pool_full(const std::string& when) const {
+  throw RuntimeFailure("out of device memory for B-Tree nodes: " + when + " needs more than the pool of " +
+                       std::to_string(capacity_) + " nodes (" + format_bytes(capacity_ * sizeof(Node)) +
+                       "); enlarge it with --node-pool N (nodes of 128 bytes) or use --node-pool 0 (automatic)");
+}
+
+void BTree::clear_overflow() {
+  TreeHeader& h = h_hdr_[0];
+  h.overflow = 0;
+  h.next_free = std::min<uint64_t>(h.next_free, capacity_);
+  GPUDICT_CUDA(cudaMemcpyAsync(hdr_.data(), &h, sizeof(TreeHeader), cudaMemcpyHostToDevice, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+double BTree::grow_pool(uint64_t capacity) {
+  if (capacity <= capacity_) return 0.0;
+  capacity = std::min<uint64_t>(capacity, 0xFFFFFFF0ull);
+  DeviceBuffer<Node> bigger(capacity, "btree node pool");
+  const uint64_t used = used_nodes();
+  timer_.start(stream_);
+  if (used) GPUDICT_CUDA(cudaMemcpyAsync(bigger.data(), pool_.data(), used * sizeof(Node), cudaMemcpyDeviceToDevice,
+                                         stream_));
+  const double ms = timer_.stop(stream_);
+  pool_ = std::move(bigger);
+  capacity_ = capacity;
+  ++grows_;
+  return ms;
+}
+
+double BTree::reserve_nodes(uint64_t free_nodes) {
+  if (opt_.node_pool != 0) return 0.0;  // fixed: an overflow stops the run
+  const uint64_t used = used_nodes();
+  if (capacity_ - used >= free_nodes) return 0.0;
+  return grow_pool(std::max<uint64_t>(used + free_nodes, capacity_ + capacity_ / 2));
+}
+
+void BTree::dump(std::vector<Node>& nodes, TreeHeader& header) const {
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  GPUDICT_CUDA(cudaMemcpy(&header, hdr_.data(), sizeof(TreeHeader), cudaMemcpyDeviceToHost));
+  const uint64_t used = std::min<uint64_t>(header.next_free, capacity_);
+  nodes.resize(used);
+  if (used) GPUDICT_CUDA(cudaMemcpy(nodes.data(), pool_.data(), used * sizeof(Node), cudaMemcpyDeviceToHost));
+}
+
+void BTree::snapshot(const std::string&, DeviceTime&) {
+  throw InputError("btree does not support snapshots (structures that do: sorted-array, lsm)");
+}
+
+void BTree::drop_snapshot(const std::string&) {
+  throw InputError("btree does not support snapshots (structures that do: sorted-array, lsm)");
+}
+
+Params BTree::parameters() const {
+  char fill[64];
+  std::snprintf(fill, sizeof fill, "%g: %d keys per leaf, %d children per inner node", opt_.fill,
+                leaf_fill(opt_.fill), inner_fill(opt_.fill));
+  return {
+      {"node", "128 B: 14 (key, value) or (pivot, child) pairs, high key, side link, low key, meta word "
+               "(count, leaf flag, latch, version); every u32 key and value legal"},
+      {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)"},
+      {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot)); operations start from the "
+                           "previous one's parent"
+                         : "off: batch order, every operation from the root"},
+      {"node_pool", opt_.node_pool ? std::to_string(opt_.node_pool) + " nodes (fixed)"
+                                   : std::string("automatic (bulk build x 1.25 + 1024, grown before update "
+                                                 "batches)")},
+      {"bulk_fill", fill},
+      {"reads", "seqlock snapshots (acquire meta, relaxed node, fence, meta again) in update and concurrent "
+                "kernels; read-only cache in phased query kernels"},
+      {"updates", "one latch per node (CAS from the snapshot's version), proactive splits, restarts from the last "
+                  "parent or the root; no merges"},
+      {"duplicates", "any one of a key's updates in a phased batch wins (they run concurrently)"},
+      {"concurrent", "native: one kernel over all of the batch's operations"},
+  };
+}
+
+uint64_t BTree::scratch_bytes() const {
+  uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
+               d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
+               d_range_off_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes();
+  for (int i = 0; i < 2; ++i) s += d_keys_[i].bytes() + d_perm_[i].bytes();
+  return s;
+}
+
+uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
+  const uint64_t R = std::max<uint64_t>(wb.max_resident, 1), B = wb.max_batch, Q = wb.max_queries;
+  // Nodes: a leaf holds at least min(7, bulk fill) keys unless deletes
+  // emptied it (they never add leaves); inner nodes add at most 1/6 more.
+  const uint64_t per_leaf = static_cast<uint64_t>(std::min(kCapacity / 2, leaf_fill(opt_.fill)));
+  const uint64_t leaves = R / per_leaf + 2;
+  const uint64_t nodes = leaves + leaves / 6 + 64;
+  // Automatic pool: up to 1.5 x that after growth, and the old pool while
+  // the grown one is filled.
+  const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node) : (nodes * 5 / 2 + 1024) * sizeof(Node);
+  // A list: keys and slots (x2 for the sort), args, types, results; the
+  // bulk build sorts its pairs in the same key and slot buffers.
+  const uint64_t list = std::max(B * (4 * 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8), R * 16);
+  uint64_t cub = 0;
+  {
+    size_t bytes = 0;
+    cub::DoubleBuffer<uint32_t> dk(nullptr, nullptr), dv(nullptr, nullptr);
+    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, std::max(B, R), 0, 32) == cudaSuccess) cub = bytes;
+    cudaGetLastError();
+    cub += cub / 4 + 4096;
+  }
+  // Range results are allocated per batch as large as they come; a nominal
+  // 8 pairs per query here.
+  const uint64_t ranges = Q * 8 * 8;
+  return pool + list + cub + ranges + 4096;
+}
+
+Stats BTree::stats() const {
+  const TreeHeader& h = h_hdr_[0];
+  Stats s;
+  s.size = h.size;
+  s.device_bytes = pool_.bytes() + scratch_bytes();
+  const uint64_t nodes = used_nodes();
+  char fill[32];
+  std::snprintf(fill, sizeof fill, "%.3f",
+                h.leaves ? static_cast<double>(h.size) / (static_cast<double>(h.leaves) * kCapacity) : 0.0);
+  s.extra = {
+      {"height", std::to_string(h.height)},
+      {"nodes", std::to_string(nodes)},
+      {"leaves", std::to_string(h.leaves)},
+      {"fill", fill},
+      {"node-bytes", std::to_string(nodes * sizeof(Node))},
+      {"pool-nodes", std::to_string(capacity_)},
+      {"pool-grows", std::to_string(grows_)},
+      {"pool-retries", std::to_string(retries_)},
+  };
+  return s;
+}
+
+}  // namespace btree
+}  // namespace gpudict

@@ -1,0 +1,26 @@
+// The B-Tree's structural checker, for tests: copies the node pool to the
+// host and checks every invariant of a tree at rest (no kernel running):
+//   - every node reachable from the root: count <= 14, not latched, keys
+//     (pivots) strictly increasing and inside [low, high) (no upper bound for
+//     a level's last node), inner pivot 0 = low, leaves all at one depth;
+//   - each child's low key is its pivot and its high key the next pivot (the
+//     parent's high key for the last child);
+//   - side links: each level's nodes, left to right, form one chain through
+//     their links, the last with no link, and each high key equals the right
+//     sibling's low key;
+//   - every key in exactly one leaf (the leaves' keys, in chain order, are
+//     strictly increasing), their number equals stats().size, and the height
+//     and leaf count equal the tree's counters.
+#pragma once
+
+#include <string>
+
+#include "core/api/dictionary.hpp"
+
+namespace gpudict {
+
+// "" when the structure is sound, else the first problems found (a
+// Dictionary that is not a B-Tree is reported as such).
+std::string check_btree_structure(const Dictionary& d);
+
+}  // namespace gpudict

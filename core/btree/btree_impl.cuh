@@ -1,0 +1,142 @@
+// The B-Tree's Dictionary implementation (internal). Its members are defined
+// across small files:
+//   btree.cu              options, construction, the node pool (sizing,
+//                         growth, overflow), stats, the memory bound
+//   build.cu              build(): sort, keep-last dedupe, bottom-up nodes
+//   batch.cu              execute(): staging, sorting, the kernels' lists,
+//                         results, concurrent ranges and retries
+//   check.cu              the structural checker (btree_check.hpp)
+//   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/registry.hpp"
+#include "core/btree/node.hpp"
+#include "core/btree/ops_kernel.cuh"
+#include "core/common/cub_temp.cuh"
+#include "core/common/device_buffer.hpp"
+#include "core/common/event_timer.hpp"
+#include "core/common/pinned_buffer.cuh"
+
+namespace gpudict::btree {
+
+struct Options {
+  uint64_t node_pool = 0;  // nodes; 0: automatic (grows between kernels)
+  double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
+  int tile = 32;           // lanes per operation: 32, 16 or 8
+  bool sort = true;        // sort each list of operations by key
+};
+
+// Options from the command line; throws InputError naming the option.
+Options parse_options(const StructureConfig& config);
+// Keys (children) per bulk-built leaf (inner node).
+int leaf_fill(double fill);
+int inner_fill(double fill);
+
+// The shape of a bulk-built tree: level sizes (0 = leaves) and where each
+// level's nodes start in the pool. The single top node is the root, node 0.
+struct LevelPlan {
+  static constexpr int kMaxLevels = 40;
+  int levels = 1;
+  uint64_t size[kMaxLevels] = {};
+  uint64_t base[kMaxLevels] = {};
+  uint64_t total = 1;  // nodes
+  uint64_t keys = 0;
+  __host__ __device__ uint32_t id(int level, uint64_t i) const {
+    return level == levels - 1 ? kRoot : static_cast<uint32_t>(base[level] + i);
+  }
+};
+LevelPlan plan_levels(uint64_t keys, int leaf_keys, int inner_children);
+
+class BTree final : public Dictionary {
+ public:
+  BTree(const StructureConfig& config, const Options& options);
+  ~BTree() override;
+  BTree(const BTree&) = delete;
+  BTree& operator=(const BTree&) = delete;
+
+  const Capabilities& caps() const override { return caps_; }
+  Params parameters() const override;
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
+  void build(const KeyValues& initial, DeviceTime& t) override;
+  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
+  void snapshot(const std::string& name, DeviceTime& t) override;
+  void drop_snapshot(const std::string& name) override;
+  Stats stats() const override;
+
+  // The used part of the node pool and the counters (the structural checker).
+  void dump(std::vector<Node>& nodes, TreeHeader& header) const;
+
+ private:
+  static int use_device(int device);
+  TreeRef ref() const;
+  uint64_t used_nodes() const;
+  // An empty tree: the root as an empty leaf.
+  void reset_empty();
+  // Device counters -> h_hdr_; throws RuntimeFailure on the internal error flag.
+  void sync_header();
+  [[noreturn]] void throw_pool_full(const std::string& when) const;
+  // Automatic pool: grows it so that at least `free_nodes` are free (device
+  // copy; its time is returned). A fixed pool is never grown.
+  double reserve_nodes(uint64_t free_nodes);
+  double grow_pool(uint64_t capacity);
+  // After a kernel that found the pool full: clears the flag and clamps the
+  // allocation cursor to the capacity (failed allocations moved it past).
+  void clear_overflow();
+
+  // batch.cu
+  void reserve_list(uint64_t n);
+  // Copies the keys (and args, types) of batch operations `ops` to the device.
+  void stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types);
+  // Sorts the staged list (when sorting is on) and returns its descriptor
+  // with the result arrays; device work on the stream, not timed here.
+  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type);
+  // Launches a validated list (updates, concurrent batches), in rounds when
+  // it is much larger than the tree.
+  void launch_rounds(const OpsRef& list);
+  void run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t);
+  void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
+                   DeviceTime& t);
+  void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
+  void h2d(void* dst, const void* src, size_t bytes);
+  void d2h(void* dst, const void* src, size_t bytes);
+  uint64_t scratch_bytes() const;
+
+  int device_;
+  Capabilities caps_;
+  Options opt_;
+  cudaStream_t stream_ = nullptr;
+  EventTimer timer_;
+
+  DeviceBuffer<Node> pool_;
+  uint64_t capacity_ = 0;
+  DeviceBuffer<TreeHeader> hdr_;
+  PinnedBuffer<TreeHeader> h_hdr_;  // the counters as of the last kernel
+  uint64_t grows_ = 0;              // automatic pool growths
+  uint64_t retries_ = 0;            // update lists re-run after the pool filled
+
+  CubTemp temp_;
+  DeviceBuffer<unsigned long long> d_scalars_;
+
+  // One list of operations (also the bulk build's sort buffers).
+  DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];
+  DeviceBuffer<uint32_t> d_args_;
+  DeviceBuffer<uint8_t> d_types_;
+  DeviceBuffer<uint8_t> d_found_, d_done_;
+  DeviceBuffer<uint32_t> d_value_, d_key_out_, d_range_cap_;
+  DeviceBuffer<unsigned long long> d_range_off_;
+  DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
+
+  // Pinned host staging (reused across batches).
+  PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_;
+  PinnedBuffer<uint8_t> h_types_, h_found_, h_done_;
+  PinnedBuffer<unsigned long long> h_u64_;
+};
+
+}  // namespace gpudict::btree

@@ -1,0 +1,11 @@
+// The operations kernel for phased queries (read-only cache, no fences),
+// for tiles of 8, 16 and 32 lanes.
+#include "core/btree/launch.cuh"
+
+namespace gpudict::btree {
+
+GPUDICT_BTREE_DEFINE_LAUNCH(8, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(16, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(32, false)
+
+}  // namespace gpudict::btree

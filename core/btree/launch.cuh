@@ -1,0 +1,45 @@
+// Launching the operations kernel (definitions in kernels_plain.cu and
+// kernels_validated.cu, one translation unit per read mode, each for tiles
+// of 8, 16 and 32 lanes).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "core/btree/ops_kernel.cuh"
+#include "core/common/cuda_check.hpp"
+#include "core/common/grid.cuh"
+
+namespace gpudict::btree {
+
+// Operations per tile are G x rounds: enough rounds that the list fills
+// the resident tiles about once (a sorted list then reuses each finger for
+// up to kMaxRounds x G neighbouring keys), one round when unsorted.
+inline constexpr uint64_t kMaxRounds = 8;
+
+template <unsigned G, bool kValidated>
+void launch_ops_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream);
+
+// tile: 8, 16 or 32; validated: the seqlock reads and the update code.
+void launch_ops(int tile, bool validated, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
+
+// The definition, included by the two kernel translation units only.
+#define GPUDICT_BTREE_DEFINE_LAUNCH(G, V)                                                                   \
+  template <>                                                                                              \
+  void launch_ops_t<G, V>(const TreeRef& tree, OpsRef ops, cudaStream_t stream) {                          \
+    if (ops.n == 0) return;                                                                                \
+    auto kernel = ops_kernel<G, V>;                                                                        \
+    const uint64_t resident = static_cast<uint64_t>(resident_blocks(kernel, kBlock, 0)) * (kBlock / G);    \
+    uint64_t rounds = 1;                                                                                   \
+    if (ops.use_finger) rounds = std::clamp<uint64_t>(ops.n / (static_cast<uint64_t>(G) * resident), 1,    \
+                                                      kMaxRounds);                                         \
+    ops.per_tile = static_cast<uint32_t>(G * rounds);                                                      \
+    const uint64_t tiles = (ops.n + ops.per_tile - 1) / ops.per_tile;                                      \
+    const uint64_t blocks = (tiles * G + kBlock - 1) / kBlock;                                             \
+    kernel<<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(tree, ops);                               \
+    GPUDICT_CHECK_LAUNCH("btree ops_kernel");                                                              \
+  }
+
+}  // namespace gpudict::btree

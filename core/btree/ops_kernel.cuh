@@ -1,0 +1,588 @@
+// The B-Tree's operations as tile-cooperative device code, and the one
+// kernel that runs a list of them (warp-cooperative work sharing, seed 002
+// s. 3.6, with a tile of G lanes in place of the warp): every lane brings one
+// operation of any type; the tile serves its lanes' operations one at a time,
+// all lanes working on each.
+//
+// Two instantiations of the kernel:
+//   kValidated = false  phased queries: no writer runs, nodes are read through
+//                       the read-only cache (TreeRef::read_plain)
+//   kValidated = true   phased updates and concurrent batches: every node is
+//                       read as a seqlock snapshot (TreeRef::try_read) and
+//                       updates latch what they change
+//
+// Lists are usually sorted by key (the host sorts (key, slot) pairs): a tile
+// then serves neighbouring keys, and each operation starts from the tile's
+// cached leaf or its parent (TileCache, below) instead of the root. That is
+// correct in a B-link tree whenever the start node's low key is <= the key:
+// the search moves right through side links as far as needed. A cached node
+// that is right of the key, or more than kFingerHops links left of it, sends
+// the operation to the root instead.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/btree/node.hpp"
+#include "core/btree/tile_node.cuh"
+#include "core/btree/tree_ref.cuh"
+
+namespace gpudict::btree {
+
+inline constexpr int kBlock = 256;
+inline constexpr int kFingerHops = 2;
+inline constexpr uint32_t kRangeOverflow = 0xFFFFFFFFu;  // a concurrent range outgrew its slot
+
+// Operation codes: the values of gpudict::OpType.
+enum : uint8_t { kInsert = 0, kDelete = 1, kLookup = 2, kCount = 3, kRange = 4, kSuccessor = 5 };
+
+// One list of operations and where their results go (results by slot j).
+struct OpsRef {
+  uint64_t n = 0;           // operations in this launch: list positions start + i stride, i < n
+  uint64_t start = 0;
+  uint64_t stride = 1;
+  uint32_t per_tile = 0;    // operations per tile, a multiple of G
+  bool use_finger = false;  // the list is sorted by key
+  uint8_t type = 0;         // every operation's type when `types` is null
+  const uint32_t* keys = nullptr;   // by position (sorted or in list order)
+  const uint32_t* perm = nullptr;   // slot j of position s; null: j = s
+  const uint32_t* args = nullptr;   // by slot: value (insert) or hi (count, range)
+  const uint8_t* types = nullptr;   // by slot
+  uint8_t* found = nullptr;         // lookup, successor
+  uint32_t* value = nullptr;        // lookup/successor value, count, range size
+  uint32_t* key_out = nullptr;      // successor key
+  const unsigned long long* range_offset = nullptr;  // by slot: first pair of the range's output
+  const uint32_t* range_cap = nullptr;  // by slot: room at that offset; null: as large as needed
+  uint32_t* range_keys = nullptr;
+  uint32_t* range_values = nullptr;
+  uint8_t* done = nullptr;  // by slot: 1 once an update has taken effect (null: not recorded)
+};
+
+template <unsigned G, bool kValidated>
+__device__ __forceinline__ bool read_node(const Tile<G>& t, const TreeRef& tree, uint32_t node, Frag<G>& f,
+                                          uint32_t& meta) {
+  if constexpr (kValidated) {
+    return tree.read_validated(t, node, f, meta);
+  } else {
+    tree.read_plain(t, node, f, meta);
+    return true;
+  }
+}
+
+// Whether k lies in the node's range [low, high) (no upper bound without a link).
+template <unsigned G>
+__device__ __forceinline__ bool covers(const Tile<G>& t, const Frag<G>& f, uint32_t k) {
+  return k >= word_at(t, f, kLowWord) && (word_at(t, f, kLinkWord) == kNil || k < word_at(t, f, kHighWord));
+}
+
+// Child of inner snapshot f for k: the last pivot <= k (pivot 0 = low <= k).
+template <unsigned G>
+__device__ __forceinline__ uint32_t child_for(const Tile<G>& t, const Frag<G>& f, uint32_t meta, uint32_t k) {
+  const int c = count_keys(t, f, static_cast<int>(meta_count(meta)), k, false);
+  return value_at(t, f, c > 0 ? c - 1 : 0);
+}
+
+// What a tile remembers between its operations (registers): the snapshot of
+// the last leaf it used and of that leaf's parent. The list is sorted, so the
+// next key is often in the same leaf (no read at all) or under the same
+// parent (one read). Using an older snapshot is safe:
+//   - a node's low key never changes, so a child pointer taken from any
+//     snapshot of its parent leads to a node with low <= k, and the search
+//     moves right from there through side links;
+//   - answering a query from an earlier snapshot of this kernel gives the
+//     exact answer for every key the batch does not update (they do not
+//     change), and for a key it updates one of the states the semantics allow
+//     (docs/semantics.md s. 4; phased queries run with no writer at all);
+//   - an update latches with a CAS from the cached version: it succeeds only
+//     if the node has not changed since, else the update reads it again. An
+//     update that needs no change (delete of an absent key, insert of the
+//     value the key holds) judged from a cached snapshot is ordered as of that
+//     snapshot: no update of that key ran in between except other updates of
+//     the same key in this batch, and the rules let any one of those win.
+template <unsigned G>
+struct TileCache {
+  uint32_t leaf = kNil, leaf_meta = 0;
+  uint32_t inner = kNil, inner_meta = 0;
+  Frag<G> leaf_f, inner_f;
+};
+
+// Search for k's leaf, from the cache when it covers k, else from the cached
+// parent (or the root). On success f/meta hold the leaf's snapshot, `node`
+// its index, `parent` the last inner node the search came down from (kNil if
+// none); the cache holds both.
+template <unsigned G, bool kValidated>
+__device__ bool descend(const Tile<G>& t, const TreeRef& tree, uint32_t k, TileCache<G>& cache, Frag<G>& f,
+                        uint32_t& meta, uint32_t& node, uint32_t& parent) {
+  if (cache.leaf != kNil && covers(t, cache.leaf_f, k)) {
+    f = cache.leaf_f;
+    meta = cache.leaf_meta;
+    node = cache.leaf;
+    parent = cache.inner;
+    return true;
+  }
+  Frag<G> pf;
+  uint32_t pmeta = 0;
+  bool at_start = false;
+  int hops = 0;
+  parent = kNil;
+  if (cache.inner != kNil && covers(t, cache.inner_f, k)) {
+    parent = cache.inner;
+    pf = cache.inner_f;
+    pmeta = cache.inner_meta;
+    node = child_for(t, pf, pmeta, k);
+  } else {
+    node = cache.inner != kNil ? cache.inner : kRoot;
+    at_start = node != kRoot;
+  }
+  for (uint32_t it = 0; it < kSpinLimit; ++it) {
+    if (!read_node<G, kValidated>(t, tree, node, f, meta)) return false;
+    if (k < word_at(t, f, kLowWord)) {  // only a cached node can be right of k
+      node = kRoot;
+      parent = kNil;
+      at_start = false;
+      continue;
+    }
+    const uint32_t link = word_at(t, f, kLinkWord);
+    if (link != kNil && k >= word_at(t, f, kHighWord)) {  // k moved right (a split): follow the side link
+      if (at_start && ++hops > kFingerHops) {
+        node = kRoot;
+        parent = kNil;
+        at_start = false;
+        continue;
+      }
+      node = link;
+      continue;
+    }
+    if (meta_leaf(meta)) {
+      cache.leaf = node;
+      cache.leaf_f = f;
+      cache.leaf_meta = meta;
+      if (parent != kNil) {
+        cache.inner = parent;
+        cache.inner_f = pf;
+        cache.inner_meta = pmeta;
+      }
+      return true;
+    }
+    parent = node;
+    pf = f;
+    pmeta = meta;
+    node = child_for(t, f, meta, k);
+    at_start = false;
+  }
+  tree.report_error(t);
+  return false;
+}
+
+template <unsigned G, bool kValidated>
+__device__ void lookup_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t j, uint32_t k,
+                          TileCache<G>& cache) {
+  Frag<G> f;
+  uint32_t meta, node, parent;
+  if (!descend<G, kValidated>(t, tree, k, cache, f, meta, node, parent)) return;
+  const int p = count_keys(t, f, static_cast<int>(meta_count(meta)), k, false);
+  const bool hit = p > 0 && key_at(t, f, p - 1) == k;
+  const uint32_t v = hit ? value_at(t, f, p - 1) : 0u;
+  if (t.thread_rank() == 0) {
+    ops.found[j] = hit ? 1 : 0;
+    ops.value[j] = v;
+  }
+}
+
+// The smallest key > k: in k's leaf, else the first key of the next
+// non-empty leaf to the right (deletes leave empty leaves; no merges).
+template <unsigned G, bool kValidated>
+__device__ void successor_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t j, uint32_t k,
+                             TileCache<G>& cache) {
+  Frag<G> f;
+  uint32_t meta, node, parent;
+  if (!descend<G, kValidated>(t, tree, k, cache, f, meta, node, parent)) return;
+  for (uint32_t it = 0; it < kSpinLimit; ++it) {
+    const int cnt = static_cast<int>(meta_count(meta));
+    const int p = count_keys(t, f, cnt, k, false);
+    if (p < cnt) {
+      const uint32_t rk = key_at(t, f, p), rv = value_at(t, f, p);
+      if (t.thread_rank() == 0) {
+        ops.found[j] = 1;
+        ops.key_out[j] = rk;
+        ops.value[j] = rv;
+      }
+      return;
+    }
+    const uint32_t link = word_at(t, f, kLinkWord);
+    if (link == kNil) {
+      if (t.thread_rank() == 0) {
+        ops.found[j] = 0;
+        ops.key_out[j] = 0;
+        ops.value[j] = 0;
+      }
+      return;
+    }
+    // Every key of the right sibling is >= this snapshot's high key > k.
+    node = link;
+    if (!read_node<G, kValidated>(t, tree, node, f, meta)) return;
+  }
+  tree.report_error(t);
+}
+
+// Count (kRange: also copy) the keys in [lo, hi]: from lo's leaf rightwards
+// through side links. Each leaf snapshot contributes its keys in [lo, hi]
+// below its high key; the next leaf starts exactly at that high key (its low
+// key, which never changes), so every key is seen in exactly one snapshot.
+template <unsigned G, bool kValidated>
+__device__ void range_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t j, uint32_t lo,
+                         uint32_t hi, bool copy, TileCache<G>& cache) {
+  if (lo > hi) {
+    if (t.thread_rank() == 0) ops.value[j] = 0;
+    return;
+  }
+  Frag<G> f;
+  uint32_t meta, node, parent;
+  if (!descend<G, kValidated>(t, tree, lo, cache, f, meta, node, parent)) return;
+  constexpr int W = Frag<G>::W;
+  const int r = static_cast<int>(t.thread_rank());
+  const unsigned long long base = copy ? ops.range_offset[j] : 0ull;
+  const uint64_t cap = (copy && ops.range_cap) ? ops.range_cap[j] : ~0ull;
+  uint64_t total = 0;
+  for (uint32_t it = 0; it < kSpinLimit; ++it) {
+    const int cnt = static_cast<int>(meta_count(meta));
+    const int a = count_keys(t, f, cnt, lo, true);
+    const int b = count_keys(t, f, cnt, hi, false);
+    if (copy && b > a) {
+      // W == 1: a pair's value sits on the next lane.
+      const uint32_t next_word = W == 1 ? t.shfl_down(f.w[0], 1) : 0u;
+#pragma unroll
+      for (int s = 0; s < W; s += (W == 1 ? 1 : 2)) {
+        const int idx = r * W + s;
+        const int i = idx / 2;
+        if (idx % 2 == 0 && i >= a && i < b) {
+          const uint64_t pos = total + static_cast<uint64_t>(i - a);
+          if (pos < cap) {
+            ops.range_keys[base + pos] = f.w[s];
+            ops.range_values[base + pos] = W == 1 ? next_word : f.w[(s + 1) % W];
+          }
+        }
+      }
+    }
+    total += static_cast<uint64_t>(b - a);
+    const uint32_t link = word_at(t, f, kLinkWord);
+    if (link == kNil || hi < word_at(t, f, kHighWord)) break;
+    node = link;
+    if (!read_node<G, kValidated>(t, tree, node, f, meta)) return;
+  }
+  if (t.thread_rank() == 0) ops.value[j] = total > cap ? kRangeOverflow : static_cast<uint32_t>(total);
+}
+
+// ---- updates (validated instantiation only) ----
+
+enum SplitResult : int { kSplitDone = 0, kRestartParent = 1, kRestartRoot = 2, kAbort = 3 };
+
+// The root is full and latched (snapshot f/meta): its pairs move into two
+// new nodes and the root becomes an inner node over them, so the root's
+// index never changes. Releases the root. False: no room in the pool.
+template <unsigned G>
+__device__ bool split_root(const Tile<G>& t, const TreeRef& tree, const Frag<G>& f, uint32_t meta) {
+  const uint32_t latched = meta | kLatchBit;
+  const bool leaf = meta_leaf(meta);
+  const uint32_t a = tree.allocate(t, 2);
+  if (a == kNil) {
+    tree.unlatch(t, kRoot, latched);
+    return false;
+  }
+  const uint32_t b = a + 1;
+  constexpr int h = kCapacity / 2;
+  const int cnt = static_cast<int>(meta_count(meta));
+  const uint32_t sep = key_at(t, f, h);
+  const uint32_t low = word_at(t, f, kLowWord);
+  Frag<G> left = f, right = f;
+  shift_down(t, right, cnt, h);
+  set_word(t, right, kHighWord, 0u);
+  set_word(t, right, kLinkWord, kNil);  // the root has no right sibling
+  set_word(t, right, kLowWord, sep);
+  set_word(t, right, kMetaWord, meta_new(cnt - h, leaf));
+  set_word(t, left, kHighWord, sep);
+  set_word(t, left, kLinkWord, b);
+  set_word(t, left, kLowWord, low);
+  set_word(t, left, kMetaWord, meta_new(h, leaf));
+  tree.store(t, a, left);  // both unreachable until the root's release
+  tree.store(t, b, right);
+  Frag<G> root;
+  constexpr int W = Frag<G>::W;
+#pragma unroll
+  for (int s = 0; s < W; ++s) {
+    const int idx = static_cast<int>(t.thread_rank()) * W + s;
+    uint32_t v = 0;
+    if (idx == 0) v = low;
+    if (idx == 1) v = a;
+    if (idx == 2) v = sep;
+    if (idx == 3) v = b;
+    if (idx == kLinkWord) v = kNil;
+    if (idx == kLowWord) v = low;
+    if (idx == kMetaWord) v = latched;
+    root.w[s] = v;
+  }
+  tree.store(t, kRoot, root);
+  tree.release(t, kRoot, meta_release(latched, 2, false));
+  if (t.thread_rank() == 0) {
+    atomicAdd(&tree.hdr->height, 1ull);
+    if (leaf) atomicAdd(&tree.hdr->leaves, 1ull);
+  }
+  return true;
+}
+
+// `node` is full and latched (snapshot f/meta); `parent` is where the search
+// came from. Latches the parent (waiting, as the paper does), checks that it
+// is still the parent and has room, moves the upper half of `node` into a
+// new right sibling and adds (separator, sibling) to the parent. Releases
+// both latches whatever happens.
+template <unsigned G>
+__device__ int split_child(const Tile<G>& t, const TreeRef& tree, uint32_t node, uint32_t parent, const Frag<G>& f,
+                           uint32_t meta, uint32_t& sep, uint32_t& sibling) {
+  const uint32_t latched = meta | kLatchBit;
+  const bool leaf = meta_leaf(meta);
+  uint32_t pmeta;
+  if (!tree.latch_wait(t, parent, pmeta)) {
+    tree.unlatch(t, node, latched);
+    return kAbort;
+  }
+  Frag<G> pf;
+  tree.read_owned(t, parent, pf);
+  const int pcnt = static_cast<int>(meta_count(pmeta));
+  const int pos = find_child(t, pf, pcnt, node);
+  if (pos < 0 || pcnt == kCapacity) {
+    // pos < 0: the parent split meanwhile and `node` hangs under its right
+    // part (restart from the parent and move right). Full: restart from the
+    // root, which splits the parent on the way down.
+    tree.unlatch(t, parent, pmeta);
+    tree.unlatch(t, node, latched);
+    return pos < 0 ? kRestartParent : kRestartRoot;
+  }
+  const uint32_t nn = tree.allocate(t, 1);
+  if (nn == kNil) {
+    tree.unlatch(t, parent, pmeta);
+    tree.unlatch(t, node, latched);
+    return kAbort;
+  }
+  constexpr int h = kCapacity / 2;
+  const int cnt = static_cast<int>(meta_count(meta));
+  sep = key_at(t, f, h);
+  sibling = nn;
+  Frag<G> right = f, left = f;
+  shift_down(t, right, cnt, h);
+  set_word(t, right, kLowWord, sep);  // high key and link: the old node's
+  set_word(t, right, kMetaWord, meta_new(cnt - h, leaf));
+  tree.store(t, nn, right);  // unreachable until the releases below publish it
+  set_word(t, left, kHighWord, sep);
+  set_word(t, left, kLinkWord, nn);
+  // The stored images keep the latched meta words: the latch stays set until
+  // the releases below write the next versions.
+  set_word(t, left, kMetaWord, latched);
+  tree.store(t, node, left);
+  insert_pair(t, pf, pcnt, pos + 1, sep, nn);
+  set_word(t, pf, kMetaWord, pmeta);
+  tree.store(t, parent, pf);
+  tree.release(t, node, meta_release(latched, h, leaf));
+  tree.release(t, parent, meta_release(pmeta, pcnt + 1, false));
+  if (leaf && t.thread_rank() == 0) atomicAdd(&tree.hdr->leaves, 1ull);
+  return kSplitDone;
+}
+
+// Insert (upsert) or delete k (seed 002 Algorithm 2 with proactive splits,
+// restarts from the last known parent or the root, B-link moves right).
+// True once the update has taken effect (or was a no-op); false when it was
+// abandoned (pool full, or an internal error reported).
+template <unsigned G>
+__device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uint32_t v, bool is_insert,
+                          TileCache<G>& cache) {
+  Frag<G> f, pf;
+  uint32_t meta = 0, pmeta = 0, node, parent = kNil;
+  bool at_start = false, have = false;
+  int hops = 0;
+  uint32_t fails = 0;
+  if (cache.leaf != kNil && covers(t, cache.leaf_f, k)) {  // the cached leaf: no read unless it changed
+    node = cache.leaf;
+    f = cache.leaf_f;
+    meta = cache.leaf_meta;
+    parent = cache.inner;
+    pf = cache.inner_f;
+    pmeta = cache.inner_meta;
+    have = true;
+  } else if (cache.inner != kNil && covers(t, cache.inner_f, k)) {  // under the cached parent
+    parent = cache.inner;
+    pf = cache.inner_f;
+    pmeta = cache.inner_meta;
+    node = child_for(t, pf, pmeta, k);
+  } else {
+    node = cache.inner != kNil ? cache.inner : kRoot;
+    at_start = node != kRoot;
+  }
+  for (uint32_t it = 0; it < kSpinLimit; ++it) {
+    if (have) {
+      have = false;
+    } else if (!tree.read_validated(t, node, f, meta)) {
+      return false;
+    }
+    if (k < word_at(t, f, kLowWord)) {
+      node = kRoot;
+      parent = kNil;
+      at_start = false;
+      continue;
+    }
+    const uint32_t link = word_at(t, f, kLinkWord);
+    if (link != kNil && k >= word_at(t, f, kHighWord)) {
+      if (at_start && ++hops > kFingerHops) {
+        node = kRoot;
+        parent = kNil;
+        at_start = false;
+        continue;
+      }
+      node = link;  // the parent stays the last known one (maybe not the true parent: checked at a split)
+      continue;
+    }
+    const int cnt = static_cast<int>(meta_count(meta));
+    const bool leaf = meta_leaf(meta);
+    int p = 0;
+    bool present = false;
+    if (leaf) {
+      p = count_keys(t, f, cnt, k, false);
+      present = p > 0 && key_at(t, f, p - 1) == k;
+    }
+    if (is_insert && cnt == kCapacity && (!leaf || !present)) {
+      // Proactive split of a full node on an insertion's path (a full leaf
+      // only when the key is new: an upsert needs no room).
+      cache.leaf = kNil;
+      if (++fails > 4) __nanosleep(32u << min(fails - 4, 6u));  // back off under contention
+      if (node == kRoot) {
+        if (!tree.try_latch(t, node, meta)) continue;  // someone changed the root: read it again
+        if (!split_root(t, tree, f, meta)) return false;
+        cache.inner = kNil;
+        continue;
+      }
+      if (parent == kNil) {  // parent unknown (started at a cached node or restarted there): from the root
+        node = kRoot;
+        at_start = false;
+        continue;
+      }
+      if (!tree.try_latch(t, node, meta)) {  // restart from the last known parent instead of spinning
+        node = parent;
+        parent = kNil;
+        at_start = false;
+        continue;
+      }
+      uint32_t sep = 0, sibling = kNil;
+      const int res = split_child(t, tree, node, parent, f, meta, sep, sibling);
+      if (res == kAbort) return false;
+      if (res == kRestartParent) {
+        node = parent;
+        parent = kNil;
+      } else if (res == kRestartRoot) {
+        node = kRoot;
+        parent = kNil;
+      } else if (k >= sep) {
+        node = sibling;  // the parent now holds both halves
+      }
+      at_start = false;
+      continue;
+    }
+    if (leaf) {
+      cache.leaf = node;
+      cache.leaf_f = f;
+      cache.leaf_meta = meta;
+      if (parent != kNil && parent != cache.inner) {
+        cache.inner = parent;
+        cache.inner_f = pf;
+        cache.inner_meta = pmeta;
+      }
+      if (!is_insert && !present) return true;                              // delete of an absent key
+      if (is_insert && present && value_at(t, f, p - 1) == v) return true;  // nothing to change
+      if (!tree.try_latch(t, node, meta)) {  // changed since the snapshot, or held: read again from the parent
+        cache.leaf = kNil;
+        if (++fails > 4) __nanosleep(32u << min(fails - 4, 6u));
+        if (parent != kNil) node = parent;
+        parent = kNil;
+        at_start = false;
+        continue;
+      }
+      // The latch proves the snapshot current: change it in registers.
+      const uint32_t latched = meta | kLatchBit;
+      int new_cnt = cnt;
+      if (is_insert && present) {
+        set_value(t, f, p - 1, v);
+      } else if (is_insert) {
+        insert_pair(t, f, cnt, p, k, v);
+        ++new_cnt;
+      } else {
+        remove_pair(t, f, cnt, p - 1);
+        --new_cnt;
+      }
+      set_word(t, f, kMetaWord, latched);
+      tree.store(t, node, f);
+      const uint32_t released = meta_release(latched, static_cast<uint32_t>(new_cnt), true);
+      tree.release(t, node, released);
+      // Our own write is the node's current state (until someone else's).
+      cache.leaf_f = f;
+      cache.leaf_meta = released;
+      set_word(t, cache.leaf_f, kMetaWord, released);
+      if (t.thread_rank() == 0 && new_cnt != cnt)
+        atomicAdd(&tree.hdr->size, new_cnt > cnt ? 1ull : ~0ull);  // ~0 = -1 modulo 2^64
+      return true;
+    }
+    parent = node;
+    pf = f;
+    pmeta = meta;
+    node = child_for(t, f, meta, k);
+    at_start = false;
+  }
+  tree.report_error(t);
+  return false;
+}
+
+template <unsigned G, bool kValidated>
+__global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
+  const Tile<G> t = cg::tiled_partition<G>(cg::this_thread_block());
+  const uint64_t tile_id = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
+  const uint64_t begin = tile_id * ops.per_tile;
+  if (begin >= ops.n) return;  // the whole tile leaves together
+  const uint64_t end = min(begin + static_cast<uint64_t>(ops.per_tile), ops.n);
+  const uint32_t lane = t.thread_rank();
+  TileCache<G> cache;
+  for (uint64_t base = begin; base < end; base += G) {
+    // Each lane brings one operation...
+    const uint64_t s = base + lane;
+    uint32_t my_key = 0, my_j = 0, my_arg = 0, my_type = ops.type;
+    if (s < end) {
+      const uint64_t pos = ops.start + s * ops.stride;
+      my_key = ops.keys[pos];
+      my_j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
+      if (ops.args) my_arg = ops.args[my_j];
+      if (ops.types) my_type = ops.types[my_j];
+    }
+    // ... and the tile serves them one at a time.
+    const int m = static_cast<int>(min(static_cast<uint64_t>(G), end - base));
+    for (int q = 0; q < m; ++q) {
+      const uint32_t k = t.shfl(my_key, q), j = t.shfl(my_j, q), arg = t.shfl(my_arg, q);
+      const uint32_t type = t.shfl(my_type, q);
+      if (!ops.use_finger) {  // unsorted: neighbours are unrelated, start from the root
+        cache.leaf = kNil;
+        cache.inner = kNil;
+      }
+      switch (type) {
+        case kLookup: lookup_op<G, kValidated>(t, tree, ops, j, k, cache); break;
+        case kSuccessor: successor_op<G, kValidated>(t, tree, ops, j, k, cache); break;
+        case kCount: range_op<G, kValidated>(t, tree, ops, j, k, arg, false, cache); break;
+        case kRange: range_op<G, kValidated>(t, tree, ops, j, k, arg, true, cache); break;
+        case kInsert:
+        case kDelete:
+          if constexpr (kValidated) {
+            const bool ok = update_op<G>(t, tree, k, arg, type == kInsert, cache);
+            if (ok && ops.done && lane == 0) ops.done[j] = 1;
+          }
+          break;
+        default: break;
+      }
+    }
+  }
+}
+
+}  // namespace gpudict::btree

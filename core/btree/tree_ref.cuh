@@ -1,0 +1,192 @@
+// The device view of a B-Tree (trivially copyable, passed to kernels by
+// value): the node pool, its capacity and the header counters, with the
+// tile-level node accesses and the latch protocol.
+//
+// Why each fence and each coherent access (PTX memory model; seed 002 s. 4,
+// seed 001 ch. 2):
+//
+// * Readers take no latch. A node is read as a seqlock: every lane loads the
+//   meta word with ld.acquire (V1), then its slice of the node with
+//   ld.relaxed, then runs fence.acq_rel, then loads the meta word again (V2).
+//   The snapshot is used only when, on every lane, V1 == V2, V1 is not
+//   latched, and every lane saw the same V1. Why this is enough:
+//     - a writer's stores that the slice could show come after the writer's
+//       latch (CAS, then a fence on each writing lane). If the slice shows one,
+//       the writer's (fence; store) and the reader's (load; fence) synchronise,
+//       so the CAS happens before V2: V2 is latched or newer than V1 -> retry;
+//     - the acquire on V1 makes every store released before V1 was written
+//       visible to the slice load, so the slice is not older than V1.
+//   So an accepted snapshot is exactly the node at version V1: no torn read
+//   (a 128-byte access is not single-copy atomic across lanes), no key seen
+//   twice or missed while a writer shifts pairs. The relaxed (.gpu) loads
+//   also never hit a stale L1 line.
+// * Writers: lane 0 takes the latch with a CAS from the version it read
+//   (so a successful CAS also proves the node is unchanged since that
+//   snapshot), then fence.acq_rel on lane 0 (acquire: the previous holder's
+//   stores are visible before we read under the latch), a tile barrier, and
+//   fence.acq_rel on every lane before its stores (so no reader can see a
+//   store of ours without also seeing the latch, see above).
+//   Release: every lane stores its slice (st.relaxed) and fences, the tile
+//   syncs, lane 0 stores the new meta word with st.release (version + 1,
+//   latch clear): whoever acquires that version sees the whole new node.
+// * Queries of phased batches run in their own kernel, after the update
+//   kernel has finished; nothing writes the nodes meanwhile, so they read
+//   through the read-only cache with no fence (read_plain).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/btree/node.hpp"
+#include "core/btree/tile_node.cuh"
+#include "core/common/memory_order.cuh"
+
+namespace gpudict::btree {
+
+// Latch waits and read retries of one operation before it gives up and
+// reports an internal error (a hang would need a lost release: a bug).
+inline constexpr uint32_t kSpinLimit = 1u << 24;
+
+struct TreeRef {
+  Node* nodes = nullptr;
+  TreeHeader* hdr = nullptr;
+  uint64_t capacity = 0;  // nodes in the pool
+
+  __device__ __forceinline__ uint32_t* words(uint32_t node) const { return nodes[node].w; }
+
+  // Phased queries: no writer runs concurrently (see above).
+  template <unsigned G>
+  __device__ __forceinline__ void read_plain(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
+    constexpr int W = Frag<G>::W;
+    ld_readonly_vec<W>(words(node) + t.thread_rank() * W, f.w);
+    meta = word_at(t, f, kMetaWord);
+  }
+
+  // One seqlock read attempt (see above); false: retry.
+  template <unsigned G>
+  __device__ __forceinline__ bool try_read(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
+    constexpr int W = Frag<G>::W;
+    uint32_t* p = words(node);
+    const uint32_t v1 = ld_acquire_gpu(p + kMetaWord);
+    ld_relaxed_gpu_vec<W>(p + t.thread_rank() * W, f.w);
+    fence_acq_rel_gpu();  // orders the slice load before the second meta load
+    const uint32_t v2 = ld_relaxed_gpu(p + kMetaWord);
+    const uint32_t v1_lane0 = t.shfl(v1, 0);
+    meta = v1_lane0;
+    return t.all(v1 == v2 && v1 == v1_lane0 && !meta_latched(v1));
+  }
+
+  // Seqlock read, retried while a writer holds the node (readers wait only
+  // for a writer that is inside the node, never for one another).
+  template <unsigned G>
+  __device__ __forceinline__ bool read_validated(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
+    for (uint32_t spin = 0; spin < kSpinLimit; ++spin) {
+      if (try_read(t, node, f, meta)) return true;
+      // Back off (32 ns doubling to 2 us): a node a writer holds is often
+      // wanted by many tiles at once (the root, a hot leaf).
+      if (spin > 2) __nanosleep(32u << min(spin - 2, 6u));
+    }
+    report_error(t);
+    return false;
+  }
+
+  // Read of a node this tile holds latched: nobody else writes it, and the
+  // latch acquisition already ordered these loads after the previous
+  // holder's release.
+  template <unsigned G>
+  __device__ __forceinline__ void read_owned(const Tile<G>& t, uint32_t node, Frag<G>& f) const {
+    constexpr int W = Frag<G>::W;
+    ld_relaxed_gpu_vec<W>(words(node) + t.thread_rank() * W, f.w);
+  }
+
+  // After lane 0's CAS succeeded: see the protocol above.
+  template <unsigned G>
+  __device__ __forceinline__ void after_latch(const Tile<G>& t) const {
+    if (t.thread_rank() == 0) fence_acq_rel_gpu();  // acquire: the previous holder's stores
+    t.sync();
+    fence_acq_rel_gpu();  // our stores after the latch, on every lane
+  }
+
+  // Latch `node` if its meta word still equals `seen` (the unlatched meta of
+  // the snapshot the caller holds). Success proves the snapshot is current.
+  template <unsigned G>
+  __device__ __forceinline__ bool try_latch(const Tile<G>& t, uint32_t node, uint32_t seen) const {
+    uint32_t ok = 0;
+    if (t.thread_rank() == 0) ok = atomicCAS(words(node) + kMetaWord, seen, seen | kLatchBit) == seen;
+    ok = t.shfl(ok, 0);
+    if (ok) after_latch(t);
+    return ok != 0;
+  }
+
+  // Latch `node`, waiting for the current holder (the paper spins here only
+  // for a parent during a split). Returns the latched meta word; false after
+  // kSpinLimit attempts (internal error reported).
+  template <unsigned G>
+  __device__ __forceinline__ bool latch_wait(const Tile<G>& t, uint32_t node, uint32_t& latched_meta) const {
+    uint32_t got = 0, m = 0;
+    if (t.thread_rank() == 0) {
+      uint32_t* mp = words(node) + kMetaWord;
+      for (uint32_t spin = 0; spin < kSpinLimit; ++spin) {
+        m = ld_relaxed_gpu(mp);
+        if (!meta_latched(m) && atomicCAS(mp, m, m | kLatchBit) == m) {
+          got = 1;
+          break;
+        }
+        __nanosleep(32);
+      }
+    }
+    got = t.shfl(got, 0);
+    latched_meta = t.shfl(m, 0) | kLatchBit;
+    if (!got) {
+      report_error(t);
+      return false;
+    }
+    after_latch(t);
+    return true;
+  }
+
+  // Writes the tile's node image (its meta word must still be the latched
+  // value, so the latch stays set until release).
+  template <unsigned G>
+  __device__ __forceinline__ void store(const Tile<G>& t, uint32_t node, const Frag<G>& f) const {
+    constexpr int W = Frag<G>::W;
+    st_relaxed_gpu_vec<W>(words(node) + t.thread_rank() * W, f.w);
+  }
+
+  // Publishes the node: the new meta word (version + 1, unlatched) after all
+  // of the tile's stores to it and to any node written before it.
+  template <unsigned G>
+  __device__ __forceinline__ void release(const Tile<G>& t, uint32_t node, uint32_t new_meta) const {
+    fence_acq_rel_gpu();  // every lane: its stores before the release below
+    t.sync();
+    if (t.thread_rank() == 0) st_release_gpu(words(node) + kMetaWord, new_meta);
+  }
+
+  // Releases a latched node without changing it (the version still moves on,
+  // which only makes concurrent readers retry once).
+  template <unsigned G>
+  __device__ __forceinline__ void unlatch(const Tile<G>& t, uint32_t node, uint32_t latched_meta) const {
+    release(t, node, meta_release(latched_meta, meta_count(latched_meta), meta_leaf(latched_meta)));
+  }
+
+  // `n` consecutive fresh nodes; kNil (and the overflow flag set) when the
+  // pool has no room. Never indexes past the pool.
+  template <unsigned G>
+  __device__ __forceinline__ uint32_t allocate(const Tile<G>& t, uint32_t n) const {
+    unsigned long long first = 0;
+    if (t.thread_rank() == 0) {
+      first = atomicAdd(&hdr->next_free, static_cast<unsigned long long>(n));
+      if (first + n > capacity) atomicExch(&hdr->overflow, 1ull);
+    }
+    first = t.shfl(first, 0);
+    return first + n > capacity ? kNil : static_cast<uint32_t>(first);
+  }
+
+  template <unsigned G>
+  __device__ __forceinline__ void report_error(const Tile<G>& t) const {
+    if (t.thread_rank() == 0) atomicExch(&hdr->error, 1ull);
+  }
+};
+
+}  // namespace gpudict::btree

@@ -1,0 +1,564 @@
+// The GPU B-Tree against a std::map model (phased batches whose updates
+// touch each key once, so the model is exact) and through the replay engine
+// and the verifier (concurrent batches, duplicates in a batch: the outcomes
+// docs/semantics.md allows, exactly). The structural checker
+// (core/btree/btree_check.hpp) runs at the end of every test case.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "../cli_helpers.hpp"
+#include "core/api/dictionary.hpp"
+#include "core/api/ops.hpp"
+#include "core/api/registry.hpp"
+#include "core/btree/btree.hpp"
+#include "core/btree/btree_check.hpp"
+#include "core/common/errors.hpp"
+#include "model_compare.hpp"
+#include "workloads/replay.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gpudict;
+
+namespace {
+
+constexpr uint64_t kMax = 0xFFFFFFFFull;
+using gpudict::testing::compare;
+using gpudict::testing::Model;
+using gpudict::testing::model_of;
+using gpudict::testing::probe_batch;
+using gpudict::testing::spaced_keys;
+
+std::unique_ptr<Dictionary> make(const std::map<std::string, std::string>& opts = {}) {
+  StructureConfig c;
+  for (const auto& o : btree_options()) c.options[o.name] = o.default_value;
+  for (const auto& [k, v] : opts) c.options[k] = v;
+  return make_btree(c);
+}
+
+std::string extra(const Dictionary& d, const std::string& name) {
+  for (const auto& kv : d.stats().extra)
+    if (kv.first == name) return kv.second;
+  return "<missing " + name + ">";
+}
+uint64_t extra_u64(const Dictionary& d, const std::string& name) { return std::stoull(extra(d, name)); }
+
+void require_sound(const Dictionary& d) {
+  const std::string s = check_btree_structure(d);
+  INFO(s);
+  REQUIRE(s.empty());
+}
+
+void apply_unique_updates(Model& m, const Batch& b) {
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (b.types[i] == OpType::Insert) m[b.keys[i]] = b.args[i];
+    if (b.types[i] == OpType::Delete) m.erase(b.keys[i]);
+  }
+}
+
+// Runs a phased batch whose updates touch every key at most once and checks
+// every query result against the model.
+void run_checked(Dictionary& d, Model& m, const Batch& b) {
+  apply_unique_updates(m, b);
+  BatchResults r;
+  DeviceTime t;
+  d.execute(b, r, t);
+  const std::string err = compare(m, b, r);
+  INFO(err);
+  REQUIRE(err.empty());
+  REQUIRE(d.stats().size == m.size());
+}
+
+// A phased batch mixing every operation; update keys unique in the batch.
+Batch random_batch(std::mt19937_64& rng, std::vector<uint64_t>& known, int size, uint64_t domain) {
+  Batch b;
+  std::set<uint64_t> updated;
+  auto pick = [&]() -> uint64_t {
+    const uint64_t r = rng() % 16;
+    if (r == 0) return kMax - rng() % 3;
+    if (r == 1) return rng() % 3;
+    if (r < 8 && !known.empty()) return known[rng() % known.size()];
+    return rng() % domain;
+  };
+  for (int i = 0; i < size; ++i) {
+    const uint64_t r = rng() % 100;
+    const uint64_t k = pick();
+    if (r < 45) {
+      if (!updated.insert(k).second) continue;
+      if (r < 30) {
+        const uint64_t v = rng() % 7 == 0 ? (rng() % 2 ? 0 : kMax) : rng() & kMax;
+        b.push(OpType::Insert, k, v);
+        known.push_back(k);
+      } else {
+        b.push(OpType::Delete, k);
+      }
+    } else if (r < 65) {
+      b.push(OpType::Lookup, k);
+    } else if (r < 77) {
+      b.push(OpType::Count, k, std::min<uint64_t>(kMax, k + rng() % (domain / 64 + 2)));
+    } else if (r < 88) {
+      b.push(OpType::Range, k, std::min<uint64_t>(kMax, k + rng() % (domain / 256 + 2)));
+    } else {
+      b.push(OpType::Successor, k);
+    }
+  }
+  return b;
+}
+
+// A Dictionary that forwards to one the test owns, so the test can check the
+// structure after the replay engine has run a workload on it.
+class Borrowed final : public Dictionary {
+ public:
+  explicit Borrowed(Dictionary& d) : d_(d) {}
+  const Capabilities& caps() const override { return d_.caps(); }
+  Params parameters() const override { return d_.parameters(); }
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override { return d_.device_bytes_needed(b); }
+  void build(const KeyValues& kv, DeviceTime& t) override { d_.build(kv, t); }
+  void execute(const Batch& b, BatchResults& r, DeviceTime& t) override { d_.execute(b, r, t); }
+  void snapshot(const std::string& n, DeviceTime& t) override { d_.snapshot(n, t); }
+  void drop_snapshot(const std::string& n) override { d_.drop_snapshot(n); }
+  void cleanup(DeviceTime& t) override { d_.cleanup(t); }
+  Stats stats() const override { return d_.stats(); }
+
+ private:
+  Dictionary& d_;
+};
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string p = "/tmp/gpudict_btree_" + std::to_string(::getpid()) + "_" + name;
+  std::ofstream(p) << text;
+  return p;
+}
+
+// Replays `path` (seed overridden) on `d` with the verifier.
+RunReport run_engine(const std::string& path, Dictionary& d, uint64_t seed) {
+  OpenOptions oo{true, seed};
+  const WorkloadSummary summary = summarize_workload(path, oo);
+  ReplayOptions opt;
+  opt.gpu = true;
+  return replay([&] { return open_workload(path, oo); }, [&] { return std::make_unique<Borrowed>(d); }, summary, opt);
+}
+
+void require_verified(const RunReport& rep, const std::string& what) {
+  std::string first;
+  for (const auto& m : rep.first_mismatches)
+    first += "batch " + std::to_string(m.batch) + " op " + std::to_string(m.op) + " " + std::string(op_name(m.type)) +
+             " key " + std::to_string(m.key) + " arg " + std::to_string(m.arg) + ": expected " + m.expected +
+             ", got " + m.got + "\n";
+  INFO(what << "\n" << first);
+  REQUIRE(rep.mismatches == 0);
+  REQUIRE(rep.checked > 0);
+}
+
+const char* kConcurrentMix = R"(
+seed: 5
+initial: {count: 30000, keys: {distribution: uniform, min: 0, max: 200000}}
+steps:
+  - phase: {name: mixed, batches: 4, batch_size: 20000, mode: concurrent, hit_ratio: 0.5,
+            mix: {insert: 0.3, delete: 0.15, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.15},
+            keys: {distribution: uniform, min: 0, max: 200000},
+            range_length: {distribution: geometric, mean: 24}}
+  - phase: {name: hot, batches: 2, batch_size: 8000, mode: concurrent, hit_ratio: 0.5,
+            mix: {insert: 0.35, delete: 0.15, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1},
+            keys: {distribution: zipfian, exponent: 1.2, min: 0, max: 200000}}
+  - phase: {name: grow, batches: 2, batch_size: 30000, mode: concurrent, hit_ratio: 0.2,
+            mix: {insert: 0.7, lookup: 0.1, range: 0.1, successor: 0.1},
+            keys: {distribution: uniform, min: 100000, max: 140000},
+            range_length: {distribution: fixed, length: 64}}
+  - phase: {name: check, batches: 1, batch_size: 20000, hit_ratio: 0.5,
+            mix: {lookup: 0.4, count: 0.2, range: 0.2, successor: 0.2}}
+)";
+
+}  // namespace
+
+TEST_CASE("btree: capabilities, options, parameters") {
+  const Capabilities c = btree_caps();
+  CHECK(c.ordered);
+  CHECK(c.deletes);
+  CHECK_FALSE(c.snapshots);
+  CHECK(c.native_concurrent);
+  CHECK(c.phased_duplicates == DuplicateRule::AnyUpdate);
+  CHECK(c.semantics == Semantics::Map);
+  CHECK(c.supports(KeyType::U32));
+  CHECK_FALSE(c.supports(KeyType::U64));
+  for (OpType t : kAllOpTypes) CHECK(c.supports(t));
+
+  const auto opts = btree_options();
+  REQUIRE(opts.size() == 4);
+  CHECK(opts[0].name == "node-pool");
+  CHECK(opts[1].name == "fill");
+  CHECK(opts[2].name == "tile");
+  CHECK(opts[3].name == "sort");
+  const StructureInfo* info = find_structure("btree");
+  REQUIRE(info != nullptr);
+  CHECK(info->make_gpu != nullptr);
+
+  StructureConfig bare;
+  CHECK(make_btree(bare) != nullptr);
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
+           {"node-pool", "-1"}, {"node-pool", "abc"}}) {
+    CAPTURE(name);
+    CAPTURE(value);
+    StructureConfig cfg;
+    cfg.options[name] = value;
+    CHECK_THROWS_AS(validate_btree_options(cfg), InputError);
+  }
+  StructureConfig wide;
+  wide.key_type = KeyType::U64;
+  CHECK_THROWS_AS(make_btree(wide), InputError);
+
+  auto d = make();
+  bool has_node = false;
+  for (const auto& kv : d->parameters()) has_node |= kv.first == "node";
+  CHECK(has_node);
+  for (const char* name : {"height", "nodes", "leaves", "fill", "node-bytes", "pool-nodes"})
+    CHECK(extra(*d, name).rfind("<missing", 0) != 0);
+  DeviceTime t;
+  CHECK_THROWS_AS(d->snapshot("s", t), InputError);
+  require_sound(*d);
+}
+
+TEST_CASE("btree: empty trees answer every query") {
+  for (bool built : {false, true}) {
+    auto d = make();
+    DeviceTime t;
+    if (built) d->build(KeyValues{}, t);
+    Model m;
+    run_checked(*d, m, probe_batch({0, 1, 77, kMax - 1, kMax}));
+    CHECK(d->stats().size == 0);
+    CHECK(extra_u64(*d, "height") == 1);
+    require_sound(*d);
+  }
+}
+
+TEST_CASE("btree: bulk build keeps the last duplicate, every fill and tile") {
+  KeyValues kv = spaced_keys(5000, 37, 3);
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 3000; ++i) {  // duplicates, later ones win
+    const uint64_t k = kv.keys[rng() % 5000];
+    kv.keys.push_back(k);
+    kv.values.push_back(rng() & kMax);
+  }
+  for (uint64_t k : std::vector<uint64_t>{0, 1, kMax - 1, kMax}) {
+    kv.keys.push_back(k);
+    kv.values.push_back(k ^ 0x1234);
+  }
+  const Model m = model_of(kv);
+  std::vector<uint64_t> probes = {0, 1, 2, 3, 40, 41, kMax - 1, kMax};
+  for (int i = 0; i < 200; ++i) probes.push_back(kv.keys[rng() % kv.size()] + rng() % 3);
+  for (const char* fill : {"0.05", "0.5", "0.7", "1"})
+    for (const char* tile : {"8", "16", "32"}) {
+      CAPTURE(fill);
+      CAPTURE(tile);
+      auto d = make({{"fill", fill}, {"tile", tile}});
+      DeviceTime t;
+      d->build(kv, t);
+      CHECK(d->stats().size == m.size());
+      Model mm = m;
+      run_checked(*d, mm, probe_batch(probes));
+      require_sound(*d);
+    }
+}
+
+TEST_CASE("btree: phased random batches against the model, every tile, sorted and unsorted") {
+  for (const char* tile : {"8", "16", "32"})
+    for (const char* sort : {"on", "off"}) {
+      CAPTURE(tile);
+      CAPTURE(sort);
+      auto d = make({{"tile", tile}, {"sort", sort}});
+      std::mt19937_64 rng(std::string(tile).size() * 7 + std::string(sort).size());
+      const uint64_t domain = 400000;
+      KeyValues kv;
+      for (int i = 0; i < 20000; ++i) {
+        kv.keys.push_back(rng() % domain);
+        kv.values.push_back(rng() & kMax);
+      }
+      DeviceTime t;
+      d->build(kv, t);
+      Model m = model_of(kv);
+      std::vector<uint64_t> known(kv.keys.begin(), kv.keys.end());
+      for (int batch = 0; batch < 10; ++batch) run_checked(*d, m, random_batch(rng, known, 30000, domain));
+      require_sound(*d);
+    }
+}
+
+TEST_CASE("btree: ascending and descending inserts split the same path") {
+  for (bool descending : {false, true})
+    for (const char* tile : {"8", "32"}) {
+      CAPTURE(descending);
+      CAPTURE(tile);
+      auto d = make({{"tile", tile}});
+      Model m;
+      const uint64_t n = 60000;
+      for (uint64_t first = 0; first < n; first += 6000) {
+        Batch b;
+        for (uint64_t i = first; i < first + 6000; ++i) {
+          const uint64_t k = descending ? kMax - i : i;
+          b.push(OpType::Insert, k, i);
+        }
+        run_checked(*d, m, b);
+      }
+      // One key per batch, many batches: the same leaf again and again.
+      for (uint64_t i = 0; i < 200; ++i) {
+        Batch b;
+        b.push(OpType::Insert, descending ? n + 1000 - i : n + 1000 + i, i);
+        run_checked(*d, m, b);
+      }
+      run_checked(*d, m, probe_batch({0, 1, n / 2, n - 1, n, kMax - n, kMax - 1, kMax}));
+      CHECK(extra_u64(*d, "height") >= 3);
+      require_sound(*d);
+    }
+}
+
+TEST_CASE("btree: keys 0 and 0xFFFFFFFF and their neighbours, values too") {
+  auto d = make();
+  Model m;
+  Batch b;
+  for (uint64_t k : std::vector<uint64_t>{0, 1, 2, kMax - 2, kMax - 1, kMax}) b.push(OpType::Insert, k, k == 0 ? kMax : 0);
+  run_checked(*d, m, b);
+  run_checked(*d, m, probe_batch({0, 1, 2, 3, kMax - 3, kMax - 2, kMax - 1, kMax}));
+  Batch del;
+  del.push(OpType::Delete, 0);
+  del.push(OpType::Delete, kMax);
+  del.push(OpType::Delete, 12345);  // absent: no-op
+  run_checked(*d, m, del);
+  run_checked(*d, m, probe_batch({0, 1, kMax - 1, kMax}));
+  Batch s;
+  s.push(OpType::Successor, kMax);
+  s.push(OpType::Successor, kMax - 1);
+  s.push(OpType::Range, kMax, 0);
+  s.push(OpType::Count, 0, kMax);
+  s.push(OpType::Range, 0, kMax);
+  run_checked(*d, m, s);
+  require_sound(*d);
+}
+
+TEST_CASE("btree: ranges across many leaves, successor of the largest key") {
+  auto d = make({{"fill", "0.5"}});
+  KeyValues kv = spaced_keys(200000, 11, 5);
+  DeviceTime t;
+  d->build(kv, t);
+  Model m = model_of(kv);
+  // Empty most leaves of one stretch: successors and ranges walk empty leaves.
+  Batch del;
+  for (uint64_t i = 50000; i < 150000; ++i) del.push(OpType::Delete, kv.keys[i]);
+  run_checked(*d, m, del);
+  Batch q;
+  q.push(OpType::Range, 0, kMax);
+  q.push(OpType::Count, 0, kMax);
+  q.push(OpType::Range, kv.keys[1000], kv.keys[190000]);
+  q.push(OpType::Successor, kv.keys[50000 - 1]);
+  q.push(OpType::Successor, kv.keys[120000]);
+  q.push(OpType::Successor, kv.keys.back());
+  q.push(OpType::Successor, kv.keys.back() - 1);
+  q.push(OpType::Successor, kMax);
+  q.push(OpType::Lookup, kv.keys.back());
+  for (int i = 0; i < 2000; ++i) q.push(OpType::Range, kv.keys[i * 97], kv.keys[i * 97] + 5000);
+  run_checked(*d, m, q);
+  require_sound(*d);
+}
+
+TEST_CASE("btree: several updates of one key in a phased batch: one of them wins") {
+  auto d = make();
+  DeviceTime t;
+  d->build(spaced_keys(10000, 3, 0), t);
+  Batch b;
+  for (int i = 0; i < 3000; ++i) b.push(OpType::Insert, 300, 1000 + i % 5);  // present key
+  for (int i = 0; i < 3000; ++i) b.push(OpType::Insert, 301, 2000 + i % 3);  // absent key
+  for (int i = 0; i < 50; ++i) b.push(OpType::Delete, 301);
+  for (int i = 0; i < 3000; ++i) b.push(OpType::Insert, 7777777, 5);
+  BatchResults r;
+  d->execute(b, r, t);
+  Batch q;
+  q.push(OpType::Lookup, 300);
+  q.push(OpType::Lookup, 301);
+  q.push(OpType::Lookup, 7777777);
+  q.push(OpType::Lookup, 303);
+  d->execute(q, r, t);
+  CHECK(r.found[0] == 1);
+  CHECK((r.value[0] >= 1000 && r.value[0] < 1005));
+  CHECK((r.found[1] == 0 || (r.value[1] >= 2000 && r.value[1] < 2003)));
+  CHECK(r.found[2] == 1);
+  CHECK(r.value[2] == 5);
+  CHECK(r.found[3] == 1);
+  CHECK(r.value[3] == (303 ^ 0x5A5A5A5Aull));
+  require_sound(*d);
+}
+
+TEST_CASE("btree: one hot key in a concurrent batch leaves every other key exact") {
+  for (const char* tile : {"8", "32"}) {
+    CAPTURE(tile);
+    auto d = make({{"tile", tile}});
+    KeyValues kv = spaced_keys(50000, 7, 1);
+    DeviceTime t;
+    d->build(kv, t);
+    Model m = model_of(kv);
+    const uint64_t hot = kv.keys[25000];
+    Batch b;
+    b.mode = ExecMode::Concurrent;
+    std::mt19937_64 rng(3);
+    std::vector<uint64_t> values;
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t r = rng() % 10;
+      if (r < 4) {
+        values.push_back(rng() & kMax);
+        b.push(OpType::Insert, hot, values.back());
+      } else if (r < 5) {
+        b.push(OpType::Delete, hot);
+      } else {
+        const uint64_t k = kv.keys[rng() % kv.size()] + (rng() % 2);
+        if (k == hot) continue;
+        if (r < 7) {
+          b.push(OpType::Lookup, k);
+        } else if (r < 8) {
+          if (k + 7 >= hot && k < hot) continue;  // its answer could be the hot key
+          b.push(OpType::Successor, k);
+        } else {
+          b.push(OpType::Count, k, k < hot && hot <= k + 200 ? hot - 1 : k + 200);
+        }
+      }
+    }
+    BatchResults r;
+    d->execute(b, r, t);
+    // Untouched keys: the exact pre-batch answers.
+    Model pre = m;
+    pre.erase(hot);
+    Batch queries;
+    BatchResults qr;
+    qr.reset(0);
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (is_update(b.types[i])) continue;
+      queries.push(b.types[i], b.keys[i], b.args[i]);
+      qr.found.push_back(r.found[i]);
+      qr.value.push_back(r.value[i]);
+      qr.key.push_back(r.key[i]);
+    }
+    const std::string err = compare(pre, queries, qr);
+    INFO(err);
+    CHECK(err.empty());
+    // The hot key holds the effect of one of its updates.
+    Batch q;
+    q.push(OpType::Lookup, hot);
+    d->execute(q, r, t);
+    if (r.found[0]) CHECK(std::find(values.begin(), values.end(), r.value[0]) != values.end());
+    require_sound(*d);
+  }
+}
+
+TEST_CASE("btree: concurrent batches verified exactly, 50 seeds") {
+  const std::string p = write_temp("concurrent.yaml", kConcurrentMix);
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    CAPTURE(seed);
+    auto d = make({{"tile", seed % 5 == 0 ? "32" : seed % 5 == 1 ? "16" : "8"}, {"sort", seed % 7 == 3 ? "off" : "on"}});
+    require_verified(run_engine(p, *d, seed), "seed " + std::to_string(seed));
+    require_sound(*d);
+  }
+  std::remove(p.c_str());
+}
+
+TEST_CASE("btree racecheck: small concurrent mix") {
+  const std::string p = write_temp("race.yaml", R"(
+seed: 2
+initial: {count: 3000, keys: {distribution: uniform, min: 0, max: 20000}}
+steps:
+  - phase: {name: c, batches: 2, batch_size: 2048, mode: concurrent, hit_ratio: 0.5,
+            mix: {insert: 0.35, delete: 0.15, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1},
+            keys: {distribution: uniform, min: 0, max: 20000},
+            range_length: {distribution: geometric, mean: 16}}
+)");
+  auto d = make();
+  require_verified(run_engine(p, *d, 2), "racecheck workload");
+  require_sound(*d);
+  std::remove(p.c_str());
+}
+
+TEST_CASE("btree: a fixed node pool that fills stops with exit 3 and says how to enlarge it") {
+  {
+    auto d = make({{"node-pool", "64"}});
+    DeviceTime t;
+    try {
+      d->build(spaced_keys(100000, 3, 0), t);
+      FAIL("no error");
+    } catch (const RuntimeFailure& e) {
+      CHECK(std::string(e.what()).rfind("out of device memory for B-Tree nodes: ", 0) == 0);
+      CHECK(std::string(e.what()).find("--node-pool") != std::string::npos);
+    }
+  }
+  {
+    auto d = make({{"node-pool", "200"}});
+    DeviceTime t;
+    d->build(spaced_keys(1000, 1000, 0), t);
+    Batch b;
+    for (uint64_t i = 0; i < 50000; ++i) b.push(OpType::Insert, i * 7 + 1, i);
+    BatchResults r;
+    CHECK_THROWS_AS(d->execute(b, r, t), RuntimeFailure);
+    require_sound(*d);  // the abandoned inserts left the tree sound
+  }
+  const std::string p = write_temp("pool.yaml", R"(
+seed: 1
+initial: {count: 1000}
+steps:
+  - phase: {name: grow, batches: 2, batch_size: 100000, mix: {insert: 1.0}}
+)");
+  const std::string cmd = "'" + gpudict::testing::gpudict_binary() + "' btree " + p +
+                          " --backend gpu --node-pool 500 >/dev/null 2>" + p + ".err";
+  const int status = std::system(cmd.c_str());
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 3);
+  const std::string err = gpudict::testing::slurp(p + ".err");
+  CHECK(err.find("out of device memory for B-Tree nodes: ") != std::string::npos);
+  std::remove(p.c_str());
+  std::remove((p + ".err").c_str());
+}
+
+TEST_CASE("btree: the automatic pool grows, also in the middle of a batch") {
+  auto d = make();
+  DeviceTime t;
+  d->build(spaced_keys(2000, 1 << 20, 0), t);
+  const uint64_t before = extra_u64(*d, "pool-nodes");
+  Model m = model_of(spaced_keys(2000, 1 << 20, 0));
+  std::mt19937_64 rng(5);
+  {
+    // Ascending new keys leave every leaf half full: more nodes than the
+    // pool is grown by ahead of a batch, so the batch runs out and retries.
+    Batch b;
+    for (uint64_t i = 0; i < 400000; ++i) b.push(OpType::Insert, (1ull << 31) + i, i);
+    run_checked(*d, m, b);
+  }
+  for (int round = 0; round < 2; ++round) {
+    Batch b;
+    std::set<uint64_t> seen;
+    for (int i = 0; i < 400000; ++i) {
+      const uint64_t k = rng() & kMax;
+      if (seen.insert(k).second && !m.count(k)) b.push(OpType::Insert, k, k + 1);
+    }
+    run_checked(*d, m, b);
+  }
+  CHECK(extra_u64(*d, "pool-nodes") > before);
+  CHECK(extra_u64(*d, "pool-grows") > 0);
+  CHECK(extra_u64(*d, "pool-retries") > 0);
+  run_checked(*d, m, probe_batch({0, 1, 12345, kMax}));
+  require_sound(*d);
+}
+
+TEST_CASE("btree: stats describe the tree") {
+  auto d = make({{"fill", "0.5"}});
+  DeviceTime t;
+  d->build(spaced_keys(70000, 2, 0), t);  // 7 keys per leaf: 10000 leaves
+  CHECK(d->stats().size == 70000);
+  CHECK(extra_u64(*d, "leaves") == 10000);
+  CHECK(extra(*d, "fill") == "0.500");
+  CHECK(extra_u64(*d, "height") == 6);  // 10000, 1429, 205, 30, 5, 1
+  CHECK(extra_u64(*d, "node-bytes") == extra_u64(*d, "nodes") * 128);
+  require_sound(*d);
+}
