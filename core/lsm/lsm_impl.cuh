@@ -85,6 +85,10 @@ class Lsm final : public Dictionary {
   // level, placebos after the last pair); replaces the live list. Returns the
   // device milliseconds.
   double place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t u);
+  // The fresh levels for u sorted pairs (the set bits of ceil(u / b)), and
+  // their installation as the live list (the old levels are dropped).
+  LevelList acquire_levels_for(uint64_t u);
+  void replace_live(LevelList&& fresh, uint64_t u);
   // point_queries.cu / range_queries.cu: one query type of a batch.
   void run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
                    BatchResults& r, DeviceTime& t);
@@ -138,6 +142,8 @@ class Lsm final : public Dictionary {
   RunBuffers chunk_;
   RunBuffers pp_[2];  // merge intermediates; build/cleanup scratch
   DeviceBuffer<uint64_t> splits_;
+  DeviceBuffer<uint64_t> tile_count_;   // cleanup: kept records per compaction tile
+  DeviceBuffer<uint64_t> tile_offset_;  // cleanup: their exclusive scan (the last entry: the total)
 
   // Query scratch.
   DeviceBuffer<uint32_t> q_keys_, q_args_;
