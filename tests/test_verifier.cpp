@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/common/errors.hpp"
+#include "batch_run.hpp"
 #include "workloads/verifier.hpp"
 
 using namespace gpudict;
@@ -21,71 +22,14 @@ namespace {
 constexpr uint64_t kMax32 = 0xFFFFFFFFull;
 constexpr uint64_t kMax64 = UINT64_MAX;
 
-KeyValues kv(std::vector<uint64_t> keys, std::vector<uint64_t> values) {
-  KeyValues k;
-  k.keys = std::move(keys);
-  k.values = std::move(values);
-  return k;
+// The shared batch-and-results builder (tests/batch_run.hpp) under the short
+// names this file uses.
+using testing::Run;
+inline KeyValues kv(std::vector<uint64_t> keys, std::vector<uint64_t> values) {
+  return testing::key_values(std::move(keys), std::move(values));
 }
-
-// A batch and its results, written side by side.
-struct Run {
-  Batch b;
-  BatchResults r;
-
-  explicit Run(ExecMode mode = ExecMode::Phased, std::string snapshot = "") {
-    b.mode = mode;
-    b.snapshot = std::move(snapshot);
-  }
-  size_t push(OpType t, uint64_t key, uint64_t arg = 0) {
-    b.push(t, key, arg);
-    r.found.push_back(0);
-    r.value.push_back(0);
-    r.key.push_back(0);
-    return b.size() - 1;
-  }
-  Run& insert(uint64_t k, uint64_t v) { return push(OpType::Insert, k, v), *this; }
-  Run& erase(uint64_t k) { return push(OpType::Delete, k), *this; }
-  Run& lookup(uint64_t k, std::optional<uint64_t> got) {
-    const size_t i = push(OpType::Lookup, k);
-    r.found[i] = got.has_value();
-    r.value[i] = got.value_or(0);
-    return *this;
-  }
-  Run& count(uint64_t lo, uint64_t hi, uint64_t got) {
-    const size_t i = push(OpType::Count, lo, hi);
-    r.value[i] = got;
-    return *this;
-  }
-  Run& range(uint64_t lo, uint64_t hi, const std::vector<std::pair<uint64_t, uint64_t>>& got) {
-    const size_t i = push(OpType::Range, lo, hi);
-    r.key[i] = r.range_keys.size();
-    r.value[i] = got.size();
-    for (const auto& [k, v] : got) {
-      r.range_keys.push_back(k);
-      r.range_values.push_back(v);
-    }
-    return *this;
-  }
-  Run& successor(uint64_t k, std::optional<std::pair<uint64_t, uint64_t>> got) {
-    const size_t i = push(OpType::Successor, k);
-    if (got) {
-      r.found[i] = 1;
-      r.key[i] = got->first;
-      r.value[i] = got->second;
-    }
-    return *this;
-  }
-};
-
-// Checks `run` as batch `index` and returns the number of new mismatches.
-uint64_t check(Verifier& v, const Run& run, uint64_t index = 0) {
-  const uint64_t before = v.mismatches();
-  v.check_batch(index, run.b, run.r);
-  return v.mismatches() - before;
-}
-
-const Mismatch& last(const Verifier& v) { return v.first_mismatches().back(); }
+inline uint64_t check(Verifier& v, const Run& run, uint64_t index = 0) { return testing::check_run(v, run, index); }
+inline const Mismatch& last(const Verifier& v) { return testing::last_mismatch(v); }
 
 using P = std::pair<uint64_t, uint64_t>;
 const std::nullopt_t none = std::nullopt;
