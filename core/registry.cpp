@@ -6,6 +6,7 @@
 #include "core/btree/btree.hpp"
 #include "core/common/errors.hpp"
 #include "core/lsm/lsm.hpp"
+#include "core/slabhash/slabhash.hpp"
 #include "core/sorted_array/sorted_array.hpp"
 
 namespace gpudict {
@@ -51,8 +52,16 @@ std::vector<StructureInfo> make_table() {
                "docs/btree.md.",
                btree_caps(), btree_options(), [](const StructureConfig& cfg) { return make_btree(cfg); },
                validate_btree_options});
-  t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004) [not built yet]", "",
-               planned_caps(false, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
+  t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004): warp-cooperative chained hash table, --mode map|multimap|set",
+               "A hash table of B buckets, each a list of 128-byte slabs (15 pairs or 30 keys, an alive-bit word, a "
+               "32-bit next address), served by tiles of 8 lanes that read one slab per step; SlabAlloc hands out "
+               "slabs from super blocks of 1024-slab memory blocks. --mode map keeps keys unique (insert replaces), "
+               "multimap keeps every pair (delete removes all of a key's pairs), set stores keys only. Lookup, delete, "
+               "count and range of a single key (lo == hi); no successor, no snapshots. Deletes leave tombstones until "
+               "a FLUSH (`cleanup`/`flush` steps, --flush-every). Every key and value is storable. Concurrent batches "
+               "run natively in one kernel. docs/slabhash.md.",
+               slabhash_caps(), slabhash_options(), [](const StructureConfig& cfg) { return make_slabhash(cfg); },
+               validate_slabhash_options, slabhash_caps_for});
   t.push_back({"mvbtree", "Multiversion B-Tree with snapshots (seed 001, ch. 4) [not built yet]", "",
                planned_caps(true, true, true, DuplicateRule::AnyUpdate), {}, nullptr});
   t.push_back({"graph", "Dynamic graph on per-vertex hash tables (seed 001, ch. 5) [not built yet]", "",

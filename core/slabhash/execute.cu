@@ -1,0 +1,316 @@
+// A batch on the slab hash: the refusals, the staging of its operations, the
+// kernels per phase (phased: the updates in one pass - multimap: deletes,
+// then inserts - then each query type; concurrent: everything in one pass),
+// pool growth and the re-run of unfinished operations, and the results.
+#include <algorithm>
+#include <cstddef>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+#include "core/slabhash/slabhash.hpp"
+#include "core/slabhash/slabhash_impl.cuh"
+#include "core/slabhash/tile_ops.cuh"
+
+namespace gpudict::slabhash {
+
+static_assert(kPrefetchOff == 0 && kPrefetchNext == 1 && kPrefetchL2 == 2 && kPrefetchBulk == 3,
+              "--prefetch names (options.hpp) follow OpsIn::prefetch");
+
+void SlabHash::reset_counters(bool cursor_too) {
+  if (cursor_too) {
+    GPUDICT_CUDA(cudaMemsetAsync(d_ctr_.data(), 0, sizeof(Counters), stream_));
+  } else {
+    // Everything before range_cursor, and everything after it.
+    GPUDICT_CUDA(cudaMemsetAsync(d_ctr_.data(), 0, offsetof(Counters, range_cursor), stream_));
+    GPUDICT_CUDA(cudaMemsetAsync(reinterpret_cast<char*>(d_ctr_.data()) + offsetof(Counters, unfinished), 0,
+                                 sizeof(Counters) - offsetof(Counters, unfinished), stream_));
+  }
+}
+
+Counters SlabHash::read_counters() {
+  d2h(h_ctr_.data(), d_ctr_.data(), sizeof(Counters));
+  return h_ctr_[0];
+}
+
+OpsOut SlabHash::outputs(uint64_t batch_size) {
+  // Query results are reserved by execute() when the batch has queries (a
+  // build or an update batch needs none); the unfinished list always.
+  d_unfinished_.reserve_discard(batch_size, "slabhash results");
+  OpsOut o;
+  o.found = d_found_.data();
+  o.value = d_value_.data();
+  o.offset = d_offset_.data();
+  o.range_values = d_range_values_.data();
+  o.range_capacity = d_range_values_.capacity();
+  o.unfinished = d_unfinished_.data();
+  o.ctr = d_ctr_.data();
+  return o;
+}
+
+void SlabHash::grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size, DeviceTime& t, Phase phase) {
+  const std::string what = "out of slab memory: all " + std::to_string(pool_.capacity()) + " slabs of the pool (" +
+                           format_bytes(pool_.bytes()) + ") are in use; " + std::to_string(unfinished) + " of " +
+                           std::to_string(pass_size) + " operations of " + context_ + " found no slab; ";
+  if (!opt_.growth)
+    throw RuntimeFailure(what + "raise --pool-slabs (now " +
+                         (opt_.pool_slabs ? std::to_string(opt_.pool_slabs) : std::string("0, automatic")) +
+                         ") or allow growth with --pool-growth on (or ahead)");
+  if (!pool_.can_grow(opt_.max_pool_bytes))
+    throw RuntimeFailure(what + "growing would take the pool to " + format_bytes(pool_.bytes_after_growth()) +
+                         (opt_.max_pool_bytes ? ", past --max-pool-bytes " + std::to_string(opt_.max_pool_bytes)
+                                              : std::string(", past the 2^31-slab address space")));
+  try {
+    timer_.start(stream_);
+    pool_.grow(stream_);
+    t.add(phase, timer_.stop(stream_));
+  } catch (const RuntimeFailure& e) {
+    throw RuntimeFailure(what + "growing the pool to " + format_bytes(pool_.bytes_after_growth()) +
+                         " failed: " + e.what());
+  }
+  ++growths_;
+}
+
+void SlabHash::reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase) {
+  if (!opt_.grow_ahead || inserts == 0) return;
+  // The pool slabs the chains will hold after the inserts if the keys hash
+  // uniformly (the Poisson model that sizes the buckets), counting every
+  // claimed slot (tombstones too); never less than what is in use now. A
+  // skewed batch can still fill the pool: then it grows when full.
+  const double model = expected_overflow_slabs(opt_.mode, claimed_ + inserts, buckets_);
+  const double want = std::max(model, static_cast<double>(pool_used_)) + 1024.0;
+  while (want > 0.75 * static_cast<double>(pool_.capacity()) && pool_.can_grow(opt_.max_pool_bytes)) {
+    timer_.start(stream_);
+    pool_.grow(stream_);
+    t.add(phase, timer_.stop(stream_));
+    ++growths_;
+  }
+}
+
+void SlabHash::grow_range_buffer(unsigned long long needed) {
+  // Keep what the ranges that fit have written: their offsets stay valid.
+  const uint64_t cap = std::max<uint64_t>(2 * needed + 1024, 2 * d_range_values_.capacity());
+  if (cap >= (1ull << 32)) throw RuntimeFailure("slabhash: the range results of " + context_ + " exceed 2^32 values");
+  DeviceBuffer<uint32_t> bigger(cap, "slabhash range results");
+  if (d_range_values_.capacity())
+    GPUDICT_CUDA(cudaMemcpyAsync(bigger.data(), d_range_values_.data(), d_range_values_.bytes(),
+                                 cudaMemcpyDeviceToDevice, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  d_range_values_ = std::move(bigger);
+}
+
+Counters SlabHash::run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t batch_size, DeviceTime& t) {
+  Counters total{};
+  OpsIn in = s.in;
+  in.prefetch = opt_.prefetch;
+  reset_counters(false);
+  std::vector<uint32_t> again;
+  for (;;) {
+    const OpsOut out = outputs(batch_size);
+    prepare_batch(opt_.mode, ops);
+    timer_.start(stream_);
+    launch_batch(opt_.mode, ops, ref(), in, out, stream_);
+    t.add(phase, timer_.stop(stream_));
+    const Counters c = read_counters();
+    total.claimed += c.claimed;
+    total.killed += c.killed;
+    total.replaced += c.replaced;
+    pool_used_ += c.linked;
+    live_ += c.claimed;
+    live_ -= std::min<uint64_t>(live_, c.killed);
+    claimed_ += c.claimed;
+    if (c.unfinished == 0) break;
+    // Some operations found no slab or no room for their range values: grow
+    // what ran out and run exactly those operations again (an insert that
+    // did not finish changed nothing, so none is applied twice).
+    ++unfinished_reruns_;
+    again.resize(c.unfinished);
+    d2h(again.data(), d_unfinished_.data(), again.size() * 4);
+    if (c.exhausted) grow_pool_or_throw(c.unfinished, in.n, t, phase);
+    if (c.range_overflow) grow_range_buffer(c.range_cursor);
+    const uint64_t m = again.size();
+    h_type_.reserve_discard(m);
+    h_key_.reserve_discard(m);
+    h_arg_.reserve_discard(m);
+    h_idx_.reserve_discard(m);
+    for (uint64_t i = 0; i < m; ++i) {
+      s.op_at(again[i], h_type_[i], h_key_[i], h_arg_[i]);
+      h_idx_[i] = again[i];
+    }
+    d_re_type_.reserve_discard(m, "slabhash re-run");
+    d_re_key_.reserve_discard(m, "slabhash re-run");
+    d_re_arg_.reserve_discard(m, "slabhash re-run");
+    d_re_idx_.reserve_discard(m, "slabhash re-run");
+    h2d(d_re_type_.data(), h_type_.data(), m);
+    h2d(d_re_key_.data(), h_key_.data(), m * 4);
+    h2d(d_re_arg_.data(), h_arg_.data(), m * 4);
+    h2d(d_re_idx_.data(), h_idx_.data(), m * 4);
+    in = OpsIn{};
+    in.type = d_re_type_.data();
+    in.key = d_re_key_.data();
+    in.arg = d_re_arg_.data();
+    in.index = d_re_idx_.data();
+    in.n = m;
+    in.prefetch = opt_.prefetch;
+    reset_counters(false);
+  }
+  return total;
+}
+
+void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
+  const uint64_t n = batch.size();
+  if (batch.keys.size() != n || batch.args.size() != n) throw InputError("slabhash: batch arrays differ in length");
+  if (!batch.snapshot.empty())
+    throw InputError("slabhash does not support snapshots; structures that do: sorted-array, lsm");
+  const uint64_t index = batches_++;
+  context_ = "batch " + std::to_string(index);
+  if (n >= (1ull << 32)) throw InputError("slabhash: a batch of 2^32 or more operations");
+  // Refusals come before any device work, so the table is untouched.
+  for (uint64_t i = 0; i < n; ++i) {
+    const OpType ty = batch.types[i];
+    if ((ty == OpType::Count || ty == OpType::Range) && batch.keys[i] != batch.args[i])
+      throw InputError(slabhash_point_query_message(ty, batch.keys[i], batch.args[i], index));
+    if (ty == OpType::Successor)
+      throw InputError("slabhash does not support successor operations (batch " + std::to_string(index) +
+                       "); structures that do: " + structures_supporting(OpType::Successor));
+    if (batch.keys[i] > 0xFFFFFFFFull || (ty == OpType::Insert && batch.args[i] > 0xFFFFFFFFull))
+      throw InputError("slabhash: a key or value above 2^32 - 1 in batch " + std::to_string(index));
+  }
+  ensure_table();
+  r.reset(n);
+  if (n == 0) return;
+  const BatchPlan plan(batch);
+  const bool concurrent = batch.mode == ExecMode::Concurrent;
+  const bool multi = opt_.mode == Mode::Multimap;
+
+  // Stage: concurrent batches in batch order (every type mixed in the
+  // warps, as the paper's concurrent benchmark); phased batches grouped
+  // [deletes][inserts][lookups][counts][ranges], each group a contiguous
+  // range of one pass.
+  h_type_.reserve_discard(n);
+  h_key_.reserve_discard(n);
+  h_arg_.reserve_discard(n);
+  h_idx_.reserve_discard(n);
+  uint64_t pos = 0;
+  auto put = [&](uint32_t i) {
+    h_type_[pos] = static_cast<uint8_t>(batch.types[i]);
+    h_key_[pos] = static_cast<uint32_t>(batch.keys[i]);
+    h_arg_[pos] = batch.types[i] == OpType::Insert ? static_cast<uint32_t>(batch.args[i]) : 0u;
+    h_idx_[pos] = i;
+    ++pos;
+  };
+  uint64_t seg[6] = {0, 0, 0, 0, 0, 0};  // group boundaries (phased)
+  if (concurrent) {
+    for (uint32_t i = 0; i < n; ++i) put(i);
+  } else {
+    const OpType order[5] = {OpType::Delete, OpType::Insert, OpType::Lookup, OpType::Count, OpType::Range};
+    for (int g = 0; g < 5; ++g) {
+      seg[g] = pos;
+      for (uint32_t i : plan.of(order[g])) put(i);
+    }
+    seg[5] = pos;
+  }
+  d_type_.reserve_discard(n, "slabhash operations");
+  d_key_.reserve_discard(n, "slabhash operations");
+  d_arg_.reserve_discard(n, "slabhash operations");
+  d_idx_.reserve_discard(n, "slabhash operations");
+  h2d(d_type_.data(), h_type_.data(), n);
+  h2d(d_key_.data(), h_key_.data(), n * 4);
+  h2d(d_arg_.data(), h_arg_.data(), n * 4);
+  h2d(d_idx_.data(), h_idx_.data(), n * 4);
+
+  const uint64_t queries = plan.queries();
+  const uint64_t ranges = plan.of(OpType::Range).size();
+  outputs(n);
+  if (queries) {
+    d_found_.reserve_discard(n, "slabhash results");
+    d_value_.reserve_discard(n, "slabhash results");
+    d_offset_.reserve_discard(n, "slabhash results");
+    GPUDICT_CUDA(cudaMemsetAsync(d_found_.data(), 0, n, stream_));
+    GPUDICT_CUDA(cudaMemsetAsync(d_value_.data(), 0, n * 4, stream_));
+    GPUDICT_CUDA(cudaMemsetAsync(d_offset_.data(), 0, n * 4, stream_));
+  }
+  if (ranges) d_range_values_.reserve_discard(std::max<uint64_t>(1u << 16, 4 * ranges), "slabhash range results");
+  reset_counters(true);
+
+  // The operations of positions [from, to) of the staging, as one pass.
+  // (The types of a range of the staging come from the plan: the pinned
+  // staging is reused by reruns.)
+  auto types_of = [&](std::initializer_list<OpType> ts) {
+    uint32_t ops = 0;
+    for (OpType ty : ts)
+      if (!plan.of(ty).empty()) ops |= 1u << static_cast<int>(ty);
+    return ops;
+  };
+  auto pass = [&](uint64_t from, uint64_t to, uint32_t ops, Phase phase) {
+    if (from == to) return;
+    Staged s;
+    s.in.type = d_type_.data() + from;
+    s.in.key = d_key_.data() + from;
+    s.in.arg = d_arg_.data() + from;
+    s.in.index = d_idx_.data() + from;
+    s.in.n = to - from;
+    s.op_at = [&batch](uint32_t i, uint8_t& type, uint32_t& key, uint32_t& arg) {
+      type = static_cast<uint8_t>(batch.types[i]);
+      key = static_cast<uint32_t>(batch.keys[i]);
+      arg = batch.types[i] == OpType::Insert ? static_cast<uint32_t>(batch.args[i]) : 0u;
+    };
+    run_pass(s, ops, phase, n, t);
+  };
+
+  reserve_for_inserts(plan.of(OpType::Insert).size(), t, concurrent ? Phase::Concurrent : Phase::Update);
+  if (concurrent) {
+    pass(0, n, types_of({OpType::Insert, OpType::Delete, OpType::Lookup, OpType::Count, OpType::Range}),
+         Phase::Concurrent);
+  } else {
+    if (multi) {
+      pass(seg[0], seg[1], kSetDelete, Phase::Update);  // DeletesThenInserts: every delete first
+      pass(seg[1], seg[2], kSetInsert, Phase::Update);
+    } else {
+      pass(seg[0], seg[2], types_of({OpType::Insert, OpType::Delete}), Phase::Update);  // AnyUpdate: one pass
+    }
+    pass(seg[2], seg[3], kSetLookup, Phase::Lookup);
+    pass(seg[3], seg[4], kSetCount, Phase::Count);
+    pass(seg[4], seg[5], kSetRange, Phase::Range);
+  }
+
+  if (queries) {
+    h_found_.reserve_discard(n);
+    h_value_.reserve_discard(n);
+    h_offset_.reserve_discard(n);
+    d2h(h_found_.data(), d_found_.data(), n);
+    d2h(h_value_.data(), d_value_.data(), n * 4);
+    if (ranges) d2h(h_offset_.data(), d_offset_.data(), n * 4);
+    uint64_t stored = 0;
+    if (ranges) {
+      const Counters c = read_counters();
+      stored = std::min<uint64_t>(c.range_cursor, d_range_values_.capacity());
+      h_range_.reserve_discard(std::max<uint64_t>(stored, 1));
+      d2h(h_range_.data(), d_range_values_.data(), stored * 4);
+      r.range_keys.assign(stored, 0);
+      r.range_values.assign(h_range_.data(), h_range_.data() + stored);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+      switch (batch.types[i]) {
+        case OpType::Lookup:
+          r.found[i] = h_found_[i];
+          r.value[i] = r.found[i] ? h_value_[i] : 0;
+          break;
+        case OpType::Count: r.value[i] = h_value_[i]; break;
+        case OpType::Range: {
+          const uint64_t off = h_offset_[i], cnt = h_value_[i];
+          r.key[i] = off;
+          r.value[i] = cnt;
+          for (uint64_t j = off; j < off + cnt && j < stored; ++j) r.range_keys[j] = batch.keys[i];
+          break;
+        }
+        default: break;
+      }
+    }
+  }
+  if (plan.updates() > 0) maybe_flush(t);
+}
+
+}  // namespace gpudict::slabhash

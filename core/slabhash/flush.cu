@@ -1,0 +1,142 @@
+// FLUSH (seed 004, IV-C4): compact every chain into the fewest slabs and
+// return the emptied slabs to SlabAlloc. One tile per bucket; the kernel runs
+// alone on the table (no concurrent operation can see a chain half
+// compacted), so plain loads and stores suffice; the bitmap bits are cleared
+// with atomics because tiles of different buckets share bitmap words.
+//
+// Per chain: a read cursor walks the slabs in chain order; the alive pairs
+// go, in the same order, to a write cursor (slab w, w_fill slots used) that
+// never passes the read cursor (in-place compaction). Afterwards the last
+// written slab gets empty slots after its pairs, an all-alive state and a null
+// next; every slab after it is made pristine (all 0xFF) and freed. Result:
+// every slab but the last full, no tombstones, the empty slots a suffix.
+#include "core/common/cuda_check.hpp"
+#include "core/common/grid.cuh"
+#include "core/common/warp.cuh"
+#include "core/slabhash/kernels.cuh"
+#include "core/slabhash/tile_ops.cuh"
+
+namespace gpudict::slabhash {
+
+namespace {
+
+constexpr int kFlushThreads = 256;
+
+__device__ __forceinline__ LaneWords load_plain(const Slab* s, unsigned tl) {
+  const uint4 q = reinterpret_cast<const uint4*>(s->w)[tl];
+  return {{q.x, q.y, q.z, q.w}};
+}
+
+template <class L>
+__device__ __forceinline__ void put(Slab* s, uint32_t slot, uint32_t key, uint32_t value) {
+  if constexpr (L::kPairs) {
+    *reinterpret_cast<unsigned long long*>(s->w + 2 * slot) = (static_cast<unsigned long long>(value) << 32) | key;
+  } else {
+    s->w[slot] = key;
+  }
+}
+
+template <class L>
+__global__ void __launch_bounds__(kFlushThreads)
+    flush_kernel(const __grid_constant__ TableRef t, unsigned long long* live_out) {
+  const unsigned lane = lane_id();
+  const unsigned tl = lane & (kTile - 1);
+  const unsigned tbase = lane & ~(kTile - 1);
+  const unsigned tmask = 0xFFu << tbase;
+  const uint64_t tiles = static_cast<uint64_t>(gridDim.x) * blockDim.x / kTile;
+  const uint64_t chains = static_cast<uint64_t>(t.buckets) + 1;
+  unsigned long long live = 0;
+
+  for (uint64_t b = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kTile; b < chains; b += tiles) {
+    Slab* const head = t.base + b;
+    Slab* r = head;   // read cursor
+    Slab* w = head;   // write cursor
+    uint32_t fill = 0;  // slots of w already holding compacted pairs
+    for (;;) {
+      const LaneWords v = load_plain(r, tl);
+      const uint32_t state = tile_state(v, tmask, tbase);
+      const uint32_t r_next = tile_next(v, tmask, tbase);
+      uint32_t alive = 0;
+#pragma unroll
+      for (unsigned j = 0; j < L::kPerLane; ++j) {
+        const unsigned slot = tl * L::kPerLane + j;
+        if (L::valid(tl, j) && L::key(v, j) != kEmptyKey && ((state >> slot) & 1u)) alive |= 1u << j;
+      }
+      const TileHits<L> h = tile_hits<L>(alive, tl, tmask, tbase);
+      // The pairs spill past w only if w is behind r (the pairs read so far
+      // cannot outnumber the slots read so far), so w's next is a slab
+      // already read and its next word is still the original.
+      const bool spill = fill + h.total > L::kSlots;
+      Slab* const w_next = spill ? t.pool.slab(w->w[31]) : nullptr;
+      // Every lane has read r (possibly w or w_next) before any lane writes.
+      __syncwarp(tmask);
+#pragma unroll
+      for (unsigned j = 0; j < L::kPerLane; ++j) {
+        if (!((alive >> j) & 1u)) continue;
+        const uint32_t o = fill + h.rank[j];
+        if (o < L::kSlots)
+          put<L>(w, o, L::key(v, j), value_at<L>(v, j));
+        else
+          put<L>(w_next, o - L::kSlots, L::key(v, j), value_at<L>(v, j));
+      }
+      if (spill) {
+        if (tl == 0) w->w[30] = 0xFFFFFFFFu;  // full of alive pairs
+        w = w_next;
+        fill = fill + h.total - L::kSlots;
+      } else {
+        fill += h.total;
+      }
+      if (tl == 0) live += h.total;
+      if (r_next == kNullSlab) break;
+      r = t.pool.slab(r_next);
+    }
+    __syncwarp(tmask);
+    // w is the last slab with pairs (the head if there are none): empty slots
+    // after them, no tombstones, the tail cut off.
+#pragma unroll
+    for (unsigned j = 0; j < L::kPerLane; ++j) {
+      const unsigned slot = tl * L::kPerLane + j;
+      if (L::valid(tl, j) && slot >= fill) put<L>(w, slot, kEmptyKey, 0xFFFFFFFFu);
+    }
+    uint32_t tail = 0;
+    if (tl == kMetaLane) {
+      tail = w->w[31];
+      w->w[30] = 0xFFFFFFFFu;
+      w->w[31] = kNullSlab;
+    }
+    tail = __shfl_sync(tmask, tail, tbase + kMetaLane);
+    while (tail != kNullSlab) {
+      Slab* const f = t.pool.slab(tail);
+      const uint32_t next = __shfl_sync(tmask, tl == kMetaLane ? f->w[31] : 0u, tbase + kMetaLane);
+      __syncwarp(tmask);  // next is read before the slab is overwritten
+      reinterpret_cast<uint4*>(f->w)[tl] = make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
+      if (tl == 0) free_slab(t.pool, tail);
+      tail = next;
+    }
+  }
+  live = warp_sum(live);
+  if (lane == 0 && live) atomicAdd(live_out, live);
+}
+
+}  // namespace
+
+void prepare_flush(Mode mode) {
+  if (mode == Mode::Set)
+    (void)resident_blocks(flush_kernel<KeyLayout>, kFlushThreads, 0);
+  else
+    (void)resident_blocks(flush_kernel<PairLayout>, kFlushThreads, 0);
+}
+
+void launch_flush(Mode mode, const TableRef& t, unsigned long long* live, cudaStream_t stream) {
+  const uint64_t chains = static_cast<uint64_t>(t.buckets) + 1;
+  if (mode == Mode::Set) {
+    const unsigned grid = persistent_grid(flush_kernel<KeyLayout>, kFlushThreads, 0, chains, kFlushThreads / kTile);
+    flush_kernel<KeyLayout><<<grid, kFlushThreads, 0, stream>>>(t, live);
+  } else {
+    const unsigned grid = persistent_grid(flush_kernel<PairLayout>, kFlushThreads, 0, chains, kFlushThreads / kTile);
+    flush_kernel<PairLayout><<<grid, kFlushThreads, 0, stream>>>(t, live);
+  }
+  GPUDICT_CHECK_LAUNCH("slabhash flush kernel");
+}
+
+}  // namespace gpudict::slabhash

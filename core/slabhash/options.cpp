@@ -1,0 +1,203 @@
+// The slab hash's command-line options, capabilities and sizing arithmetic.
+#include "core/slabhash/options.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+#include "core/common/errors.hpp"
+#include "core/slabhash/slabhash.hpp"
+
+namespace gpudict {
+
+namespace sh = slabhash;
+
+Capabilities slabhash_caps_for(const StructureConfig& config) {
+  const sh::Mode mode = sh::parse_options(config).mode;
+  Capabilities c;
+  c.ordered = false;
+  c.point_count_range = true;
+  c.deletes = true;
+  c.snapshots = false;
+  c.native_concurrent = true;
+  c.key_types = {KeyType::U32};
+  c.semantics = mode == sh::Mode::Map ? Semantics::Map : mode == sh::Mode::Multimap ? Semantics::Multimap : Semantics::Set;
+  c.phased_duplicates = mode == sh::Mode::Multimap ? DuplicateRule::DeletesThenInserts : DuplicateRule::AnyUpdate;
+  return c;
+}
+
+Capabilities slabhash_caps() { return slabhash_caps_for(StructureConfig{}); }
+
+std::vector<OptionSpec> slabhash_options() {
+  return {
+      {"mode",
+       "map (unique keys; insert replaces the value), multimap (a key may hold several values; insert adds a "
+       "pair, delete removes every pair of the key) or set (keys only)",
+       "map"},
+      {"buckets", "number of buckets (base slabs); default: from --load-factor. Not with --load-factor", ""},
+      {"load-factor",
+       "expected memory utilization (stored bytes / slab bytes, the paper's definition) the buckets are sized for, "
+       "in (0, 0.93]; default 0.6. Not with --buckets",
+       ""},
+      {"expected-keys",
+       "keys --load-factor sizes the table for (0: the initial contents; give the final size for workloads that "
+       "grow)",
+       "0"},
+      {"pool-slabs",
+       "slabs in SlabAlloc's first super block (0: automatic, 1.5x the expected overflow slabs, at least 2^15); "
+       "rounded up to a power of two >= 1024",
+       "0"},
+      {"pool-growth",
+       "ahead: as on, and also before a batch whose inserts are expected (keys hashing uniformly) to take the pool "
+       "past 3/4 full; on: when the pool is full, add a super block (doubling the pool) and run the "
+       "operations that found no slab again; off: exit 3 with 'out of slab memory'",
+       "ahead"},
+      {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", "0"},
+      {"flush-every", "FLUSH (compact the chains, free emptied slabs) after every N update batches (0: never)", "0"},
+      {"prefetch",
+       "how a tile's next base slabs are fetched early: off; next (the tile reads operation j+1's base slab while "
+       "it serves operation j); l2 (every lane asks L2 for its operation's base slab, 4 sector prefetches, before "
+       "its tile serves the 8 operations); bulk (the same with one 128-byte bulk prefetch, sm_90)",
+       sh::kDefaultPrefetch},
+  };
+}
+
+void validate_slabhash_options(const StructureConfig& config) { (void)sh::parse_options(config); }
+
+std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, uint64_t batch) {
+  std::string ordered;
+  for (const auto& s : structures())
+    if (s.make_gpu && s.caps.ordered) ordered += (ordered.empty() ? "" : ", ") + s.name;
+  if (ordered.empty()) ordered = "none yet";
+  return "slabhash answers count and range for a single key only (lo == hi); got " + std::string(op_name(type)) +
+         " [" + std::to_string(lo) + ", " + std::to_string(hi) + "] in batch " + std::to_string(batch) +
+         "; ordered count and range: " + ordered;
+}
+
+namespace slabhash {
+
+namespace {
+
+bool given(const StructureConfig& c, const char* name) {
+  auto it = c.options.find(name);
+  return it != c.options.end() && !it->second.empty();
+}
+
+}  // namespace
+
+Options parse_options(const StructureConfig& config) {
+  Options o;
+  if (given(config, "mode")) {
+    const std::string& m = config.get("mode");
+    if (m == "map")
+      o.mode = Mode::Map;
+    else if (m == "multimap")
+      o.mode = Mode::Multimap;
+    else if (m == "set")
+      o.mode = Mode::Set;
+    else
+      throw InputError("--mode: '" + m + "' is not one of map, multimap, set");
+  }
+  const bool has_buckets = given(config, "buckets"), has_lf = given(config, "load-factor");
+  if (has_buckets && has_lf)
+    throw InputError("--buckets and --load-factor exclude each other (the load factor chooses the buckets)");
+  if (has_buckets) {
+    o.buckets = config.get_u64("buckets");
+    if (o.buckets == 0 || o.buckets > kMaxBuckets)
+      throw InputError("--buckets: '" + config.get("buckets") + "' is not between 1 and " +
+                       std::to_string(kMaxBuckets));
+  }
+  if (has_lf) {
+    const double x = config.get_double("load-factor");
+    if (!std::isfinite(x) || x <= 0.0 || x > kMaxLoadFactor) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.2f", kMaxLoadFactor);
+      throw InputError("--load-factor: '" + config.get("load-factor") + "' is not in (0, " + buf + "]");
+    }
+    o.load_factor = x;
+  }
+  if (given(config, "expected-keys")) o.expected_keys = config.get_u64("expected-keys");
+  if (given(config, "pool-slabs")) {
+    o.pool_slabs = config.get_u64("pool-slabs");
+    if (o.pool_slabs > (1ull << 30))
+      throw InputError("--pool-slabs: '" + config.get("pool-slabs") + "' is more than 2^30 slabs (128 GiB)");
+  }
+  if (given(config, "pool-growth")) {
+    const std::string& g = config.get("pool-growth");
+    if (g == "ahead") {
+      o.growth = o.grow_ahead = true;
+    } else if (g == "on") {
+      o.growth = true;
+      o.grow_ahead = false;
+    } else if (g == "off") {
+      o.growth = o.grow_ahead = false;
+    } else {
+      throw InputError("--pool-growth: '" + g + "' is not one of ahead, on, off");
+    }
+  }
+  if (given(config, "max-pool-bytes")) o.max_pool_bytes = config.get_u64("max-pool-bytes");
+  if (given(config, "flush-every")) o.flush_every = config.get_u64("flush-every");
+  const std::string pf = given(config, "prefetch") ? config.get("prefetch") : std::string(kDefaultPrefetch);
+  bool known = false;
+  for (uint8_t k = 0; k < 4; ++k)
+    if (pf == kPrefetchNames[k]) {
+      o.prefetch = k;
+      known = true;
+    }
+  if (!known) throw InputError("--prefetch: '" + pf + "' is not one of off, next, l2, bulk");
+  return o;
+}
+
+uint32_t slots_per_slab(Mode m) { return m == Mode::Set ? 30 : 15; }
+uint32_t element_bytes(Mode m) { return m == Mode::Set ? 4 : 8; }
+
+double expected_slabs_per_bucket(Mode m, double lambda) {
+  const double M = slots_per_slab(m);
+  if (lambda <= 0) return 1.0;
+  if (lambda > 1e6) return lambda / M + 0.5;  // the Poisson mass is far past one slab
+  const double hi = lambda + 12.0 * std::sqrt(lambda) + 40.0;
+  double sum = 0.0, mass = 0.0;
+  for (double l = 0; l <= hi; l += 1.0) {
+    const double p = std::exp(-lambda + l * std::log(lambda) - std::lgamma(l + 1.0));
+    mass += p;
+    sum += p * std::max(1.0, std::ceil(l / M));
+  }
+  return mass > 0 ? sum / mass : 1.0;
+}
+
+double expected_utilization(Mode m, double lambda) {
+  return element_bytes(m) * lambda / (128.0 * expected_slabs_per_bucket(m, lambda));
+}
+
+uint64_t buckets_for(Mode m, uint64_t n, double lf) {
+  if (n == 0) return kDefaultBuckets;
+  // Bisection on log(lambda): the utilization grows with the keys per bucket.
+  double lo = std::log(1e-4), hi = std::log(1e7);
+  for (int it = 0; it < 80; ++it) {
+    const double mid = 0.5 * (lo + hi);
+    if (expected_utilization(m, std::exp(mid)) < lf)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  const double lambda = std::exp(0.5 * (lo + hi));
+  const double b = std::round(static_cast<double>(n) / lambda);
+  return static_cast<uint64_t>(std::clamp(b, 1.0, static_cast<double>(kMaxBuckets)));
+}
+
+double expected_overflow_slabs(Mode m, uint64_t slots, uint64_t buckets) {
+  const double b = static_cast<double>(std::max<uint64_t>(buckets, 1));
+  return b * (expected_slabs_per_bucket(m, static_cast<double>(slots) / b) - 1.0);
+}
+
+uint64_t auto_pool_slabs(Mode m, uint64_t n, uint64_t buckets) {
+  const double overflow = expected_overflow_slabs(m, n, buckets);
+  const double want = std::max(1.5 * overflow + 16384.0, 32768.0);
+  uint64_t p = 1024;
+  while (static_cast<double>(p) < want && p < (1ull << 30)) p <<= 1;
+  return p;
+}
+
+}  // namespace slabhash
+}  // namespace gpudict

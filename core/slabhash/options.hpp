@@ -1,0 +1,55 @@
+// The slab hash's options and the sizing arithmetic (host only).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/api/registry.hpp"
+#include "core/slabhash/mode.hpp"
+
+namespace gpudict::slabhash {
+
+struct Options {
+  Mode mode = Mode::Map;
+  uint64_t buckets = 0;         // 0: from the load factor
+  double load_factor = 0.6;     // the expected memory utilization (paper's definition)
+  uint64_t expected_keys = 0;   // keys the load factor sizes for; 0: the initial contents
+  uint64_t pool_slabs = 0;      // 0: automatic
+  bool growth = true;           // grow the pool when it runs out (--pool-growth on or ahead)
+  bool grow_ahead = true;       // and ahead of batches whose inserts could fill it (--pool-growth ahead)
+  uint64_t max_pool_bytes = 0;  // growth limit; 0: device memory
+  uint64_t flush_every = 0;     // FLUSH after every N update batches; 0: never
+  uint8_t prefetch = 0;         // --prefetch off (0), next (1), l2 (2), bulk (3): OpsIn::prefetch
+};
+
+inline constexpr double kDefaultLoadFactor = 0.6;
+inline constexpr double kMaxLoadFactor = 0.93;  // the layout's ceiling is 15/16 (30/32 for sets)
+inline constexpr uint64_t kDefaultBuckets = 1024;  // when nothing says how many keys to expect
+inline constexpr uint64_t kMaxBuckets = (1ull << 31) - 2;
+
+inline constexpr const char* kPrefetchNames[] = {"off", "next", "l2", "bulk"};
+inline constexpr const char* kDefaultPrefetch = "off";
+
+// Options from the command line; throws InputError naming the option.
+Options parse_options(const StructureConfig& config);
+
+// Elements per slab (15 pairs, or 30 keys in set mode) and bytes per element.
+uint32_t slots_per_slab(Mode m);
+uint32_t element_bytes(Mode m);
+
+// Expected slabs per bucket when n keys hash uniformly into `buckets` (bucket
+// loads Poisson with mean n / buckets; a bucket of L keys holds
+// max(1, ceil(L / M)) slabs).
+double expected_slabs_per_bucket(Mode m, double keys_per_bucket);
+// Expected memory utilization (paper, III-C): x n / (128 * slabs).
+double expected_utilization(Mode m, double keys_per_bucket);
+// Buckets for n keys at the expected utilization `lf`.
+uint64_t buckets_for(Mode m, uint64_t n, double lf);
+// Expected pool slabs (slabs past the base slabs) when `slots` claimed slots
+// hash uniformly into `buckets` buckets.
+double expected_overflow_slabs(Mode m, uint64_t slots, uint64_t buckets);
+// Pool slabs the automatic sizing gives n keys in `buckets` buckets: 1.5 x the
+// expected overflow slabs plus 2^14, at least 2^15, a power of two.
+uint64_t auto_pool_slabs(Mode m, uint64_t n, uint64_t buckets);
+
+}  // namespace gpudict::slabhash

@@ -1,0 +1,133 @@
+// The slab hash's Dictionary implementation (internal). Its members live in:
+//   slabhash.cu   construction, table sizing, build, FLUSH (cleanup and the
+//                 --flush-every policy), stats, parameters, the memory bound
+//   execute.cu    a batch: staging, the kernels per phase, pool growth and
+//                 the re-run of unfinished operations, results
+//   inspect.cu    the host-side table checker (inspect.hpp)
+// Kernels: batch_kernels.cu (tile_ops.cuh), flush.cu, build.cu.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/api/registry.hpp"
+#include "core/common/cub_temp.cuh"
+#include "core/common/device_buffer.hpp"
+#include "core/common/event_timer.hpp"
+#include "core/common/pinned_buffer.cuh"
+#include "core/slabhash/kernels.cuh"
+#include "core/slabhash/options.hpp"
+#include "core/slabhash/slab_pool.hpp"
+#include "core/slabhash/table_ref.cuh"
+
+namespace gpudict::slabhash {
+
+struct TableCheck;
+
+class SlabHash final : public Dictionary {
+ public:
+  SlabHash(const StructureConfig& config, const Options& options);
+  ~SlabHash() override;
+  SlabHash(const SlabHash&) = delete;
+  SlabHash& operator=(const SlabHash&) = delete;
+
+  const Capabilities& caps() const override { return caps_; }
+  Params parameters() const override;
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
+  void build(const KeyValues& initial, DeviceTime& t) override;
+  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
+  void snapshot(const std::string& name, DeviceTime& t) override;
+  void drop_snapshot(const std::string& name) override;
+  void cleanup(DeviceTime& t) override;
+  Stats stats() const override;
+
+  Mode mode() const { return opt_.mode; }
+  // inspect.cu
+  friend TableCheck check_table(const Dictionary& d);
+
+ private:
+  // One staged pass of operations: the host copies (for re-runs) and where
+  // the kernel finds them on the device.
+  struct Staged {
+    std::function<void(uint32_t pos, uint8_t& type, uint32_t& key, uint32_t& arg)> op_at;  // by batch position
+    OpsIn in;
+  };
+
+  static int use_device(int device);
+  // Sizes the buckets for `n` keys (options decide), allocates and clears
+  // the base slabs and the pool (outside any timed region).
+  void create_table(uint64_t n);
+  void ensure_table();
+  TableRef ref() const;
+  OpsOut outputs(uint64_t batch_size);
+  // Zeroes the counters; the range cursor only when `cursor_too` (it spans
+  // every pass of a batch).
+  void reset_counters(bool cursor_too);
+  Counters read_counters();
+  // Runs `s.in` (operation types `ops`, bit 1 << type), timed into `phase`; grows the pool or the range buffer and
+  // runs the unfinished operations again until none is left. Returns the
+  // counters summed over the rounds (and updates live_ and claimed_).
+  Counters run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t batch_size, DeviceTime& t);
+  void grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size, DeviceTime& t, Phase phase);
+  void grow_range_buffer(unsigned long long needed);
+  // Growth ahead of a pass of `inserts` inserts (--pool-growth ahead): while
+  // the pool slabs expected after them would pass 3/4 of the pool, add a
+  // super block. An almost full pool allocates slowly (long searches for a
+  // free bit) and a full one costs a rerun.
+  void reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase);
+  // FLUSH; returns the device milliseconds.
+  double flush();
+  void maybe_flush(DeviceTime& t);
+  void fix_build_duplicates(const uint32_t* d_keys, const uint32_t* d_values, uint64_t n, DeviceTime& t);
+  void h2d(void* dst, const void* src, size_t bytes);
+  void d2h(void* dst, const void* src, size_t bytes);
+  uint64_t scratch_bytes() const;
+
+  int device_;
+  Capabilities caps_;
+  Options opt_;
+  cudaStream_t stream_ = nullptr;
+  EventTimer timer_;
+
+  // The table.
+  bool created_ = false;
+  uint64_t buckets_ = 0;  // hashed buckets (plus one for key 0xFFFFFFFF)
+  DeviceBuffer<Slab> base_;
+  SlabPool pool_;
+  UniversalHash hash_;
+
+  // What the host knows about the contents.
+  uint64_t live_ = 0;     // alive pairs (keys in map/set mode)
+  uint64_t claimed_ = 0;  // claimed slots (alive + tombstones) since the last flush or build
+  uint64_t pool_used_ = 0;  // pool slabs in chains (linked by inserts; recounted after a flush)
+  uint64_t batches_ = 0;  // batches executed (for messages)
+  uint64_t update_batches_since_flush_ = 0;
+  uint64_t flushes_ = 0, auto_flushes_ = 0;
+  uint64_t growths_ = 0;
+  uint64_t unfinished_reruns_ = 0;
+  uint64_t build_duplicates_ = 0;
+  std::string context_;  // "batch 7" / "the build", for messages
+
+  // Device scratch.
+  DeviceBuffer<Counters> d_ctr_;
+  DeviceBuffer<unsigned long long> d_live_;
+  DeviceBuffer<uint8_t> d_type_, d_found_;
+  DeviceBuffer<uint32_t> d_key_, d_arg_, d_idx_, d_value_, d_offset_, d_unfinished_;
+  DeviceBuffer<uint32_t> d_range_values_;
+  // Re-runs of unfinished operations (the first pass's inputs stay intact).
+  DeviceBuffer<uint8_t> d_re_type_;
+  DeviceBuffer<uint32_t> d_re_key_, d_re_arg_, d_re_idx_;
+  CubTemp temp_;
+
+  // Pinned host staging.
+  PinnedBuffer<uint8_t> h_type_, h_found_;
+  PinnedBuffer<uint32_t> h_key_, h_arg_, h_idx_, h_value_, h_offset_, h_range_;
+  PinnedBuffer<Counters> h_ctr_;
+};
+
+}  // namespace gpudict::slabhash

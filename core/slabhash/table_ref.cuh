@@ -1,0 +1,98 @@
+// The device view of a slab hash (the "ref" kernels receive by value), its
+// universal hash, and the operation inputs and outputs of a batch kernel.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/slabhash/slab_alloc.cuh"
+#include "core/slabhash/slab_layout.cuh"
+
+namespace gpudict::slabhash {
+
+// h(k) = ((a k + b) mod p) mod B with p = 2^32 - 5 (prime) and fixed a, b
+// (docs/slabhash.md). "mod B" is taken as the high half of h * B (Lemire's
+// multiply-shift range reduction): the same spread over [0, B) without a
+// division.
+struct UniversalHash {
+  static constexpr uint32_t kPrime = 4294967291u;  // 2^32 - 5
+  uint32_t a = 0x2F72B4C3u;  // any a in [1, p), b in [0, p)
+  uint32_t b = 0x3C6EF372u;
+
+  __host__ __device__ __forceinline__ uint32_t mod_p(uint32_t k) const {
+    const uint64_t x = static_cast<uint64_t>(a) * k + b;
+    // 2^32 = 5 (mod p): fold the high half twice, then one subtraction.
+    uint64_t y = (x & 0xFFFFFFFFull) + (x >> 32) * 5u;
+    y = (y & 0xFFFFFFFFull) + (y >> 32) * 5u;
+    return static_cast<uint32_t>(y >= kPrime ? y - kPrime : y);
+  }
+  __host__ __device__ __forceinline__ uint32_t bucket(uint32_t k, uint32_t buckets) const {
+    return static_cast<uint32_t>((static_cast<uint64_t>(mod_p(k)) * buckets) >> 32);
+  }
+};
+
+// Figures a batch kernel accumulates (one atomic per warp at its end).
+struct Counters {
+  unsigned long long claimed;       // slots claimed by inserts (new pairs)
+  unsigned long long killed;        // alive bits cleared by deletes
+  unsigned long long replaced;      // map/set inserts that found their key alive
+  unsigned long long linked;        // slabs allocated and linked into a chain
+  unsigned long long range_cursor;  // range values reserved so far
+  unsigned int unfinished;          // entries in OpsOut::unfinished
+  unsigned int exhausted;           // raised by a failed slab allocation
+  unsigned int range_overflow;      // a range did not fit the value buffer
+  unsigned int pad;
+};
+
+struct TableRef {
+  Slab* base = nullptr;  // buckets + 1 base slabs; the last one is key 0xFFFFFFFF's bucket
+  uint32_t buckets = 1;  // hashed buckets
+  UniversalHash hash;
+  PoolRef pool;
+
+  // The bucket and the stored key of a user key (slab_layout.cuh).
+  __device__ __forceinline__ void route(uint32_t key, uint32_t& bucket, uint32_t& stored) const {
+    if (key == kEmptyKey) {
+      bucket = buckets;
+      stored = kSpecialStoredKey;
+    } else {
+      bucket = hash.bucket(key, buckets);
+      stored = key;
+    }
+  }
+};
+
+// Operation types as the kernels see them (OpType's values).
+enum : uint8_t { kOpInsert = 0, kOpDelete = 1, kOpLookup = 2, kOpCount = 3, kOpRange = 4 };
+
+// --prefetch off | next | l2 | bulk (docs/slabhash.md):
+//   next  the tile reads operation j + 1's base slab into registers while it
+//         serves operation j (two reads in flight per tile);
+//   l2    every lane asks L2 for its operation's base slab (four 32-byte
+//         sector prefetches) before the tile serves the 8 operations;
+//   bulk  the same with one 128-byte bulk prefetch (sm_90).
+enum : uint8_t { kPrefetchOff = 0, kPrefetchNext = 1, kPrefetchL2 = 2, kPrefetchBulk = 3 };
+
+struct OpsIn {
+  const uint8_t* type = nullptr;    // null: every operation is `uniform`
+  const uint32_t* key = nullptr;
+  const uint32_t* arg = nullptr;    // insert: value (null: 0)
+  const uint32_t* index = nullptr;  // the operation's position in the batch (null: i)
+  uint64_t n = 0;
+  uint8_t uniform = kOpLookup;
+  // --prefetch: how a tile's next base slabs are fetched early.
+  uint8_t prefetch = kPrefetchOff;
+};
+
+struct OpsOut {
+  uint8_t* found = nullptr;        // lookup
+  uint32_t* value = nullptr;       // lookup: value; count: pairs; range: pairs written
+  uint32_t* offset = nullptr;      // range: first value in range_values
+  uint32_t* range_values = nullptr;
+  unsigned long long range_capacity = 0;
+  uint32_t* unfinished = nullptr;  // batch positions of operations to run again
+  Counters* ctr = nullptr;
+};
+
+}  // namespace gpudict::slabhash

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Reproduce the slab hash paper's experiments (seed 004, Figures 4-7, plus
+deletes, FLUSH and SlabAlloc) with `gpudict slabhash`. Generates the
+workloads (YAML) into --out, runs them with --no-verify (the same operations
+are verified at smaller sizes by the GPU tests) and prints markdown tables;
+the raw JSON Lines stay in --out.
+
+  python3 scripts/slabhash_figures.py                        # everything, paper sizes
+  python3 scripts/slabhash_figures.py --figure 5 --max-log2-n 24
+  python3 scripts/slabhash_figures.py --backend cpu --fig4-log2-n 12 --max-log2-n 12 --fig6-total-log2 14 \\
+      --fig7-log2-n 12 --fig7-batch-log2 10         # a smoke run of the script itself
+
+Figure 4: build, search (all present / none present) and delete rates against
+  memory utilization (--load-factor), n = 2^fig4-log2-n keys; with the
+  measured utilization, buckets and average slabs per bucket.
+Figure 5: the same against n (2^18 ... 2^max-log2-n) at utilization 0.6.
+Figure 6: incremental insertion in batches of 32k, 64k and 128k up to
+  2^fig6-total-log2 keys (buckets sized for the final size at 0.65), against
+  rebuilding the table from scratch after every batch (the sum of bulk builds
+  of b, 2b, 3b, ... keys; measured at b 2^i and interpolated linearly).
+Figure 7: concurrent batches of the mixes G0 = (0.5, 0.5, 0, 0), G1 = (0.2,
+  0.2, 0.3, 0.3), G2 = (0.1, 0.1, 0.4, 0.4) (insert new, delete, search
+  present, search absent) against the initial utilization. The workload
+  generator's hit_ratio covers deletes and lookups together: G0 uses 1.0
+  (every delete hits), G1 and G2 use 0.5, so half of their deletes miss.
+flush: FLUSH after deleting half of the keys (from the Figure 5 runs).
+alloc: gpudict_slaballoc_bench (SlabAlloc on its own), when --alloc-bench is given.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def run(args, yaml_path, extra, tag, repeat=None):
+    out_json = os.path.join(args.out, f"{tag}.jsonl")
+    reps = args.repeat if repeat is None else repeat
+    cmd = [args.gpudict, "slabhash", yaml_path, "--no-verify", "--format", "json", "--repeat", str(reps)] + extra
+    cmd += args.extra.split()
+    if args.backend:
+        cmd += ["--backend", args.backend]
+    with open(out_json, "w") as f:
+        r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"slabhash_figures: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
+    return [json.loads(l) for l in open(out_json) if l.strip()]
+
+
+def write(args, name, text):
+    p = os.path.join(args.out, name)
+    with open(p, "w") as f:
+        f.write(text)
+    return p
+
+
+def steps_of(records):
+    return [s for s in records if s.get("record") == "step"]
+
+
+def rate(step, cats=None):
+    """G operations per second of a step (device time), over the categories `cats`."""
+    rows = [x for x in step["rows"] if cats is None or x["op"] in cats]
+    ops = sum(x["ops"] for x in rows)
+    ms = sum(x["device_ms"] for x in rows)
+    return ops / (ms * 1e-3) / 1e9 if ms > 0 else float("nan")
+
+
+def ms_of(step):
+    return sum(x["device_ms"] for x in step["rows"])
+
+
+def bulk_yaml(args, n):
+    half = max(1, n // 2)
+    return f"""seed: {args.seed}
+initial: {{count: {n}}}
+steps:
+  - phase: {{name: search-all, batches: 1, batch_size: {n}, mix: {{lookup: 1.0}}, hit_ratio: 1.0}}
+  - phase: {{name: search-none, batches: 1, batch_size: {n}, mix: {{lookup: 1.0}}, hit_ratio: 0.0}}
+  - flush
+  - phase: {{name: delete, batches: 1, batch_size: {half}, mix: {{delete: 1.0}}, hit_ratio: 1.0}}
+  - flush
+"""
+
+
+def bulk_row(records):
+    st = steps_of(records)
+    by = {s["name"]: s for s in st if s["kind"] == "phase"}
+    build = [s for s in st if s["kind"] == "build"][0]
+    flushes = [s for s in st if s["kind"] == "cleanup"]
+    after_build = flushes[0].get("before", {})
+    after_del = flushes[1].get("before", {})
+    return {
+        "build": rate(build),
+        "all": rate(by["search-all"]),
+        "none": rate(by["search-none"]),
+        "delete": rate(by["delete"]),
+        "flush_ms": ms_of(flushes[1]),
+        "util": float(after_build.get("utilization", "nan")),
+        "buckets": int(after_build.get("buckets", "0")),
+        "chain": float(after_build.get("avg_chain_slabs", "nan")),
+        "slabs_before_flush": int(after_del.get("slabs", "0")),
+        "slabs_after_flush": int(flushes[1].get("after", {}).get("slabs", "0")),
+    }
+
+
+def figure4(args):
+    n = 1 << args.fig4_log2_n
+    y = write(args, f"f4-n{args.fig4_log2_n}.yaml", bulk_yaml(args, n))
+    out = [f"Figure 4: n = 2^{args.fig4_log2_n}, rates in G ops/s (device time) against memory utilization",
+           "", "| load factor | measured util. | buckets | slabs/bucket | build | search all | search none | delete |",
+           "|---|---|---|---|---|---|---|---|"]
+    for lf in args.load_factors:
+        r = bulk_row(run(args, y, ["--load-factor", str(lf)], f"f4-lf{lf}"))
+        out.append(f"| {lf} | {r['util']:.3f} | {r['buckets']} | {r['chain']:.2f} | {r['build']:.2f} | {r['all']:.2f} | "
+                   f"{r['none']:.2f} | {r['delete']:.2f} |")
+    return "\n".join(out)
+
+
+def figure5(args):
+    out = [f"Figure 5: utilization {args.fig5_load_factor}, rates in G ops/s against n (delete: n/2 present keys; "
+           "flush: after those deletes)", "",
+           "| n | measured util. | build | search all | search none | delete | flush ms | slabs before/after flush |",
+           "|---|---|---|---|---|---|---|---|"]
+    for ln in range(args.min_log2_n, args.max_log2_n + 1):
+        y = write(args, f"f5-n{ln}.yaml", bulk_yaml(args, 1 << ln))
+        reps = args.repeat if ln <= args.fig5_repeat_max_log2 else 1
+        r = bulk_row(run(args, y, ["--load-factor", str(args.fig5_load_factor)], f"f5-n{ln}", reps))
+        out.append(f"| 2^{ln} | {r['util']:.3f} | {r['build']:.2f} | {r['all']:.2f} | {r['none']:.2f} | "
+                   f"{r['delete']:.2f} | {r['flush_ms']:.3f} | {r['slabs_before_flush']} / {r['slabs_after_flush']} |")
+    return "\n".join(out)
+
+
+def figure6(args):
+    total = 1 << args.fig6_total_log2
+    out = [f"Figure 6: incremental batches up to {total} keys (final utilization 0.65) against rebuilding after "
+           "every batch", "", "| batch | batches | incremental total ms | rebuild total ms | speedup |", "|---|---|---|---|---|"]
+    lf = "0.65"
+    for b in (32768, 65536, 131072):
+        if b > total:
+            continue
+        k = total // b
+        y = write(args, f"f6-b{b}.yaml", f"""seed: {args.seed}
+steps:
+  - phase: {{name: inc, batches: {k}, batch_size: {b}, mix: {{insert: 1.0}}}}
+""")
+        st = steps_of(run(args, y, ["--load-factor", lf, "--expected-keys", str(total)], f"f6-inc-b{b}"))
+        inc_ms = sum(ms_of(s) for s in st if s["kind"] == "phase")
+        # Bulk builds of b 2^i keys, interpolated for every multiple of b.
+        sizes, times = [], []
+        m = 1
+        while m <= k:
+            yb = write(args, f"f6-build-{m * b}.yaml", f"seed: {args.seed}\ninitial: {{count: {m * b}}}\nsteps: []\n")
+            bs = [s for s in steps_of(run(args, yb, ["--load-factor", lf], f"f6-build-{m * b}")) if s["kind"] == "build"]
+            sizes.append(m)
+            times.append(ms_of(bs[0]))
+            m *= 2
+        def at(j):
+            for i in range(len(sizes) - 1):
+                if sizes[i] <= j <= sizes[i + 1]:
+                    f = (j - sizes[i]) / (sizes[i + 1] - sizes[i])
+                    return times[i] + f * (times[i + 1] - times[i])
+            return times[-1] * j / sizes[-1]
+        rebuild_ms = sum(at(j) for j in range(1, k + 1))
+        out.append(f"| {b} | {k} | {inc_ms:.2f} | {rebuild_ms:.2f} | {rebuild_ms / inc_ms:.1f}x |")
+    return "\n".join(out)
+
+
+def figure7(args):
+    n = 1 << args.fig7_log2_n
+    bs = 1 << args.fig7_batch_log2
+    mixes = {"G0": ("{insert: 0.5, delete: 0.5}", 1.0), "G1": ("{insert: 0.2, delete: 0.2, lookup: 0.6}", 0.5),
+             "G2": ("{insert: 0.1, delete: 0.1, lookup: 0.8}", 0.5)}
+    out = [f"Figure 7: concurrent batches of 2^{args.fig7_batch_log2} operations on 2^{args.fig7_log2_n} initial keys, "
+           "G ops/s against the initial utilization", "", "| load factor | G0 | G1 | G2 |", "|---|---|---|---|"]
+    for lf in args.fig7_load_factors:
+        row = []
+        for g, (mix, hit) in mixes.items():
+            y = write(args, f"f7-{g}.yaml", f"""seed: {args.seed}
+initial: {{count: {n}}}
+steps:
+  - phase: {{name: mix, batches: {args.fig7_batches}, batch_size: {bs}, mode: concurrent, mix: {mix}, hit_ratio: {hit}}}
+""")
+            st = [s for s in steps_of(run(args, y, ["--load-factor", str(lf)], f"f7-{g}-lf{lf}")) if s["name"] == "mix"]
+            row.append(rate(st[0]))
+        out.append(f"| {lf} | " + " | ".join(f"{x:.2f}" for x in row) + " |")
+    return "\n".join(out)
+
+
+def alloc(args):
+    if not args.alloc_bench:
+        return "alloc: skipped (no --alloc-bench)"
+    r = subprocess.run([args.alloc_bench, "--log2-pool", str(args.alloc_log2_pool)], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        sys.exit(f"slabhash_figures: {args.alloc_bench} failed ({r.returncode}): {r.stderr.strip()}")
+    write(args, "alloc.txt", r.stdout)
+    return "SlabAlloc on its own (gpudict_slaballoc_bench)\n\n" + r.stdout.strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpudict", default=os.environ.get("GPUDICT_BINARY", "build/gpudict"))
+    ap.add_argument("--alloc-bench", default="")
+    ap.add_argument("--out", default="slabhash-figures")
+    ap.add_argument("--backend", default="")
+    ap.add_argument("--extra", default="", help="options added to every gpudict run, e.g. '--prefetch off'")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--figure", default="all", choices=["4", "5", "6", "7", "alloc", "all"])
+    ap.add_argument("--fig4-log2-n", type=int, default=22)
+    ap.add_argument("--min-log2-n", type=int, default=18)
+    ap.add_argument("--max-log2-n", type=int, default=27)
+    ap.add_argument("--fig5-load-factor", type=float, default=0.6)
+    ap.add_argument("--fig5-repeat-max-log2", type=int, default=24,
+                    help="larger n run once (generating 2^27 distinct keys takes the host a while)")
+    ap.add_argument("--fig6-total-log2", type=int, default=21)
+    ap.add_argument("--fig7-log2-n", type=int, default=22)
+    ap.add_argument("--fig7-batch-log2", type=int, default=20)
+    ap.add_argument("--fig7-batches", type=int, default=4)
+    ap.add_argument("--alloc-log2-pool", type=int, default=22)
+    ap.add_argument("--load-factors", default="0.2,0.3,0.4,0.5,0.6,0.65,0.7,0.75,0.8,0.85,0.9")
+    ap.add_argument("--fig7-load-factors", default="", help="default: --load-factors")
+    args = ap.parse_args()
+    args.load_factors = [float(x) for x in args.load_factors.split(",")]
+    args.fig7_load_factors = [float(x) for x in args.fig7_load_factors.split(",")] if args.fig7_load_factors \
+        else args.load_factors
+    os.makedirs(args.out, exist_ok=True)
+    figs = {"4": figure4, "5": figure5, "6": figure6, "7": figure7, "alloc": alloc}
+    for name, f in figs.items():
+        if args.figure in (name, "all"):
+            print(f(args), flush=True)
+            print(flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,967 @@
+// The slab hash (seed 004) in every mode against a model of its semantics
+// (docs/semantics.md, hash structures): phased batches exactly (several
+// updates of one key in a map/set batch: any one of them, read back and then
+// exact), concurrent batches by their allowed outcomes (untouched keys exact,
+// touched keys within their sets), the engine with the verifier, the
+// adversarial cases of the issue (one bucket, keys and values 0 and
+// 0xFFFFFFFF, duplicates, hot keys inserted and deleted concurrently again and
+// again with no key ever stored twice, flush between batches, pool
+// exhaustion), and after every case the host-side table checker
+// (core/slabhash/inspect.hpp: chains, prefix of claimed slots, bitmaps,
+// pristine free slabs, uniqueness).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+#include "../cli_helpers.hpp"
+#include "core/api/dictionary.hpp"
+#include "core/api/ops.hpp"
+#include "core/api/registry.hpp"
+#include "core/common/errors.hpp"
+#include "core/slabhash/inspect.hpp"
+#include "core/slabhash/options.hpp"
+#include "core/slabhash/slabhash.hpp"
+#include "workloads/replay.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gpudict;
+
+namespace {
+
+constexpr uint64_t kMax = 0xFFFFFFFFull;
+using Opts = std::map<std::string, std::string>;
+
+enum class M { Map, Multi, Set };
+const char* mode_arg(M m) { return m == M::Map ? "map" : m == M::Multi ? "multimap" : "set"; }
+
+std::unique_ptr<Dictionary> make(M m, const Opts& extra = {}) {
+  StructureConfig c;
+  for (const auto& o : slabhash_options()) c.options[o.name] = o.default_value;
+  c.options["mode"] = mode_arg(m);
+  for (const auto& [k, v] : extra) c.options[k] = v;
+  return make_slabhash(c);
+}
+
+// key -> its values (map/set: at most one; set: the value is 0).
+using Model = std::map<uint64_t, std::multiset<uint64_t>>;
+
+uint64_t model_pairs(const Model& m) {
+  uint64_t n = 0;
+  for (const auto& kv : m) n += kv.second.size();
+  return n;
+}
+
+// The table's alive pairs (the checker's copy) must be the model's, and every
+// invariant must hold.
+void check_table_equals(const Dictionary& d, const Model& m, M mode) {
+  const slabhash::TableCheck c = slabhash::check_table(d);
+  INFO("table check: " << c.error);
+  REQUIRE(c.error.empty());
+  Model got;
+  for (const auto& [k, v] : c.pairs) got[k].insert(mode == M::Set ? 0 : v);
+  REQUIRE(got.size() == m.size());
+  auto it = got.begin();
+  for (const auto& kv : m) {
+    INFO("key " << kv.first);
+    REQUIRE(it->first == kv.first);
+    REQUIRE(it->second == kv.second);
+    ++it;
+  }
+  CHECK(d.stats().size == model_pairs(m));
+}
+
+std::string extra(const Dictionary& d, const std::string& name) {
+  for (const auto& kv : d.stats().extra)
+    if (kv.first == name) return kv.second;
+  return "<missing " + name + ">";
+}
+
+// Results of the queries of `b` against the state `m` (phased: exact).
+std::string compare(const Model& m, M mode, const Batch& b, const BatchResults& r) {
+  std::ostringstream err;
+  int bad = 0;
+  auto fail = [&](size_t i, const std::string& what) {
+    if (bad++ < 5) err << "op " << i << " (" << op_name(b.types[i]) << " " << b.keys[i] << "): " << what << "\n";
+  };
+  for (size_t i = 0; i < b.size(); ++i) {
+    const uint64_t k = b.keys[i];
+    auto it = m.find(k);
+    const std::multiset<uint64_t> none;
+    const std::multiset<uint64_t>& vals = it == m.end() ? none : it->second;
+    switch (b.types[i]) {
+      case OpType::Lookup:
+        if (r.found[i] != (vals.empty() ? 0 : 1))
+          fail(i, "found " + std::to_string(r.found[i]));
+        else if (!vals.empty() && !vals.count(r.value[i]))
+          fail(i, "value " + std::to_string(r.value[i]) + " is not one of the key's");
+        break;
+      case OpType::Count:
+        if (r.value[i] != vals.size())
+          fail(i, "count " + std::to_string(r.value[i]) + " expected " + std::to_string(vals.size()));
+        break;
+      case OpType::Range: {
+        if (r.value[i] != vals.size()) {
+          fail(i, "range of " + std::to_string(r.value[i]) + " expected " + std::to_string(vals.size()));
+          break;
+        }
+        if (r.key[i] + r.value[i] > r.range_keys.size() || r.range_keys.size() != r.range_values.size()) {
+          fail(i, "range pairs outside the arrays");
+          break;
+        }
+        std::multiset<uint64_t> got;
+        for (uint64_t j = r.key[i]; j < r.key[i] + r.value[i]; ++j) {
+          if (r.range_keys[j] != k) fail(i, "range key " + std::to_string(r.range_keys[j]));
+          got.insert(r.range_values[j]);
+        }
+        if (got != vals) fail(i, "range values differ");
+        break;
+      }
+      default: break;
+    }
+  }
+  (void)mode;
+  if (bad > 5) err << "... " << bad << " mismatches\n";
+  return err.str();
+}
+
+// Applies a phased batch's updates to the model by the mode's rule. Map/set
+// keys with several updates (AnyUpdate: any one of them) are returned with
+// their allowed outcomes (nullopt = absent) and left out of the model.
+std::map<uint64_t, std::vector<std::optional<uint64_t>>> apply_phased(Model& m, M mode, const Batch& b) {
+  std::map<uint64_t, std::vector<std::pair<OpType, uint64_t>>> upd;
+  for (size_t i = 0; i < b.size(); ++i)
+    if (is_update(b.types[i])) upd[b.keys[i]].push_back({b.types[i], mode == M::Set ? 0 : b.args[i]});
+  std::map<uint64_t, std::vector<std::optional<uint64_t>>> amb;
+  for (const auto& [k, ups] : upd) {
+    if (mode == M::Multi) {  // DeletesThenInserts
+      bool del = false;
+      for (const auto& u : ups) del |= u.first == OpType::Delete;
+      if (del) m.erase(k);
+      for (const auto& u : ups)
+        if (u.first == OpType::Insert) m[k].insert(u.second);
+      continue;
+    }
+    std::vector<std::optional<uint64_t>> outs;
+    for (const auto& u : ups) outs.push_back(u.first == OpType::Insert ? std::optional<uint64_t>(u.second) : std::nullopt);
+    m.erase(k);
+    if (ups.size() == 1 || std::all_of(outs.begin(), outs.end(), [&](const auto& o) { return o == outs[0]; })) {
+      if (outs[0]) m[k].insert(*outs[0]);
+    } else {
+      amb[k] = outs;
+    }
+  }
+  return amb;
+}
+
+BatchResults run(Dictionary& d, const Batch& b) {
+  BatchResults r;
+  DeviceTime t;
+  d.execute(b, r, t);
+  return r;
+}
+
+// Looks the keys up and settles them in the model (each within its allowed
+// outcomes).
+void settle(Dictionary& d, Model& m, M mode, const std::map<uint64_t, std::vector<std::optional<uint64_t>>>& amb) {
+  if (amb.empty()) return;
+  Batch probe;
+  for (const auto& kv : amb) probe.push(OpType::Lookup, kv.first);
+  const BatchResults r = run(d, probe);
+  size_t i = 0;
+  for (const auto& kv : amb) {
+    const uint64_t k = kv.first;
+    const auto& outs = kv.second;
+    const std::optional<uint64_t> got = r.found[i] ? std::optional<uint64_t>(mode == M::Set ? 0 : r.value[i]) : std::nullopt;
+    INFO("key " << k << " after a batch with several updates of it");
+    REQUIRE(std::find(outs.begin(), outs.end(), got) != outs.end());
+    if (got) m[k].insert(*got);
+    ++i;
+  }
+}
+
+// A phased batch: updates by the rule, queries exact.
+void run_phased(Dictionary& d, Model& m, M mode, const Batch& b) {
+  const auto amb = apply_phased(m, mode, b);
+  const BatchResults r = run(d, b);
+  settle(d, m, mode, amb);
+  const std::string err = compare(m, mode, b, r);
+  INFO(err);
+  REQUIRE(err.empty());
+}
+
+// A random batch over [0, domain) plus the edge keys; queries of one key.
+Batch random_batch(std::mt19937_64& rng, size_t n, uint64_t domain, ExecMode exec, double del = 0.15) {
+  Batch b;
+  b.mode = exec;
+  const uint64_t edges[] = {0, 1, kMax, kMax - 1};
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t k = rng() % 13 == 0 ? edges[rng() % 4] : rng() % domain;
+    const double u = static_cast<double>(rng() % 1000) / 1000.0;
+    const uint64_t v = rng() % 8 == 0 ? 0 : rng() % 8 == 0 ? kMax : (rng() & kMax);
+    if (u < 0.35)
+      b.push(OpType::Insert, k, v);
+    else if (u < 0.35 + del)
+      b.push(OpType::Delete, k);
+    else if (u < 0.75)
+      b.push(OpType::Lookup, k);
+    else if (u < 0.87)
+      b.push(OpType::Count, k, k);
+    else
+      b.push(OpType::Range, k, k);
+  }
+  return b;
+}
+
+// Every key the model or a domain holds, queried every way.
+Batch probe_all(const Model& m, uint64_t domain) {
+  Batch b;
+  std::set<uint64_t> keys;
+  for (const auto& kv : m) keys.insert(kv.first);
+  for (uint64_t k = 0; k < domain; k += std::max<uint64_t>(1, domain / 4096)) keys.insert(k);
+  for (uint64_t k : {uint64_t{0}, uint64_t{1}, kMax - 1, kMax}) keys.insert(k);
+  for (uint64_t k : keys) {
+    b.push(OpType::Lookup, k);
+    b.push(OpType::Count, k, k);
+    b.push(OpType::Range, k, k);
+  }
+  return b;
+}
+
+void check_probe(Dictionary& d, const Model& m, M mode, uint64_t domain) {
+  const Batch p = probe_all(m, domain);
+  const BatchResults r = run(d, p);
+  const std::string err = compare(m, mode, p, r);
+  INFO(err);
+  REQUIRE(err.empty());
+}
+
+// ---- concurrent batches: the allowed outcomes (docs/semantics.md) ----
+
+struct Touch {
+  std::multiset<uint64_t> inserted;
+  std::vector<std::optional<uint64_t>> effects;  // map/set: each update's effect
+  bool deleted = false;
+};
+
+std::map<uint64_t, Touch> touches(const Batch& b, M mode) {
+  std::map<uint64_t, Touch> t;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (!is_update(b.types[i])) continue;
+    Touch& x = t[b.keys[i]];
+    if (b.types[i] == OpType::Insert) {
+      const uint64_t v = mode == M::Set ? 0 : b.args[i];
+      x.inserted.insert(v);
+      x.effects.push_back(v);
+    } else {
+      x.deleted = true;
+      x.effects.push_back(std::nullopt);
+    }
+  }
+  return t;
+}
+
+bool submultiset(const std::multiset<uint64_t>& a, const std::multiset<uint64_t>& b) {
+  return std::includes(b.begin(), b.end(), a.begin(), a.end());
+}
+
+// Checks the queries of a concurrent batch run on `pre`, then replaces the
+// model by the table's state after checking that every key holds what the
+// rules allow (untouched: exactly its pre-batch state).
+void run_concurrent(Dictionary& d, Model& m, M mode, const Batch& b) {
+  const auto tk = touches(b, mode);
+  const BatchResults r = run(d, b);
+  std::ostringstream err;
+  int bad = 0;
+  auto fail = [&](size_t i, const std::string& what) {
+    if (bad++ < 5) err << "op " << i << " (" << op_name(b.types[i]) << " " << b.keys[i] << "): " << what << "\n";
+  };
+  const std::multiset<uint64_t> none;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (is_update(b.types[i])) continue;
+    const uint64_t k = b.keys[i];
+    auto pit = m.find(k);
+    const std::multiset<uint64_t>& pre = pit == m.end() ? none : pit->second;
+    auto tit = tk.find(k);
+    std::multiset<uint64_t> got;
+    if (b.types[i] == OpType::Range) {
+      if (r.key[i] + r.value[i] > r.range_values.size()) {
+        fail(i, "range pairs outside the arrays");
+        continue;
+      }
+      for (uint64_t j = r.key[i]; j < r.key[i] + r.value[i]; ++j) {
+        if (r.range_keys[j] != k) fail(i, "range key " + std::to_string(r.range_keys[j]));
+        got.insert(r.range_values[j]);
+      }
+    }
+    if (tit == tk.end()) {  // untouched: exact
+      if (b.types[i] == OpType::Lookup) {
+        if (r.found[i] != (pre.empty() ? 0 : 1) || (!pre.empty() && !pre.count(r.value[i])))
+          fail(i, "untouched key: found " + std::to_string(r.found[i]) + " value " + std::to_string(r.value[i]));
+      } else if (b.types[i] == OpType::Count) {
+        if (r.value[i] != pre.size()) fail(i, "untouched key: count " + std::to_string(r.value[i]));
+      } else if (got != pre) {
+        fail(i, "untouched key: range differs");
+      }
+      continue;
+    }
+    const Touch& t = tit->second;
+    if (mode == M::Multi) {
+      std::multiset<uint64_t> all = pre;
+      all.insert(t.inserted.begin(), t.inserted.end());
+      if (b.types[i] == OpType::Lookup) {
+        if (r.found[i] && !all.count(r.value[i])) fail(i, "value " + std::to_string(r.value[i]) + " not in P + I");
+      } else if (b.types[i] == OpType::Count) {
+        const uint64_t lo = t.deleted ? 0 : pre.size(), hi = pre.size() + t.inserted.size();
+        if (r.value[i] < lo || r.value[i] > hi) fail(i, "count " + std::to_string(r.value[i]) + " outside bounds");
+      } else {
+        if (!submultiset(got, all)) fail(i, "range not a sub-multiset of P + I");
+        if (!t.deleted && !submultiset(pre, got)) fail(i, "range misses pre-batch pairs");
+      }
+    } else {
+      // map/set: the pre-batch state or any update's effect.
+      std::vector<std::optional<uint64_t>> allowed = t.effects;
+      allowed.push_back(pre.empty() ? std::nullopt : std::optional<uint64_t>(*pre.begin()));
+      auto ok = [&](const std::optional<uint64_t>& s) {
+        return std::find(allowed.begin(), allowed.end(), s) != allowed.end();
+      };
+      if (b.types[i] == OpType::Lookup) {
+        const std::optional<uint64_t> s = r.found[i] ? std::optional<uint64_t>(r.value[i]) : std::nullopt;
+        if (!ok(s)) fail(i, "lookup outcome not allowed");
+      } else if (b.types[i] == OpType::Count) {
+        bool any = false;
+        for (const auto& s : allowed) any |= (s ? 1u : 0u) == r.value[i];
+        if (!any) fail(i, "count " + std::to_string(r.value[i]) + " not allowed");
+      } else {
+        const std::optional<uint64_t> s = got.empty() ? std::nullopt : std::optional<uint64_t>(*got.begin());
+        if (got.size() > 1 || !ok(s)) fail(i, "range outcome not allowed");
+      }
+    }
+  }
+  INFO(err.str());
+  REQUIRE(bad == 0);
+
+  // After the batch: the table's state, key by key.
+  const slabhash::TableCheck c = slabhash::check_table(d);
+  INFO("table check: " << c.error);
+  REQUIRE(c.error.empty());
+  Model after;
+  for (const auto& [k, v] : c.pairs) after[k].insert(mode == M::Set ? 0 : v);
+  std::set<uint64_t> keys;
+  for (const auto& kv : m) keys.insert(kv.first);
+  for (const auto& kv : after) keys.insert(kv.first);
+  for (uint64_t k : keys) {
+    auto pit = m.find(k);
+    auto ait = after.find(k);
+    const std::multiset<uint64_t>& pre = pit == m.end() ? none : pit->second;
+    const std::multiset<uint64_t>& now = ait == after.end() ? none : ait->second;
+    auto tit = tk.find(k);
+    INFO("key " << k);
+    if (tit == tk.end()) {
+      REQUIRE(now == pre);
+      continue;
+    }
+    const Touch& t = tit->second;
+    if (mode == M::Multi) {
+      if (!t.deleted) {
+        std::multiset<uint64_t> all = pre;
+        all.insert(t.inserted.begin(), t.inserted.end());
+        REQUIRE(now == all);
+      } else {
+        REQUIRE(submultiset(now, t.inserted));
+      }
+    } else {
+      REQUIRE(now.size() <= 1);
+      const std::optional<uint64_t> s = now.empty() ? std::nullopt : std::optional<uint64_t>(*now.begin());
+      REQUIRE(std::find(t.effects.begin(), t.effects.end(), s) != t.effects.end());
+    }
+  }
+  m = after;
+  CHECK(d.stats().size == model_pairs(m));
+}
+
+KeyValues pairs_of(const std::vector<uint64_t>& keys, uint64_t salt = 0x5A5A5A5A) {
+  KeyValues kv;
+  for (uint64_t k : keys) {
+    kv.keys.push_back(k);
+    kv.values.push_back((k ^ salt) & kMax);
+  }
+  return kv;
+}
+
+Model model_of(const KeyValues& kv, M mode) {
+  Model m;
+  for (size_t i = 0; i < kv.size(); ++i) {
+    const uint64_t v = mode == M::Set ? 0 : kv.values[i];
+    if (mode == M::Multi) {
+      m[kv.keys[i]].insert(v);
+    } else {
+      m[kv.keys[i]] = {v};  // later duplicates win
+    }
+  }
+  return m;
+}
+
+void build(Dictionary& d, const KeyValues& kv) {
+  DeviceTime t;
+  d.build(kv, t);
+}
+
+const M kModes[] = {M::Map, M::Multi, M::Set};
+
+}  // namespace
+
+TEST_CASE("slabhash: capabilities and options per mode") {
+  for (M mode : kModes) {
+    StructureConfig c;
+    c.options["mode"] = mode_arg(mode);
+    const Capabilities caps = slabhash_caps_for(c);
+    CHECK_FALSE(caps.ordered);
+    CHECK(caps.point_count_range);
+    CHECK(caps.deletes);
+    CHECK_FALSE(caps.snapshots);
+    CHECK(caps.native_concurrent);
+    CHECK(caps.supports(OpType::Count));
+    CHECK(caps.supports(OpType::Range));
+    CHECK_FALSE(caps.supports(OpType::Successor));
+    CHECK_FALSE(caps.supports(KeyType::U64));
+    CHECK(caps.semantics == (mode == M::Map ? Semantics::Map : mode == M::Multi ? Semantics::Multimap : Semantics::Set));
+    CHECK(caps.phased_duplicates ==
+          (mode == M::Multi ? DuplicateRule::DeletesThenInserts : DuplicateRule::AnyUpdate));
+  }
+  const StructureInfo* info = find_structure("slabhash");
+  REQUIRE(info != nullptr);
+  REQUIRE(info->make_gpu);
+  StructureConfig mm;
+  mm.options["mode"] = "multimap";
+  CHECK(info->caps_with(mm).semantics == Semantics::Multimap);
+  CHECK(structures_supporting(OpType::Count).find("slabhash") == std::string::npos);
+
+  auto bad = [](const Opts& o) {
+    StructureConfig c;
+    for (const auto& [k, v] : o) c.options[k] = v;
+    CHECK_THROWS_AS(validate_slabhash_options(c), InputError);
+  };
+  bad({{"mode", "bag"}});
+  bad({{"buckets", "10"}, {"load-factor", "0.5"}});
+  bad({{"buckets", "0"}});
+  bad({{"load-factor", "0"}});
+  bad({{"load-factor", "0.99"}});
+  bad({{"load-factor", "x"}});
+  bad({{"pool-growth", "maybe"}});
+  bad({{"prefetch", "always"}});
+  bad({{"pool-slabs", "-3"}});
+  StructureConfig u64;
+  u64.key_type = KeyType::U64;
+  CHECK_THROWS_AS(make_slabhash(u64), InputError);
+
+  auto d = make(M::Map);
+  bool has_hash = false, has_slab = false;
+  for (const auto& kv : d->parameters()) {
+    has_hash |= kv.first == "hash";
+    has_slab |= kv.first == "slab";
+  }
+  CHECK(has_hash);
+  CHECK(has_slab);
+  DeviceTime t;
+  CHECK_THROWS_AS(d->snapshot("s", t), InputError);
+}
+
+TEST_CASE("slabhash: bucket sizing reaches the expected utilization") {
+  using namespace slabhash;
+  for (Mode m : {Mode::Map, Mode::Set}) {
+    for (double lf : {0.2, 0.4, 0.6, 0.8, 0.9}) {
+      const uint64_t n = 1 << 20;
+      const uint64_t b = buckets_for(m, n, lf);
+      const double u = expected_utilization(m, static_cast<double>(n) / static_cast<double>(b));
+      CAPTURE(lf);
+      CHECK(u == doctest::Approx(lf).epsilon(0.02));
+    }
+  }
+  CHECK(buckets_for(Mode::Map, 0, 0.6) == kDefaultBuckets);
+  CHECK(auto_pool_slabs(Mode::Map, 1000, 100) >= 32768);
+}
+
+TEST_CASE("slabhash: measured utilization follows --load-factor") {
+  std::mt19937_64 rng(5);
+  std::set<uint64_t> ks;
+  while (ks.size() < 200000) ks.insert(rng() & kMax);
+  const KeyValues kv = pairs_of(std::vector<uint64_t>(ks.begin(), ks.end()));
+  for (const char* lf : {"0.3", "0.6", "0.85"}) {
+    auto d = make(M::Map, {{"load-factor", lf}});
+    build(*d, kv);
+    CAPTURE(lf);
+    CHECK(std::stod(extra(*d, "utilization")) == doctest::Approx(std::stod(lf)).epsilon(0.06));
+    check_table_equals(*d, model_of(kv, M::Map), M::Map);
+  }
+}
+
+TEST_CASE("slabhash: empty table, absent keys, first inserts, every mode") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    auto d = make(mode);
+    Model m;
+    Batch b;
+    for (uint64_t k : {uint64_t{0}, uint64_t{5}, kMax}) {
+      b.push(OpType::Lookup, k);
+      b.push(OpType::Count, k, k);
+      b.push(OpType::Range, k, k);
+      b.push(OpType::Delete, k);
+    }
+    run_phased(*d, m, mode, b);  // no build: the table is created on first use
+    check_table_equals(*d, m, mode);
+    build(*d, KeyValues{});
+    Batch ins;
+    ins.push(OpType::Insert, 7, 70);
+    ins.push(OpType::Lookup, 7);
+    run_phased(*d, m, mode, ins);
+    check_table_equals(*d, m, mode);
+  }
+}
+
+TEST_CASE("slabhash: keys and values 0 and 0xFFFFFFFF") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    auto d = make(mode, {{"buckets", "3"}});
+    Model m;
+    build(*d, pairs_of({0, kMax, kMax - 1, 12}, 0));
+    m = model_of(pairs_of({0, kMax, kMax - 1, 12}, 0), mode);
+    check_table_equals(*d, m, mode);
+    Batch b;
+    b.push(OpType::Insert, kMax, 0);
+    b.push(OpType::Insert, 0, kMax);
+    b.push(OpType::Insert, 17, kMax);
+    b.push(OpType::Insert, 18, 0);
+    run_phased(*d, m, mode, b);
+    check_table_equals(*d, m, mode);
+    check_probe(*d, m, mode, 32);
+    Batch del;
+    del.push(OpType::Delete, kMax);
+    del.push(OpType::Delete, 0);
+    run_phased(*d, m, mode, del);
+    check_table_equals(*d, m, mode);
+    check_probe(*d, m, mode, 32);
+    Batch again;
+    again.push(OpType::Insert, kMax, kMax);
+    again.push(OpType::Insert, kMax, 3);
+    run_phased(*d, m, mode, again);
+    check_table_equals(*d, m, mode);
+    check_probe(*d, m, mode, 32);
+  }
+}
+
+TEST_CASE("slabhash: build with duplicate keys (map: the later pair wins; multimap: every pair)") {
+  std::mt19937_64 rng(11);
+  KeyValues kv;
+  for (int i = 0; i < 60000; ++i) {
+    kv.keys.push_back(rng() % 20000);
+    kv.values.push_back(rng() & kMax);
+  }
+  kv.keys.push_back(kMax);
+  kv.values.push_back(1);
+  kv.keys.push_back(kMax);
+  kv.values.push_back(2);
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    auto d = make(mode);
+    build(*d, kv);
+    const Model m = model_of(kv, mode);
+    check_table_equals(*d, m, mode);
+    check_probe(*d, m, mode, 20000);
+    if (mode == M::Map) CHECK(std::stoull(extra(*d, "build_duplicate_keys")) > 0);
+  }
+}
+
+TEST_CASE("slabhash: random phased batches against the model, every mode") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    std::mt19937_64 rng(100 + static_cast<int>(mode));
+    std::vector<uint64_t> init;
+    for (uint64_t k = 0; k < 30000; k += 3) init.push_back(k);
+    const KeyValues kv = pairs_of(init);
+    auto d = make(mode, {{"load-factor", "0.7"}});
+    build(*d, kv);
+    Model m = model_of(kv, mode);
+    for (int b = 0; b < 12; ++b) {
+      CAPTURE(b);
+      const Batch batch = random_batch(rng, 40000, 50000, ExecMode::Phased);
+      run_phased(*d, m, mode, batch);
+      if (b % 4 == 3) check_table_equals(*d, m, mode);
+    }
+    check_probe(*d, m, mode, 50000);
+    check_table_equals(*d, m, mode);
+  }
+}
+
+TEST_CASE("slabhash: several updates of one key in a phased batch") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    auto d = make(mode, {{"buckets", "16"}});
+    Model m;
+    build(*d, pairs_of({1, 2, 3}));
+    m = model_of(pairs_of({1, 2, 3}), mode);
+    for (int rep = 0; rep < 20; ++rep) {
+      Batch b;
+      for (int i = 0; i < 40; ++i) {
+        b.push(OpType::Insert, 1, 100 + i);       // many inserts of one key
+        b.push(OpType::Insert, 2, 7);             // the same pair again and again
+        if (i % 7 == 0) b.push(OpType::Delete, 3);
+        if (i % 9 == 0) b.push(OpType::Insert, 3, i);
+        b.push(OpType::Lookup, 1);
+        b.push(OpType::Count, 2, 2);
+      }
+      run_phased(*d, m, mode, b);
+      check_table_equals(*d, m, mode);
+    }
+  }
+}
+
+TEST_CASE("slabhash: every key in one bucket") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    std::mt19937_64 rng(7);
+    auto d = make(mode, {{"buckets", "1"}});
+    std::vector<uint64_t> init;
+    for (uint64_t k = 0; k < 3000; ++k) init.push_back(k * 7919);
+    const KeyValues kv = pairs_of(init);
+    build(*d, kv);
+    Model m = model_of(kv, mode);
+    check_table_equals(*d, m, mode);
+    for (int b = 0; b < 4; ++b) {
+      const Batch batch = random_batch(rng, 6000, 3000 * 7919, ExecMode::Phased, 0.3);
+      run_phased(*d, m, mode, batch);
+    }
+    check_table_equals(*d, m, mode);
+    DeviceTime t;
+    const uint64_t before = std::stoull(extra(*d, "slabs"));
+    d->cleanup(t);
+    CHECK(std::stoull(extra(*d, "slabs")) <= before);
+    CHECK(extra(*d, "tombstones") == "0");
+    check_table_equals(*d, m, mode);
+    check_probe(*d, m, mode, 3000 * 7919);
+  }
+}
+
+TEST_CASE("slabhash: FLUSH compacts chains, frees slabs, changes no answer") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    std::mt19937_64 rng(21);
+    std::vector<uint64_t> init;
+    for (uint64_t k = 0; k < 100000; ++k) init.push_back(k * 3 + 1);
+    const KeyValues kv = pairs_of(init);
+    auto d = make(mode, {{"load-factor", "0.85"}});
+    build(*d, kv);
+    Model m = model_of(kv, mode);
+    Batch del;
+    for (uint64_t k = 0; k < 100000; ++k)
+      if (rng() % 4 != 0) del.push(OpType::Delete, k * 3 + 1);
+    run_phased(*d, m, mode, del);
+    const uint64_t slabs_before = std::stoull(extra(*d, "slabs"));
+    CHECK(std::stoull(extra(*d, "tombstones")) > 0);
+    DeviceTime t;
+    d->cleanup(t);
+    CHECK(t[Phase::Cleanup] > 0);
+    CHECK(std::stoull(extra(*d, "slabs")) < slabs_before);
+    CHECK(extra(*d, "tombstones") == "0");
+    check_table_equals(*d, m, mode);
+    check_probe(*d, m, mode, 300000);
+    // Batches after a flush, and flush between batches.
+    for (int b = 0; b < 6; ++b) {
+      run_phased(*d, m, mode, random_batch(rng, 20000, 300000, ExecMode::Phased, 0.3));
+      if (b % 2) d->cleanup(t);
+      check_table_equals(*d, m, mode);
+    }
+    // The policy: --flush-every 2.
+    auto e = make(mode, {{"flush-every", "2"}});
+    build(*e, kv);
+    Model me = model_of(kv, mode);
+    for (int b = 0; b < 5; ++b) run_phased(*e, me, mode, random_batch(rng, 20000, 300000, ExecMode::Phased, 0.4));
+    CHECK(extra(*e, "auto_flushes") == "2");
+    check_table_equals(*e, me, mode);
+  }
+}
+
+TEST_CASE("slabhash: concurrent batches mixing every operation, every mode") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    std::mt19937_64 rng(31 + static_cast<int>(mode));
+    std::vector<uint64_t> init;
+    for (uint64_t k = 0; k < 20000; k += 2) init.push_back(k);
+    const KeyValues kv = pairs_of(init);
+    auto d = make(mode, {{"load-factor", "0.8"}});
+    build(*d, kv);
+    Model m = model_of(kv, mode);
+    for (int b = 0; b < 10; ++b) {
+      CAPTURE(b);
+      run_concurrent(*d, m, mode, random_batch(rng, 30000, 25000, ExecMode::Concurrent, 0.2));
+      if (b == 4) {
+        DeviceTime t;
+        d->cleanup(t);
+        check_table_equals(*d, m, mode);
+      }
+    }
+  }
+}
+
+TEST_CASE("slabhash racecheck: a small concurrent batch") {
+  for (M mode : kModes) {
+    std::mt19937_64 rng(3);
+    auto d = make(mode, {{"buckets", "4"}});
+    build(*d, pairs_of({1, 2, 3, 4, 5}));
+    Model m = model_of(pairs_of({1, 2, 3, 4, 5}), mode);
+    run_concurrent(*d, m, mode, random_batch(rng, 256, 16, ExecMode::Concurrent, 0.3));
+    DeviceTime t;
+    d->cleanup(t);
+    check_table_equals(*d, m, mode);
+  }
+}
+
+TEST_CASE("slabhash: hot keys inserted and deleted concurrently, never stored twice") {
+  // Few buckets, so the hot keys share chains, slabs fill, new slabs are
+  // linked while other inserts and deletes of the same keys run. After every
+  // batch the checker scans the whole table: no alive key twice (map, set),
+  // every chain intact, the bitmaps equal to the chains.
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    std::mt19937_64 rng(77);
+    auto d = make(mode, {{"buckets", "4"}, {"pool-slabs", "1024"}});
+    build(*d, KeyValues{});
+    Model m;
+    const uint64_t hot[] = {0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, 144, kMax, kMax - 1, 1000003, 77};
+    const int reps = mode == M::Map ? 150 : 40;
+    for (int rep = 0; rep < reps; ++rep) {
+      CAPTURE(rep);
+      Batch b;
+      b.mode = ExecMode::Concurrent;
+      for (int i = 0; i < 2048; ++i) {
+        const uint64_t k = hot[rng() % 16];
+        const uint64_t r = rng() % 10;
+        if (r < 5)
+          b.push(OpType::Insert, k, rng() % 4);
+        else if (r < 9)
+          b.push(OpType::Delete, k);
+        else
+          b.push(OpType::Lookup, k);
+      }
+      run_concurrent(*d, m, mode, b);  // checks the table after the batch
+      if (rep % 25 == 24) {
+        DeviceTime t;
+        d->cleanup(t);
+        check_table_equals(*d, m, mode);
+      }
+    }
+  }
+}
+
+TEST_CASE("slabhash: pool exhaustion ends the batch with a clean error, or grows the pool") {
+  std::vector<uint64_t> keys;
+  for (uint64_t k = 0; k < 40000; ++k) keys.push_back(k * 2654435761ull & kMax);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  Batch ins;
+  for (uint64_t k : keys) ins.push(OpType::Insert, k, k & 0xFFFF);
+  // 8 base slabs + 1024 pool slabs hold at most 15 * 1032 = 15480 pairs.
+  {
+    auto d = make(M::Map, {{"buckets", "8"}, {"pool-slabs", "1024"}, {"pool-growth", "off"}});
+    build(*d, KeyValues{});
+    BatchResults r;
+    DeviceTime t;
+    bool threw = false;
+    try {
+      d->execute(ins, r, t);
+    } catch (const RuntimeFailure& e) {
+      threw = true;
+      const std::string msg = e.what();
+      CHECK(msg.rfind("out of slab memory: ", 0) == 0);
+      CHECK(msg.find("--pool-slabs") != std::string::npos);
+      CHECK(msg.find("--pool-growth on") != std::string::npos);
+    }
+    CHECK(threw);
+    // Whatever was inserted is intact.
+    const slabhash::TableCheck c = slabhash::check_table(*d);
+    INFO(c.error);
+    CHECK(c.error.empty());
+    // Lost link races may have freed a few slabs after the pool was seen full.
+    CHECK(c.allocated > 512);
+  }
+  {
+    auto d = make(M::Map, {{"buckets", "8"}, {"pool-slabs", "1024"}, {"max-pool-bytes", "300000"}});
+    build(*d, KeyValues{});
+    BatchResults r;
+    DeviceTime t;
+    CHECK_THROWS_WITH_AS(d->execute(ins, r, t), doctest::Contains("--max-pool-bytes"), RuntimeFailure);
+  }
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    // on: grown when full, the operations that found no slab run again.
+    auto d = make(mode, {{"buckets", "8"}, {"pool-slabs", "1024"}, {"pool-growth", "on"}});
+    build(*d, KeyValues{});
+    Model m;
+    run_phased(*d, m, mode, ins);
+    CHECK(std::stoull(extra(*d, "pool_growths")) >= 1);
+    CHECK(std::stoull(extra(*d, "unfinished_reruns")) >= 1);
+    check_table_equals(*d, m, mode);  // every insert applied exactly once (multimap included)
+    // ahead (the default): grown before the batch, nothing to run again.
+    auto a = make(mode, {{"buckets", "8"}, {"pool-slabs", "1024"}});
+    build(*a, KeyValues{});
+    Model ma;
+    run_phased(*a, ma, mode, ins);
+    CHECK(std::stoull(extra(*a, "pool_growths")) >= 1);
+    CHECK(extra(*a, "unfinished_reruns") == "0");
+    check_table_equals(*a, ma, mode);
+    // Concurrent batches that exhaust the pool grow it too.
+    auto e = make(mode, {{"buckets", "8"}, {"pool-slabs", "1024"}, {"pool-growth", "on"}});
+    build(*e, KeyValues{});
+    Model me;
+    Batch c = ins;
+    c.mode = ExecMode::Concurrent;
+    run_concurrent(*e, me, mode, c);
+    CHECK(me.size() == keys.size());
+  }
+}
+
+TEST_CASE("slabhash: a multimap key with many values (range buffer growth)") {
+  auto d = make(M::Multi, {{"buckets", "64"}});
+  KeyValues kv;
+  for (uint64_t i = 0; i < 30000; ++i) {
+    kv.keys.push_back(42);
+    kv.values.push_back(i);
+  }
+  for (uint64_t i = 0; i < 1000; ++i) {
+    kv.keys.push_back(1000 + i);
+    kv.values.push_back(i);
+  }
+  build(*d, kv);
+  const Model m = model_of(kv, M::Multi);
+  Batch q;
+  for (int i = 0; i < 4; ++i) {
+    q.push(OpType::Range, 42, 42);
+    q.push(OpType::Count, 42, 42);
+    q.push(OpType::Lookup, 42);
+  }
+  const BatchResults r = run(*d, q);
+  const std::string err = compare(m, M::Multi, q, r);
+  INFO(err);
+  CHECK(err.empty());
+  check_table_equals(*d, m, M::Multi);
+}
+
+TEST_CASE("slabhash: count or range over several keys is refused when its batch runs") {
+  auto d = make(M::Map);
+  Batch b;
+  b.push(OpType::Insert, 1, 1);
+  b.push(OpType::Count, 3, 9);
+  BatchResults r;
+  DeviceTime t;
+  CHECK_THROWS_WITH_AS(d->execute(b, r, t),
+                       doctest::Contains("slabhash answers count and range for a single key only (lo == hi); got count [3, 9] in batch 0"),
+                       InputError);
+  // Nothing of the refused batch ran.
+  check_table_equals(*d, Model{}, M::Map);
+}
+
+namespace {
+
+std::string write_yaml(const std::string& name, const std::string& text) {
+  const std::string p = gpudict::testing::temp_path(name);
+  std::ofstream(p) << text;
+  return p;
+}
+
+RunReport replay_on(const std::string& path, const Opts& opts) {
+  const StructureInfo* info = find_structure("slabhash");
+  REQUIRE(info != nullptr);
+  OpenOptions oo{};
+  WorkloadSummary summary = summarize_workload(path, oo);
+  StructureConfig cfg;
+  for (const auto& o : info->options) cfg.options[o.name] = o.default_value;
+  for (const auto& [k, v] : opts) cfg.options[k] = v;
+  ReplayOptions ro;
+  ro.gpu = true;
+  return replay([&] { return open_workload(path, oo); }, [&] { return info->make_gpu(cfg); }, summary, ro);
+}
+
+}  // namespace
+
+TEST_CASE("slabhash: generated workloads through the engine and the verifier, every mode") {
+  const std::string p = write_yaml("slabhash.yaml", R"(
+seed: 5
+initial: {count: 50000, keys: {distribution: uniform, min: 0, max: 200000}}
+steps:
+  - phase: {name: p, batches: 4, batch_size: 40000, hit_ratio: 0.6,
+            mix: {insert: 0.3, delete: 0.2, lookup: 0.3, count: 0.1, range: 0.1},
+            keys: {distribution: uniform, min: 0, max: 200000}, range_length: 1}
+  - flush
+  - phase: {name: c, batches: 4, batch_size: 40000, mode: concurrent, hit_ratio: 0.5,
+            mix: {insert: 0.3, delete: 0.2, lookup: 0.3, count: 0.1, range: 0.1},
+            keys: {distribution: zipfian, exponent: 1.1, min: 0, max: 200000}, range_length: 1}
+  - cleanup
+  - batch:
+      name: edges
+      ops:
+        - [insert, 0, 0]
+        - [insert, 0xFFFFFFFF, 0xFFFFFFFF]
+        - [insert, 0xFFFFFFFF, 5]
+        - [lookup, 0xFFFFFFFF]
+        - [count, 0xFFFFFFFF, 0xFFFFFFFF]
+        - [range, 0, 0]
+  - phase: {name: q, batches: 2, batch_size: 20000, hit_ratio: 0.5,
+            mix: {lookup: 0.6, count: 0.2, range: 0.2}, range_length: 1}
+)");
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    for (const Opts& o : {Opts{{"mode", mode_arg(mode)}}, Opts{{"mode", mode_arg(mode)}, {"buckets", "97"}, {"flush-every", "3"}}}) {
+      const RunReport rep = replay_on(p, o);
+      CHECK(rep.mismatches == 0);
+      CHECK(rep.checked > 0);
+      for (const auto& mm : rep.first_mismatches)
+        MESSAGE("batch " << mm.batch << " op " << mm.op << ": expected " << mm.expected << ", got " << mm.got);
+    }
+  }
+  std::remove(p.c_str());
+}
+
+TEST_CASE("slabhash: the binary refuses what the slab hash cannot answer (exit 2) and a full pool (exit 3)") {
+  using gpudict::testing::run_gpudict;
+  const std::string bad = write_yaml("wide.yaml", R"(
+seed: 1
+initial: {count: 100}
+steps:
+  - batch: {name: b, ops: [[insert, 1, 1], [count, 3, 9]]}
+)");
+  auto r = run_gpudict("slabhash '" + bad + "' --backend gpu");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("single key only (lo == hi)") != std::string::npos);
+  const std::string succ = write_yaml("succ.yaml", R"(
+seed: 1
+initial: {count: 100}
+steps:
+  - batch: {name: b, ops: [[successor, 1]]}
+)");
+  r = run_gpudict("slabhash '" + succ + "' --backend gpu");
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("successor") != std::string::npos);
+  const std::string big = write_yaml("big.yaml", R"(
+seed: 1
+initial: {count: 100000}
+steps:
+  - phase: {name: grow, batches: 1, batch_size: 400000, mix: {insert: 1.0}}
+)");
+  r = run_gpudict("slabhash '" + big + "' --backend gpu --buckets 64 --pool-slabs 1024 --pool-growth off");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("out of slab memory: ") != std::string::npos);
+  r = run_gpudict("slabhash '" + big + "' --backend gpu --mode multimap --format json");
+  CHECK(r.exit_code == 0);
+  for (const auto& f : {bad, succ, big}) std::remove(f.c_str());
+}
