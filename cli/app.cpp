@@ -17,17 +17,19 @@ namespace {
 const std::map<std::string, OutputFormat> kFormats = {
     {"text", OutputFormat::Text}, {"json", OutputFormat::Json}, {"csv", OutputFormat::Csv}};
 
-std::string run_footer(const std::string& name) {
+// `example`: a workload the structure can run (the hash tables have no
+// successor and no snapshots, which examples/quickstart.yaml uses).
+std::string run_footer(const std::string& name, const std::string& example) {
   return fmt::format(
       "\nExamples:\n"
-      "  gpudict {0} examples/quickstart.yaml                 # run and verify, text report\n"
-      "  gpudict {0} examples/quickstart.yaml --format json | jq -c 'select(.record==\"step\")'\n"
+      "  gpudict {0} {1}   # run and verify, text report\n"
+      "  gpudict {0} {1} --format json | jq -c 'select(.record==\"step\")'\n"
       "  gpudict {0} keys.bin --backend cpu                   # a binary key file: build, then look every key up\n"
       "  gpudict {0} out/trace.gdt --repeat 5 --no-verify     # replay a trace from `gpudict gen`, median of 5\n\n"
       "Exit codes: 0 all results verified, 1 verification failed, 2 bad input or usage,\n"
       "3 runtime failure (no device, out of device memory, CUDA error).\n"
       "Workload format: docs/workload-format.md; report fields: docs/output-formats.md.",
-      name);
+      name, example);
 }
 
 struct CommonFlags {
@@ -94,7 +96,7 @@ int run_cli(int argc, char** argv) {
       auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help);
       if (!o.default_value.empty()) opt->default_str(o.default_value);
     }
-    sub->footer(run_footer(s.name));
+    sub->footer(run_footer(s.name, s.caps.ordered ? "examples/quickstart.yaml" : "examples/hash-quickstart.yaml"));
     sub->callback([&chosen, &s] { chosen = &s; });
   }
 

@@ -5,6 +5,7 @@
 # ./gpu-check-logs) and a summary is printed last.
 #   bash scripts/gpu-check.sh              # everything
 #   bash scripts/gpu-check.sh --sanitize   # also the GPU tests under compute-sanitizer memcheck and racecheck
+#                                          # (GPUDICT_SANITIZE_TESTS='pattern,...' limits them: doctest test-case filters)
 #   bash scripts/gpu-check.sh --quick      # skip the large benchmarks
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -55,12 +56,22 @@ for structure in $built; do
     fi
   done
 done
+# The slab hash's other modes on the workload written for hash tables.
+if echo " $built " | grep -q ' slabhash '; then
+  for mode in multimap set; do
+    n=$((n + 1))
+    if ! $bin slabhash examples/hash-quickstart.yaml --mode $mode --format csv >>"$out/examples.csv" 2>>"$out/examples.err"; then
+      fails=$((fails + 1)); echo "FAILED: slabhash --mode $mode examples/hash-quickstart.yaml" >>"$out/examples.err"
+    fi
+  done
+fi
 rm -f "$out/example.err.tmp"
 summary+=("examples verified on the GPU ($(echo $built | tr ' ' ',')): $((n - fails)) of $n ($skipped skipped: unsupported operations)")
 
 if [ $sanitize -eq 1 ]; then
   for tool in memcheck racecheck; do
     compute-sanitizer --tool $tool --error-exitcode 9 $bdir/tests/gpudict_gpu_tests --force-colors=false \
+      --test-case="${GPUDICT_SANITIZE_TESTS:-*}" \
       >"$out/sanitizer-$tool.log" 2>&1
     summary+=("compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
   done
