@@ -47,6 +47,10 @@ std::vector<OptionSpec> btree_options() {
       {"sort", "on: sort every list of operations by key before the tree pass (neighbouring tiles walk the same "
                "paths; each operation starts from the previous one's parent); off: batch order from the root",
        "on"},
+      {"query-tile", "phased lookups and successors: 4 or 8 = the lock-step kernel with tiles of that many lanes "
+                     "(eight or four operations per warp in flight); 0 = the operations kernel (--tile lanes, one "
+                     "operation at a time; counts and ranges always run there)",
+       "8"},
   };
 }
 
@@ -86,6 +90,12 @@ Options parse_options(const StructureConfig& config) {
     const std::string& s = config.get("sort");
     if (s != "on" && s != "off") throw InputError("--sort: '" + s + "' is not on or off");
     o.sort = s == "on";
+  }
+  if (has("query-tile")) {
+    const uint64_t t = config.get_u64("query-tile");
+    if (t != 0 && t != 4 && t != 8)
+      throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 4 or 8");
+    o.query_tile = static_cast<int>(t);
   }
   return o;
 }
@@ -261,6 +271,9 @@ Params BTree::parameters() const {
       {"node", "128 B: 14 (key, value) or (pivot, child) pairs, high key, side link, low key, meta word "
                "(count, leaf flag, latch, version); every u32 key and value legal"},
       {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)"},
+      {"query_tile", opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased lookup/successor; "
+                                       "the tiles of a warp advance in lock-step (one node read per tile per step)"
+                                     : std::string("0: phased queries in the operations kernel (--tile lanes)")},
       {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot)); operations start from the "
                            "previous one's parent"
                          : "off: batch order, every operation from the root"},

@@ -7,6 +7,7 @@
 //                         results, concurrent ranges and retries
 //   check.cu              the structural checker (btree_check.hpp)
 //   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
+//   query_kernel.cuh      phased lookups/successors in lock-step (kernels_query.cu)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -31,6 +32,7 @@ struct Options {
   double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
   int tile = 32;           // lanes per operation: 32, 16 or 8
   bool sort = true;        // sort each list of operations by key
+  int query_tile = 8;      // phased lookups/successors: lock-step tiles of 4 or 8 lanes; 0: the operations kernel
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -100,6 +102,9 @@ class BTree final : public Dictionary {
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree.
   void launch_rounds(const OpsRef& list);
+  // A query list while no writer runs: the lock-step query kernel, or with
+  // --query-tile 0 the operations kernel.
+  void launch_phased_queries(const TreeRef& tree, const OpsRef& list);
   void run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t);
   void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                    DeviceTime& t);

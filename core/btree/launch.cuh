@@ -25,6 +25,10 @@ void launch_ops_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream);
 // tile: 8, 16 or 32; validated: the seqlock reads and the update code.
 void launch_ops(int tile, bool validated, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
 
+// Phased query lists (query_kernel.cuh): no writer runs. qtile: 4 or 8
+// lanes per operation. Defined in kernels_query.cu.
+void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
+
 // The definition, included by the two kernel translation units only.
 #define GPUDICT_BTREE_DEFINE_LAUNCH(G, V)                                                                   \
   template <>                                                                                              \

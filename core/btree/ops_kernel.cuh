@@ -107,6 +107,18 @@ struct TileCache {
   Frag<G> leaf_f, inner_f;
 };
 
+// Where a search for k starts when the cached inner node does not cover it:
+// the cached node's right sibling when k is right of it (a sorted list
+// moves on to the next inner node; the sibling's low key is the snapshot's
+// high key <= k and never changes, so the start is valid however old the
+// snapshot), else the root.
+template <unsigned G>
+__device__ __forceinline__ uint32_t right_of_cached(const Tile<G>& t, const TileCache<G>& cache, uint32_t k) {
+  if (cache.inner == kNil) return kRoot;
+  const uint32_t link = word_at(t, cache.inner_f, kLinkWord);
+  return link != kNil && k >= word_at(t, cache.inner_f, kHighWord) ? link : kRoot;
+}
+
 // Search for k's leaf, from the cache when it covers k, else from the cached
 // parent (or the root). On success f/meta hold the leaf's snapshot, `node`
 // its index, `parent` the last inner node the search came down from (kNil if
@@ -132,8 +144,9 @@ __device__ bool descend(const Tile<G>& t, const TreeRef& tree, uint32_t k, TileC
     pmeta = cache.inner_meta;
     node = child_for(t, pf, pmeta, k);
   } else {
-    node = cache.inner != kNil ? cache.inner : kRoot;
+    node = right_of_cached(t, cache, k);
     at_start = node != kRoot;
+    hops = at_start ? 1 : 0;
   }
   for (uint32_t it = 0; it < kSpinLimit; ++it) {
     if (!read_node<G, kValidated>(t, tree, node, f, meta)) return false;
@@ -278,6 +291,15 @@ __device__ void range_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& op
 
 enum SplitResult : int { kSplitDone = 0, kRestartParent = 1, kRestartRoot = 2, kAbort = 3 };
 
+// The header's key and leaf counters as one tile changes them, added to the
+// header once when the tile is done: one atomicAdd per update on a single
+// address would serialise every tile of the kernel at that L2 line (and each
+// later fence of the tile waits for it).
+struct TileCounters {
+  long long size = 0;
+  unsigned long long leaves = 0;
+};
+
 // The root is full and latched (snapshot f/meta): its pairs move into two
 // new nodes and the root becomes an inner node over them, so the root's
 // index never changes. Releases the root. False: no room in the pool.
@@ -338,7 +360,7 @@ __device__ bool split_root(const Tile<G>& t, const TreeRef& tree, const Frag<G>&
 // both latches whatever happens.
 template <unsigned G>
 __device__ int split_child(const Tile<G>& t, const TreeRef& tree, uint32_t node, uint32_t parent, const Frag<G>& f,
-                           uint32_t meta, uint32_t& sep, uint32_t& sibling) {
+                           uint32_t meta, uint32_t& sep, uint32_t& sibling, TileCounters& counters) {
   const uint32_t latched = meta | kLatchBit;
   const bool leaf = meta_leaf(meta);
   uint32_t pmeta;
@@ -384,7 +406,7 @@ __device__ int split_child(const Tile<G>& t, const TreeRef& tree, uint32_t node,
   tree.store(t, parent, pf);
   tree.release(t, node, meta_release(latched, h, leaf));
   tree.release(t, parent, meta_release(pmeta, pcnt + 1, false));
-  if (leaf && t.thread_rank() == 0) atomicAdd(&tree.hdr->leaves, 1ull);
+  if (leaf) ++counters.leaves;
   return kSplitDone;
 }
 
@@ -394,7 +416,7 @@ __device__ int split_child(const Tile<G>& t, const TreeRef& tree, uint32_t node,
 // abandoned (pool full, or an internal error reported).
 template <unsigned G>
 __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uint32_t v, bool is_insert,
-                          TileCache<G>& cache) {
+                          TileCache<G>& cache, TileCounters& counters) {
   Frag<G> f, pf;
   uint32_t meta = 0, pmeta = 0, node, parent = kNil;
   bool at_start = false, have = false;
@@ -414,8 +436,9 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
     pmeta = cache.inner_meta;
     node = child_for(t, pf, pmeta, k);
   } else {
-    node = cache.inner != kNil ? cache.inner : kRoot;
+    node = right_of_cached(t, cache, k);
     at_start = node != kRoot;
+    hops = at_start ? 1 : 0;
   }
   for (uint32_t it = 0; it < kSpinLimit; ++it) {
     if (have) {
@@ -471,7 +494,7 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
         continue;
       }
       uint32_t sep = 0, sibling = kNil;
-      const int res = split_child(t, tree, node, parent, f, meta, sep, sibling);
+      const int res = split_child(t, tree, node, parent, f, meta, sep, sibling, counters);
       if (res == kAbort) return false;
       if (res == kRestartParent) {
         node = parent;
@@ -524,8 +547,7 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
       cache.leaf_f = f;
       cache.leaf_meta = released;
       set_word(t, cache.leaf_f, kMetaWord, released);
-      if (t.thread_rank() == 0 && new_cnt != cnt)
-        atomicAdd(&tree.hdr->size, new_cnt > cnt ? 1ull : ~0ull);  // ~0 = -1 modulo 2^64
+      counters.size += new_cnt - cnt;
       return true;
     }
     parent = node;
@@ -547,6 +569,7 @@ __global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
   const uint64_t end = min(begin + static_cast<uint64_t>(ops.per_tile), ops.n);
   const uint32_t lane = t.thread_rank();
   TileCache<G> cache;
+  TileCounters counters;
   for (uint64_t base = begin; base < end; base += G) {
     // Each lane brings one operation...
     const uint64_t s = base + lane;
@@ -575,13 +598,17 @@ __global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
         case kInsert:
         case kDelete:
           if constexpr (kValidated) {
-            const bool ok = update_op<G>(t, tree, k, arg, type == kInsert, cache);
+            const bool ok = update_op<G>(t, tree, k, arg, type == kInsert, cache, counters);
             if (ok && ops.done && lane == 0) ops.done[j] = 1;
           }
           break;
         default: break;
       }
     }
+  }
+  if (lane == 0) {  // a two's-complement add: a negative size change wraps modulo 2^64 as intended
+    if (counters.size != 0) atomicAdd(&tree.hdr->size, static_cast<unsigned long long>(counters.size));
+    if (counters.leaves != 0) atomicAdd(&tree.hdr->leaves, counters.leaves);
   }
 }
 

@@ -22,10 +22,12 @@
 //   also never hit a stale L1 line.
 // * Writers: lane 0 takes the latch with a CAS from the version it read
 //   (so a successful CAS also proves the node is unchanged since that
-//   snapshot), then fence.acq_rel on lane 0 (acquire: the previous holder's
-//   stores are visible before we read under the latch), a tile barrier, and
-//   fence.acq_rel on every lane before its stores (so no reader can see a
-//   store of ours without also seeing the latch, see above).
+//   snapshot), a tile barrier, and fence.acq_rel on every lane before its
+//   stores (so no reader can see a store of ours without also seeing the
+//   latch, see above). latch_wait, whose caller then reads the node under
+//   the latch, first fences lane 0 (acquire: the previous holder's stores
+//   are visible before that read); try_latch writes from its snapshot and
+//   needs no acquire (see after_latch).
 //   Release: every lane stores its slice (st.relaxed) and fences, the tile
 //   syncs, lane 0 stores the new meta word with st.release (version + 1,
 //   latch clear): whoever acquires that version sees the whole new node.
@@ -59,7 +61,18 @@ struct TreeRef {
   template <unsigned G>
   __device__ __forceinline__ void read_plain(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
     constexpr int W = Frag<G>::W;
-    ld_readonly_vec<W>(words(node) + t.thread_rank() * W, f.w);
+    const uint32_t* p = words(node) + t.thread_rank() * W;
+    if constexpr (W <= 4) {
+      ld_readonly_vec<W>(p, f.w);
+    } else {  // G = 4: two 16-byte loads per lane, the tile still reads one line per instruction
+#pragma unroll
+      for (int h = 0; h < W; h += 4) {
+        uint32_t q[4];
+        ld_readonly_vec<4>(p + h, q);
+#pragma unroll
+        for (int u = 0; u < 4; ++u) f.w[h + u] = q[u];
+      }
+    }
     meta = word_at(t, f, kMetaWord);
   }
 
@@ -100,10 +113,16 @@ struct TreeRef {
     ld_relaxed_gpu_vec<W>(words(node) + t.thread_rank() * W, f.w);
   }
 
-  // After lane 0's CAS succeeded: see the protocol above.
+  // After lane 0's CAS succeeded: see the protocol above. `acquire`: the
+  // tile will read the node under the latch (latch_wait), so lane 0 first
+  // makes the previous holder's stores visible. try_latch needs no acquire:
+  // it writes from a snapshot whose meta word every lane loaded with
+  // ld.acquire (or that this tile wrote itself), and the CAS proves nobody
+  // latched the node since, so every earlier store to it is already ordered
+  // before ours.
   template <unsigned G>
-  __device__ __forceinline__ void after_latch(const Tile<G>& t) const {
-    if (t.thread_rank() == 0) fence_acq_rel_gpu();  // acquire: the previous holder's stores
+  __device__ __forceinline__ void after_latch(const Tile<G>& t, bool acquire) const {
+    if (acquire && t.thread_rank() == 0) fence_acq_rel_gpu();  // acquire: the previous holder's stores
     t.sync();
     fence_acq_rel_gpu();  // our stores after the latch, on every lane
   }
@@ -115,7 +134,7 @@ struct TreeRef {
     uint32_t ok = 0;
     if (t.thread_rank() == 0) ok = atomicCAS(words(node) + kMetaWord, seen, seen | kLatchBit) == seen;
     ok = t.shfl(ok, 0);
-    if (ok) after_latch(t);
+    if (ok) after_latch(t, false);
     return ok != 0;
   }
 
@@ -142,7 +161,7 @@ struct TreeRef {
       report_error(t);
       return false;
     }
-    after_latch(t);
+    after_latch(t, true);
     return true;
   }
 

@@ -193,20 +193,24 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
   const auto opts = btree_options();
-  REQUIRE(opts.size() == 4);
+  REQUIRE(opts.size() == 5);
   CHECK(opts[0].name == "node-pool");
   CHECK(opts[1].name == "fill");
   CHECK(opts[2].name == "tile");
   CHECK(opts[3].name == "sort");
+  CHECK(opts[4].name == "query-tile");
   const StructureInfo* info = find_structure("btree");
   REQUIRE(info != nullptr);
   CHECK(info->make_gpu != nullptr);
 
   StructureConfig bare;
   CHECK(make_btree(bare) != nullptr);
-  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& option : std::vector<std::pair<std::string, std::string>>{
            {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
-           {"node-pool", "-1"}, {"node-pool", "abc"}}) {
+           {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"}}) {
+    // Named copies: doctest's CAPTURE takes a lambda capture, and capturing
+    // structured bindings is C++20.
+    const std::string name = option.first, value = option.second;
     CAPTURE(name);
     CAPTURE(value);
     StructureConfig cfg;
@@ -275,7 +279,10 @@ TEST_CASE("btree: phased random batches against the model, every tile, sorted an
     for (const char* sort : {"on", "off"}) {
       CAPTURE(tile);
       CAPTURE(sort);
-      auto d = make({{"tile", tile}, {"sort", sort}});
+      // Query tiles alternate with the update tile (both lock-step widths run).
+      const char* qtile = std::string(tile) == "16" ? "8" : std::string(tile) == "32" ? "0" : "4";
+      CAPTURE(qtile);
+      auto d = make({{"tile", tile}, {"sort", sort}, {"query-tile", qtile}});
       std::mt19937_64 rng(std::string(tile).size() * 7 + std::string(sort).size());
       const uint64_t domain = 400000;
       KeyValues kv;
@@ -459,7 +466,9 @@ TEST_CASE("btree: concurrent batches verified exactly, 50 seeds") {
   const std::string p = write_temp("concurrent.yaml", kConcurrentMix);
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     CAPTURE(seed);
-    auto d = make({{"tile", seed % 5 == 0 ? "32" : seed % 5 == 1 ? "16" : "8"}, {"sort", seed % 7 == 3 ? "off" : "on"}});
+    auto d = make({{"tile", seed % 5 == 0 ? "32" : seed % 5 == 1 ? "16" : "8"},
+                   {"sort", seed % 7 == 3 ? "off" : "on"},
+                   {"query-tile", seed % 3 == 0 ? "8" : seed % 3 == 1 ? "4" : "0"}});
     require_verified(run_engine(p, *d, seed), "seed " + std::to_string(seed));
     require_sound(*d);
   }
