@@ -63,7 +63,9 @@ struct ResolveOp {
 // for i < b, cnt = min(b, *resolved - first) (the padding repeats the last
 // entry; the resolved count is read on the device so the host need not wait
 // for it). Counts the chunk's tombstones.
-__global__ void expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ payload,
+constexpr int kExpandThreads = 256;
+
+__global__ void __launch_bounds__(kExpandThreads) expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ payload,
                                     const uint32_t* __restrict__ values,
                                     const unsigned long long* __restrict__ resolved, uint64_t first, uint64_t b,
                                     uint32_t* __restrict__ out_keys, uint32_t* __restrict__ out_values,
@@ -80,8 +82,17 @@ __global__ void expand_chunk_kernel(const uint32_t* __restrict__ keys, const uin
     out_status[i] = del ? kTombstone : uint8_t{0};
     c += (i < cnt && del) ? 1 : 0;
   }
+  // One atomic per block: a batch of deletes made every warp add to the one
+  // counter, and 32 K atomics on one address cost more than the chunk itself.
+  __shared__ unsigned long long s_warp[kExpandThreads / kWarpSize];
   c = warp_sum(c);
-  if (lane_id() == 0 && c) atomicAdd(tombstones, c);
+  if (lane_id() == 0) s_warp[warp_in_block()] = c;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long t = 0;
+    for (unsigned w = 0; w < warps_per_block(); ++w) t += s_warp[w];
+    if (t) atomicAdd(tombstones, t);
+  }
 }
 
 // Whether each resolved key has a live record before the batch (exact stale
@@ -237,7 +248,7 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
       uint32_t* sk = stage ? stage->keys.data() : out.kv.keys.data();
       uint32_t* sv = stage ? stage->values.data() : out.kv.values.data();
       uint8_t* ss = stage ? stage->status.data() : out.status.data();
-      expand_chunk_kernel<<<blocks_for(b_, 256, 4096), 256, 0, stream_>>>(
+      expand_chunk_kernel<<<blocks_for(b_, kExpandThreads, 4096), kExpandThreads, 0, stream_>>>(
           uniq_keys_.data(), uniq_payload_.data(), upd_values_.data(), d_runs, first, b_, sk, sv, ss, d_tombs);
       GPUDICT_CHECK_LAUNCH("expand_chunk_kernel");
       if (k == 0) {
