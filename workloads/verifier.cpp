@@ -78,24 +78,12 @@ struct Verifier::Impl {
 
   std::optional<Problem> check_range(ModelState& s, const TouchedKeys* t, uint64_t lo, uint64_t hi,
                                      const BatchResults& r, size_t i) {
-    const uint64_t off = r.key[i];
-    const uint64_t n = r.value[i];
-    const uint64_t stored = std::min(r.range_keys.size(), r.range_values.size());
-    if (off > stored || n > stored - off)
-      return Problem{fmt::format("pairs within range_keys/range_values ({} pairs stored)", stored),
-                     fmt::format("offset {}, {} pairs", off, n)};
-    const uint64_t* rk = r.range_keys.data() + off;
-    const uint64_t* rv = r.range_values.data() + off;
-    if (lo > hi) {
-      if (n == 0) return std::nullopt;
-      return Problem{"empty range (lo > hi)", fmt::format("{} pairs", n)};
-    }
-    for (uint64_t j = 0; j < n; ++j) {
-      if (rk[j] < lo || rk[j] > hi)
-        return Problem{fmt::format("keys in [{}, {}]", lo, hi), fmt::format("key {} in range", rk[j])};
-      if (j > 0 && rk[j] <= rk[j - 1])
-        return Problem{"keys strictly increasing", fmt::format("key {} after key {}", rk[j], rk[j - 1])};
-    }
+    RangePairs pairs;
+    if (auto shape = check_range_shape(lo, hi, r, i, /*equal_keys_allowed=*/false, pairs)) return shape;
+    if (lo > hi) return std::nullopt;
+    const uint64_t* rk = pairs.keys;
+    const uint64_t* rv = pairs.values;
+    const uint64_t n = pairs.n;
 
     std::optional<Problem> problem;
     std::vector<std::pair<uint64_t, Outcome>> collapses;

@@ -1,5 +1,7 @@
 #include "workloads/verifier_text.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace gpudict {
@@ -65,6 +67,31 @@ std::string describe_bag(const ValueBag& b) {
   for (size_t i = 0; i < b.size() && i < kBagLimit; ++i) s += fmt::format("{}{}", i ? ", " : "", b[i]);
   if (b.size() > kBagLimit) s += fmt::format(", ... ({} values)", b.size());
   return s + "}";
+}
+
+std::optional<Problem> check_range_shape(uint64_t lo, uint64_t hi, const BatchResults& r, size_t i,
+                                         bool equal_keys_allowed, RangePairs& pairs) {
+  const uint64_t off = r.key[i];
+  const uint64_t n = r.value[i];
+  const uint64_t stored = std::min(r.range_keys.size(), r.range_values.size());
+  if (off > stored || n > stored - off)
+    return Problem{fmt::format("pairs within range_keys/range_values ({} pairs stored)", stored),
+                   fmt::format("offset {}, {} pairs", off, n)};
+  const uint64_t* rk = r.range_keys.data() + off;
+  if (lo > hi) {
+    if (n == 0) return std::nullopt;
+    return Problem{"empty range (lo > hi)", fmt::format("{} pairs", n)};
+  }
+  for (uint64_t j = 0; j < n; ++j) {
+    if (rk[j] < lo || rk[j] > hi)
+      return Problem{fmt::format("keys in [{}, {}]", lo, hi), fmt::format("key {} in range", rk[j])};
+    if (j == 0) continue;
+    if (equal_keys_allowed ? rk[j] < rk[j - 1] : rk[j] <= rk[j - 1])
+      return Problem{equal_keys_allowed ? "keys non-decreasing" : "keys strictly increasing",
+                     fmt::format("key {} after key {}", rk[j], rk[j - 1])};
+  }
+  pairs = RangePairs{rk, r.range_values.data() + off, n};
+  return std::nullopt;
 }
 
 }  // namespace gpudict

@@ -4,6 +4,8 @@
 // the verifier.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "workloads/multimap_reference.hpp"
@@ -29,5 +31,18 @@ std::string describe_successor(uint64_t key, const std::vector<uint64_t>& values
 std::string describe(const ModelState::SuccessorOptions& o, bool keys_only = false);
 // A multiset of values: "{4, 4, 7}" (long ones cut short).
 std::string describe_bag(const ValueBag& b);
+
+// A range result's pairs, once their shape is checked.
+struct RangePairs {
+  const uint64_t* keys = nullptr;
+  const uint64_t* values = nullptr;
+  uint64_t n = 0;
+};
+// The checks every range answer must pass whatever the semantics: its pairs
+// lie within range_keys/range_values, lo > hi gives none, every key is in
+// [lo, hi], keys strictly increasing (`equal_keys_allowed`: non-decreasing,
+// a multimap's pairs of one key). Fills `pairs` when the shape is right.
+std::optional<Problem> check_range_shape(uint64_t lo, uint64_t hi, const BatchResults& r, size_t i,
+                                         bool equal_keys_allowed, RangePairs& pairs);
 
 }  // namespace gpudict
