@@ -166,18 +166,6 @@ BTree::~BTree() {
   }
 }
 
-void BTree::h2d(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));  // the pinned source may be reused right after
-}
-
-void BTree::d2h(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
-}
-
 TreeRef BTree::ref() const {
   TreeRef r;
   r.nodes = const_cast<Node*>(pool_.data());
@@ -205,7 +193,7 @@ void BTree::reset_empty() {
 }
 
 void BTree::sync_header() {
-  d2h(h_hdr_.data(), hdr_.data(), sizeof(TreeHeader));
+  copy_to_host(stream_, h_hdr_.data(), hdr_.data(), sizeof(TreeHeader));
   if (h_hdr_[0].error)
     throw RuntimeFailure("btree: internal error: an operation waited more than 2^24 times for a latch or a "
                          "consistent node read (a latch was never released)");

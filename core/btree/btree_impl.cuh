@@ -21,6 +21,7 @@
 #include "core/btree/node.hpp"
 #include "core/btree/ops_kernel.cuh"
 #include "core/common/cub_temp.cuh"
+#include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
@@ -99,6 +100,8 @@ class BTree final : public Dictionary {
   // Sorts the staged list (when sorting is on) and returns its descriptor
   // with the result arrays; device work on the stream, not timed here.
   OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type);
+  // Grows the CUB buffer for sort_list(n) now, outside a timed region.
+  void prepare_list_sort(uint64_t n);
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree.
   void launch_rounds(const OpsRef& list);
@@ -109,8 +112,6 @@ class BTree final : public Dictionary {
   void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                    DeviceTime& t);
   void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
-  void h2d(void* dst, const void* src, size_t bytes);
-  void d2h(void* dst, const void* src, size_t bytes);
   uint64_t scratch_bytes() const;
 
   int device_;

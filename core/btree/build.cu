@@ -119,8 +119,8 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     h_keys_[i] = static_cast<uint32_t>(initial.keys[i]);
     h_args_[i] = static_cast<uint32_t>(initial.values[i]);
   }
-  h2d(d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
-  h2d(d_perm_[0].data(), h_args_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, d_perm_[0].data(), h_args_.data(), n * sizeof(uint32_t));
 
   double ms = 0.0;
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());

@@ -300,8 +300,8 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
     h_keys_[n - 1 - i] = static_cast<uint32_t>(initial.keys[i]);
     h_values_[n - 1 - i] = static_cast<uint32_t>(initial.values[i]);
   }
-  h2d(pp_[0].keys.data(), h_keys_.data(), n * sizeof(uint32_t));
-  h2d(pp_[0].values.data(), h_values_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, pp_[0].keys.data(), h_keys_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, pp_[0].values.data(), h_values_.data(), n * sizeof(uint32_t));
 
   cub::DoubleBuffer<uint32_t> dk(pp_[0].keys.data(), pp_[1].keys.data());
   cub::DoubleBuffer<uint32_t> dv(pp_[0].values.data(), pp_[1].values.data());
@@ -322,7 +322,7 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   temp_.run("cub::DeviceRadixSort::SortPairs (lsm build)", sort);
   temp_.run("cub::DeviceSelect::Flagged (lsm build)", select);
   double ms = timer_.stop(stream_);
-  d2h(h_u64_.data(), d_counters_.data(), sizeof(unsigned long long));
+  copy_to_host(stream_, h_u64_.data(), d_counters_.data(), sizeof(unsigned long long));
   const uint64_t u = h_u64_[0];
   ms += place_sorted(dk.Alternate(), dv.Alternate(), u);
   pp_[0].release();
@@ -378,7 +378,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
   temp_.run("cub::DeviceScan::ExclusiveSum (lsm cleanup)", scan);
   double ms = timer_.stop(stream_);
   uint64_t u = 0;
-  d2h(&u, tile_offset_.data() + tiles, sizeof(u));
+  copy_to_host(stream_, &u, tile_offset_.data() + tiles, sizeof(u));
   last_cleanup_stale_ = n - u;
 
   // The new levels (allocated outside the timed segments), then one pass

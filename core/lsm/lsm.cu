@@ -110,18 +110,6 @@ Lsm::~Lsm() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-void Lsm::h2d(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));  // the pinned source may be reused right after
-}
-
-void Lsm::d2h(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
-}
-
 void Lsm::release_dropped() {
   if (dropped_.empty()) return;
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));

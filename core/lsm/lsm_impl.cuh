@@ -22,6 +22,7 @@
 #include "core/api/dictionary.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/cub_temp.cuh"
+#include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
@@ -99,8 +100,6 @@ class Lsm final : public Dictionary {
   // Copies the query keys (and bounds) of `ops` to q_keys_ (q_args_).
   void stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args);
 
-  void h2d(void* dst, const void* src, size_t bytes);
-  void d2h(void* dst, const void* src, size_t bytes);
   // Levels dropped by device work still queued are kept here until the
   // stream is synchronised (then they return to the pool or are freed).
   void release_dropped();

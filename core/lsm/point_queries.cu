@@ -185,12 +185,12 @@ void Lsm::stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bo
   h_keys_.reserve_discard(q);
   q_keys_.reserve_discard(q, "lsm query keys");
   for (uint64_t j = 0; j < q; ++j) h_keys_[j] = static_cast<uint32_t>(batch.keys[ops[j]]);
-  h2d(q_keys_.data(), h_keys_.data(), q * sizeof(uint32_t));
+  copy_to_device(stream_, q_keys_.data(), h_keys_.data(), q * sizeof(uint32_t));
   if (!with_args) return;
   h_args_.reserve_discard(q);
   q_args_.reserve_discard(q, "lsm query bounds");
   for (uint64_t j = 0; j < q; ++j) h_args_[j] = static_cast<uint32_t>(batch.args[ops[j]]);
-  h2d(q_args_.data(), h_args_.data(), q * sizeof(uint32_t));
+  copy_to_device(stream_, q_args_.data(), h_args_.data(), q * sizeof(uint32_t));
 }
 
 void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
@@ -207,8 +207,8 @@ void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, cons
   launch_multilevel(v, LookupOp{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
                     "multilevel_search_kernel<Lookup>");
   t.add(phase, timer_.stop(stream_));
-  d2h(h_found_.data(), q_found_.data(), q);
-  d2h(h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
+  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
+  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
   for (uint64_t j = 0; j < q; ++j) {
     const uint32_t i = ops[j];
     r.found[i] = h_found_[j];
@@ -244,9 +244,9 @@ void Lsm::run_successors(const Batch& batch, const std::vector<uint32_t>& ops, c
                                                                  q_value_out_.data());
   GPUDICT_CHECK_LAUNCH("successor_walk_kernel");
   t.add(phase, timer_.stop(stream_));
-  d2h(h_found_.data(), q_found_.data(), q);
-  d2h(h_args_.data(), q_key_out_.data(), q * sizeof(uint32_t));
-  d2h(h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
+  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
+  copy_to_host(stream_, h_args_.data(), q_key_out_.data(), q * sizeof(uint32_t));
+  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
   for (uint64_t j = 0; j < q; ++j) {
     const uint32_t i = ops[j];
     r.found[i] = h_found_[j];

@@ -216,7 +216,7 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
   {
     const uint8_t* ptrs[kMaxLevels] = {};
     for (uint32_t l = 0; l < L; ++l) ptrs[l] = v.lv[l].status;
-    h2d(d_status_ptrs_.data(), ptrs, sizeof ptrs);
+    copy_to_device(stream_, d_status_ptrs_.data(), ptrs, sizeof ptrs);
   }
   const int lb = bits_below(L);
   double ms = 0;
@@ -237,7 +237,7 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
     launch_multilevel(v, op, Qb, stream_, "multilevel_search_kernel<Bounds>");
     temp_.run("cub::DeviceScan::ExclusiveSum (lsm candidates)", scan_bounds);
     ms += timer_.stop(stream_);
-    d2h(h_u64_.data(), q_bounds_.data() + nb, sizeof(uint64_t));
+    copy_to_host(stream_, h_u64_.data(), q_bounds_.data() + nb, sizeof(uint64_t));
     const uint64_t total = h_u64_[0];
 
     // Rounds of whole queries.
@@ -253,7 +253,7 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
                                                                          q_starts_.data());
       GPUDICT_CHECK_LAUNCH("query_starts_kernel");
       ms += timer_.stop(stream_);
-      d2h(h_u64_.data(), q_starts_.data(), (Qb + 1) * sizeof(uint64_t));
+      copy_to_host(stream_, h_u64_.data(), q_starts_.data(), (Qb + 1) * sizeof(uint64_t));
       for (uint64_t q = 0; q <= Qb; ++q) starts[q] = h_u64_[q];
       uint64_t ra = 0;
       for (uint64_t q = 1; q <= Qb; ++q) {
@@ -327,7 +327,7 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
       ms += timer_.stop(stream_);
       bool in_order = true;
       if (L > 1) {
-        d2h(h_u64_.data(), d_flag, sizeof(unsigned long long));
+        copy_to_host(stream_, h_u64_.data(), d_flag, sizeof(unsigned long long));
         in_order = h_u64_[0] == 0;
       }
       timer_.start(stream_);
@@ -345,8 +345,8 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
       ms += timer_.stop(stream_);
 
       h_u64_.reserve_discard(2 * Qr);
-      d2h(h_u64_.data(), q_size_out_.data(), Qr * sizeof(uint64_t));
-      d2h(h_u64_.data() + Qr, q_offset_out_.data(), Qr * sizeof(uint64_t));
+      copy_to_host(stream_, h_u64_.data(), q_size_out_.data(), Qr * sizeof(uint64_t));
+      copy_to_host(stream_, h_u64_.data() + Qr, q_offset_out_.data(), Qr * sizeof(uint64_t));
       uint64_t pairs = 0;
       for (uint64_t q = 0; q < Qr; ++q) {
         const uint32_t i = ops[qa + rd.ra + q];
@@ -357,8 +357,8 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
       if (is_range && pairs > 0) {
         h_keys_.reserve_discard(pairs);
         h_values_.reserve_discard(pairs);
-        d2h(h_keys_.data(), range_keys_.data(), pairs * sizeof(uint32_t));
-        d2h(h_values_.data(), range_values_.data(), pairs * sizeof(uint32_t));
+        copy_to_host(stream_, h_keys_.data(), range_keys_.data(), pairs * sizeof(uint32_t));
+        copy_to_host(stream_, h_values_.data(), range_values_.data(), pairs * sizeof(uint32_t));
         r.range_keys.resize(out_total + pairs);
         r.range_values.resize(out_total + pairs);
         for (uint64_t x = 0; x < pairs; ++x) {

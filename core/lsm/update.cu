@@ -158,9 +158,9 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   upd_values_.reserve_discard(m, "lsm update values");
   uniq_keys_.reserve_discard(m, "lsm resolved keys");
   uniq_payload_.reserve_discard(m, "lsm resolved payload");
-  h2d(upd_keys_[0].data(), h_keys_.data(), m * sizeof(uint32_t));
-  h2d(upd_payload_[0].data(), h_args_.data(), m * sizeof(uint32_t));
-  h2d(upd_values_.data(), h_values_.data(), m * sizeof(uint32_t));
+  copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(uint32_t));
+  copy_to_device(stream_, upd_payload_[0].data(), h_args_.data(), m * sizeof(uint32_t));
+  copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(uint32_t));
 
   // d_counters_: resolved keys, keys live before the batch, tombstones.
   unsigned long long* d_runs = d_counters_.data();
@@ -192,7 +192,7 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     resolve();
     ms += timer_.stop(stream_);
     uint64_t u = 0;
-    d2h(&u, d_runs, sizeof(u));
+    copy_to_host(stream_, &u, d_runs, sizeof(u));
     chunks = div_up(u, b_);
   }
 
@@ -276,7 +276,7 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     release_dropped();
   }
   unsigned long long counters[3];
-  d2h(counters, d_counters_.data(), sizeof(counters));
+  copy_to_host(stream_, counters, d_counters_.data(), sizeof(counters));
   const uint64_t u = counters[0], live_before = counters[1], tombs = counters[2];
   const uint64_t pad = chunks * b_ - u;
 

@@ -31,7 +31,7 @@ void SlabHash::reset_counters(bool cursor_too) {
 }
 
 Counters SlabHash::read_counters() {
-  d2h(h_ctr_.data(), d_ctr_.data(), sizeof(Counters));
+  copy_to_host(stream_, h_ctr_.data(), d_ctr_.data(), sizeof(Counters));
   return h_ctr_[0];
 }
 
@@ -127,7 +127,7 @@ Counters SlabHash::run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t
     // did not finish changed nothing, so none is applied twice).
     ++unfinished_reruns_;
     again.resize(c.unfinished);
-    d2h(again.data(), d_unfinished_.data(), again.size() * 4);
+    copy_to_host(stream_, again.data(), d_unfinished_.data(), again.size() * 4);
     if (c.exhausted) grow_pool_or_throw(c.unfinished, in.n, t, phase);
     if (c.range_overflow) grow_range_buffer(c.range_cursor);
     const uint64_t m = again.size();
@@ -143,10 +143,10 @@ Counters SlabHash::run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t
     d_re_key_.reserve_discard(m, "slabhash re-run");
     d_re_arg_.reserve_discard(m, "slabhash re-run");
     d_re_idx_.reserve_discard(m, "slabhash re-run");
-    h2d(d_re_type_.data(), h_type_.data(), m);
-    h2d(d_re_key_.data(), h_key_.data(), m * 4);
-    h2d(d_re_arg_.data(), h_arg_.data(), m * 4);
-    h2d(d_re_idx_.data(), h_idx_.data(), m * 4);
+    copy_to_device(stream_, d_re_type_.data(), h_type_.data(), m);
+    copy_to_device(stream_, d_re_key_.data(), h_key_.data(), m * 4);
+    copy_to_device(stream_, d_re_arg_.data(), h_arg_.data(), m * 4);
+    copy_to_device(stream_, d_re_idx_.data(), h_idx_.data(), m * 4);
     in = OpsIn{};
     in.type = d_re_type_.data();
     in.key = d_re_key_.data();
@@ -216,10 +216,10 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   d_key_.reserve_discard(n, "slabhash operations");
   d_arg_.reserve_discard(n, "slabhash operations");
   d_idx_.reserve_discard(n, "slabhash operations");
-  h2d(d_type_.data(), h_type_.data(), n);
-  h2d(d_key_.data(), h_key_.data(), n * 4);
-  h2d(d_arg_.data(), h_arg_.data(), n * 4);
-  h2d(d_idx_.data(), h_idx_.data(), n * 4);
+  copy_to_device(stream_, d_type_.data(), h_type_.data(), n);
+  copy_to_device(stream_, d_key_.data(), h_key_.data(), n * 4);
+  copy_to_device(stream_, d_arg_.data(), h_arg_.data(), n * 4);
+  copy_to_device(stream_, d_idx_.data(), h_idx_.data(), n * 4);
 
   const uint64_t queries = plan.queries();
   const uint64_t ranges = plan.of(OpType::Range).size();
@@ -280,15 +280,15 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     h_found_.reserve_discard(n);
     h_value_.reserve_discard(n);
     h_offset_.reserve_discard(n);
-    d2h(h_found_.data(), d_found_.data(), n);
-    d2h(h_value_.data(), d_value_.data(), n * 4);
-    if (ranges) d2h(h_offset_.data(), d_offset_.data(), n * 4);
+    copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
+    copy_to_host(stream_, h_value_.data(), d_value_.data(), n * 4);
+    if (ranges) copy_to_host(stream_, h_offset_.data(), d_offset_.data(), n * 4);
     uint64_t stored = 0;
     if (ranges) {
       const Counters c = read_counters();
       stored = std::min<uint64_t>(c.range_cursor, d_range_values_.capacity());
       h_range_.reserve_discard(std::max<uint64_t>(stored, 1));
-      d2h(h_range_.data(), d_range_values_.data(), stored * 4);
+      copy_to_host(stream_, h_range_.data(), d_range_values_.data(), stored * 4);
       r.range_keys.assign(stored, 0);
       r.range_values.assign(h_range_.data(), h_range_.data() + stored);
     }

@@ -54,18 +54,6 @@ SlabHash::~SlabHash() {
   }
 }
 
-void SlabHash::h2d(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));  // the pinned source may be reused right after
-}
-
-void SlabHash::d2h(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
-}
-
 void SlabHash::create_table(uint64_t n) {
   const uint64_t keys = std::max(n, opt_.expected_keys);
   buckets_ = opt_.buckets ? opt_.buckets : buckets_for(opt_.mode, keys, opt_.load_factor);
@@ -115,8 +103,8 @@ void SlabHash::build(const KeyValues& initial, DeviceTime& t) {
   }
   d_key_.reserve_discard(n, "slabhash operations");
   d_arg_.reserve_discard(n, "slabhash operations");
-  h2d(d_key_.data(), h_key_.data(), n * 4);
-  h2d(d_arg_.data(), h_arg_.data(), n * 4);
+  copy_to_device(stream_, d_key_.data(), h_key_.data(), n * 4);
+  copy_to_device(stream_, d_arg_.data(), h_arg_.data(), n * 4);
 
   reserve_for_inserts(n, t, Phase::Build);
   // Bulk build = concurrent insertion of every pair (seed 004, VI-A).
@@ -154,13 +142,13 @@ void SlabHash::fix_build_duplicates(const uint32_t* d_keys, const uint32_t* d_va
                       d_live_.data(), stream_);
   t.add(Phase::Build, timer_.stop(stream_));
   unsigned long long m = 0;
-  d2h(&m, d_live_.data(), sizeof m);
+  copy_to_host(stream_, &m, d_live_.data(), sizeof m);
   build_duplicates_ = m;
   if (m == 0) return;
   // Every one of these keys is present: each insert is a REPLACE.
   std::vector<uint32_t> hk(m), hv(m);
-  d2h(hk.data(), fix_keys.data(), m * 4);
-  d2h(hv.data(), fix_values.data(), m * 4);
+  copy_to_host(stream_, hk.data(), fix_keys.data(), m * 4);
+  copy_to_host(stream_, hv.data(), fix_values.data(), m * 4);
   Staged s;
   s.in.key = fix_keys.data();
   s.in.arg = fix_values.data();
@@ -190,7 +178,7 @@ double SlabHash::flush() {
   launch_flush(opt_.mode, ref(), d_live_.data(), stream_);
   const double ms = timer_.stop(stream_);
   unsigned long long live = 0;
-  d2h(&live, d_live_.data(), sizeof live);
+  copy_to_host(stream_, &live, d_live_.data(), sizeof live);
   live_ = claimed_ = live;
   pool_used_ = pool_.allocated(stream_);
   update_batches_since_flush_ = 0;

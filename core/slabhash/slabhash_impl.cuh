@@ -17,6 +17,7 @@
 #include "core/api/dictionary.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/cub_temp.cuh"
+#include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
@@ -84,8 +85,6 @@ class SlabHash final : public Dictionary {
   double flush();
   void maybe_flush(DeviceTime& t);
   void fix_build_duplicates(const uint32_t* d_keys, const uint32_t* d_values, uint64_t n, DeviceTime& t);
-  void h2d(void* dst, const void* src, size_t bytes);
-  void d2h(void* dst, const void* src, size_t bytes);
   uint64_t scratch_bytes() const;
 
   int device_;

@@ -90,8 +90,8 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
     h_keys_[i] = static_cast<K>(initial.keys[i]);
     h_values_[i] = static_cast<V>(initial.values[i]);
   }
-  h2d(cur_.keys.data(), h_keys_.data(), n * sizeof(K));
-  h2d(cur_.values.data(), h_values_.data(), n * sizeof(V));
+  copy_to_device(stream_, cur_.keys.data(), h_keys_.data(), n * sizeof(K));
+  copy_to_device(stream_, cur_.values.data(), h_values_.data(), n * sizeof(V));
   unsigned long long* d_dups = d_scalars_.data();
   unsigned long long* d_kept = d_scalars_.data() + 1;
   h_u64_.reserve_discard(2);
@@ -108,7 +108,7 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   count_adjacent_equal_kernel<K><<<blocks_for(n, 256 * 16, 8192), 256, 0, stream_>>>(dk.Current(), n, d_dups);
   GPUDICT_CHECK_LAUNCH("count_adjacent_equal_kernel");
   double ms = timer_.stop(stream_);
-  d2h(h_u64_.data(), d_dups, sizeof(unsigned long long));
+  copy_to_host(stream_, h_u64_.data(), d_dups, sizeof(unsigned long long));
   const uint64_t dups = h_u64_[0];
   if (dk.selector != 0) cur_.swap(alt_);  // the sorted pairs are in cur_ now
 
@@ -126,7 +126,7 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
     timer_.start(stream_);
     temp_.run("cub::DeviceSelect::Flagged (build pairs)", select);
     ms += timer_.stop(stream_);
-    d2h(h_u64_.data(), d_kept, sizeof(unsigned long long));
+    copy_to_host(stream_, h_u64_.data(), d_kept, sizeof(unsigned long long));
     kept = h_u64_[0];
     cur_.swap(alt_);
   }

@@ -207,8 +207,8 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
   upd_split_.reserve_discard(static_cast<uint64_t>(tiles) + 1, "sorted-array merge splits");
   alt_.reserve_pairs(upper, true);
   alt_.reserve_fences(upper, true);
-  h2d(upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
-  h2d(upd_payload_[0].data(), h_u64_.data(), m * sizeof(uint64_t));
+  copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
+  copy_to_device(stream_, upd_payload_[0].data(), h_u64_.data(), m * sizeof(uint64_t));
 
   const ArrayView<K, V> a = cur_.view();
   cub::DoubleBuffer<K> dk(upd_keys_[0].data(), upd_keys_[1].data());
@@ -239,7 +239,7 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
 
   // New size: n + D_m.
   h_u32_.reserve_discard(1);
-  d2h(h_u32_.data(), upd_offset_.data() + m, sizeof(int32_t));
+  copy_to_host(stream_, h_u32_.data(), upd_offset_.data() + m, sizeof(int32_t));
   int32_t change = 0;
   std::memcpy(&change, h_u32_.data(), sizeof change);
   const uint64_t n_new = static_cast<uint64_t>(static_cast<int64_t>(n) + change);

@@ -118,8 +118,8 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
     q_args_.reserve_discard(q, "sorted-array query bounds");
     for (uint64_t j = 0; j < q; ++j) h_args_[j] = static_cast<K>(batch.args[ops[j]]);
   }
-  h2d(q_keys_.data(), h_keys_.data(), q * sizeof(K));
-  if (two_keys) h2d(q_args_.data(), h_args_.data(), q * sizeof(K));
+  copy_to_device(stream_, q_keys_.data(), h_keys_.data(), q * sizeof(K));
+  if (two_keys) copy_to_device(stream_, q_args_.data(), h_args_.data(), q * sizeof(K));
 
   switch (type) {
     case OpType::Lookup: {
@@ -131,8 +131,8 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
       launch_search(view, LookupOp<K, V>{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
                     "search_kernel<LookupOp>");
       t.add(phase, timer_.stop(stream_));
-      d2h(h_found_.data(), q_found_.data(), q);
-      d2h(h_values_.data(), q_value_out_.data(), q * sizeof(V));
+      copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
+      copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
       for (uint64_t j = 0; j < q; ++j) {
         const uint32_t i = ops[j];
         r.found[i] = h_found_[j];
@@ -147,7 +147,7 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
       launch_search(view, CountOp<K, V>{q_keys_.data(), q_args_.data(), q_u32_.data()}, q, stream_,
                     "search_kernel<CountOp>");
       t.add(phase, timer_.stop(stream_));
-      d2h(h_u32_.data(), q_u32_.data(), q * sizeof(uint32_t));
+      copy_to_host(stream_, h_u32_.data(), q_u32_.data(), q * sizeof(uint32_t));
       for (uint64_t j = 0; j < q; ++j) r.value[ops[j]] = h_u32_[j];
       break;
     }
@@ -162,9 +162,9 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
       launch_search(view, SuccessorOp<K, V>{q_keys_.data(), q_found_.data(), q_key_out_.data(), q_value_out_.data()},
                     q, stream_, "search_kernel<SuccessorOp>");
       t.add(phase, timer_.stop(stream_));
-      d2h(h_found_.data(), q_found_.data(), q);
-      d2h(h_args_.data(), q_key_out_.data(), q * sizeof(K));
-      d2h(h_values_.data(), q_value_out_.data(), q * sizeof(V));
+      copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
+      copy_to_host(stream_, h_args_.data(), q_key_out_.data(), q * sizeof(K));
+      copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
       for (uint64_t j = 0; j < q; ++j) {
         const uint32_t i = ops[j];
         r.found[i] = h_found_[j];
@@ -188,7 +188,7 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
       launch_search(view, op, q, stream_, "search_kernel<RangeCountOp>");
       temp_.run("cub::DeviceScan::ExclusiveSum (range sizes)", scan);
       double ms = timer_.stop(stream_);
-      d2h(h_u64_.data(), q_range_offset_.data(), (q + 1) * sizeof(uint64_t));
+      copy_to_host(stream_, h_u64_.data(), q_range_offset_.data(), (q + 1) * sizeof(uint64_t));
       const uint64_t total = h_u64_[q];
       if (total > 0) {
         range_keys_.reserve_discard(total, "sorted-array range results");
@@ -210,8 +210,8 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
       if (total > 0) {
         h_keys_.reserve_discard(total);
         h_values_.reserve_discard(total);
-        d2h(h_keys_.data(), range_keys_.data(), total * sizeof(K));
-        d2h(h_values_.data(), range_values_.data(), total * sizeof(V));
+        copy_to_host(stream_, h_keys_.data(), range_keys_.data(), total * sizeof(K));
+        copy_to_host(stream_, h_values_.data(), range_values_.data(), total * sizeof(V));
         for (uint64_t x = 0; x < total; ++x) {
           r.range_keys[x] = h_keys_[x];
           r.range_values[x] = h_values_[x];

@@ -63,20 +63,6 @@ SortedArray<K, V>::~SortedArray() {
 }
 
 template <class K, class V>
-void SortedArray<K, V>::h2d(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));  // the pinned source may be reused right after
-}
-
-template <class K, class V>
-void SortedArray<K, V>::d2h(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  GPUDICT_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
-  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
-}
-
-template <class K, class V>
 Params SortedArray<K, V>::parameters() const {
   const std::string kv = std::string(type_name(sizeof(K) == 4 ? KeyType::U32 : KeyType::U64)) + "/" +
                          std::string(type_name(sizeof(V) == 4 ? KeyType::U32 : KeyType::U64));

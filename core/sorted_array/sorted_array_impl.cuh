@@ -19,6 +19,7 @@
 #include "core/api/dictionary.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/cub_temp.cuh"
+#include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
@@ -53,8 +54,6 @@ class SortedArray final : public Dictionary {
   void run_queries(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const ArrayView<K, V>& view,
                    Phase phase, BatchResults& r, DeviceTime& t);
   uint64_t scratch_bytes() const;
-  void h2d(void* dst, const void* src, size_t bytes);
-  void d2h(void* dst, const void* src, size_t bytes);
 
   int device_;
   Capabilities caps_;
