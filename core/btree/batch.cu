@@ -42,6 +42,16 @@ __global__ void iota_kernel(uint32_t* out, uint64_t n) {
 // same batch may land in it).
 uint64_t range_slack(uint64_t count) { return 16 + count / 4; }
 
+constexpr const char* kListSortName = "cub::DeviceRadixSort::SortPairs (btree operations)";
+
+// A list's sort by key, carrying each operation's slot, as a CUB call for
+// CubTemp (prepared before a timed region, run inside it).
+auto list_sort(cub::DoubleBuffer<uint32_t>& keys, cub::DoubleBuffer<uint32_t>& perm, uint64_t n, cudaStream_t s) {
+  return [&keys, &perm, n, s](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, 32, s);
+  };
+}
+
 }  // namespace
 
 void BTree::reserve_list(uint64_t n) {
@@ -73,15 +83,21 @@ void BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_ar
   const uint64_t n = ops.size();
   reserve_list(n);
   for (uint64_t s = 0; s < n; ++s) h_keys_[s] = static_cast<uint32_t>(b.keys[ops[s]]);
-  h2d(d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
   if (with_args) {
     for (uint64_t s = 0; s < n; ++s) h_args_[s] = static_cast<uint32_t>(b.args[ops[s]]);
-    h2d(d_args_.data(), h_args_.data(), n * sizeof(uint32_t));
+    copy_to_device(stream_, d_args_.data(), h_args_.data(), n * sizeof(uint32_t));
   }
   if (with_types) {
     for (uint64_t s = 0; s < n; ++s) h_types_[s] = static_cast<uint8_t>(b.types[ops[s]]);
-    h2d(d_types_.data(), h_types_.data(), n);
+    copy_to_device(stream_, d_types_.data(), h_types_.data(), n);
   }
+}
+
+void BTree::prepare_list_sort(uint64_t n) {
+  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
+  temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
 }
 
 OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type) {
@@ -102,12 +118,9 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
   if (!opt_.sort || n < 2) return ops;
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  auto sort = [&](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, 32, stream_);
-  };
   iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n);
   GPUDICT_CHECK_LAUNCH("iota_kernel");
-  temp_.run("cub::DeviceRadixSort::SortPairs (btree operations)", sort);
+  temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
   ops.keys = keys.Current();
   ops.perm = perm.Current();
   ops.use_finger = true;
@@ -181,12 +194,7 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     for (uint32_t i : ops) inserts += b.types[i] == OpType::Insert;
     double ms = reserve_nodes(inserts / 8 + 64);
     stage(b, ops, true, true);
-    {  // grows the CUB buffer now, outside the timed region
-      cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
-      temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
-        return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, n, 0, 32, stream_);
-      });
-    }
+    prepare_list_sort(n);
     GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
     timer_.start(stream_);
     OpsRef list = sort_list(n, true, true, 0);
@@ -198,7 +206,7 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     if (!h_hdr_[0].overflow) return;
     if (opt_.node_pool != 0) throw_pool_full("an update batch of " + std::to_string(n) + " operations");
     // Run the updates that found the pool full again, after it has grown.
-    d2h(h_done_.data(), d_done_.data(), n);
+    copy_to_host(stream_, h_done_.data(), d_done_.data(), n);
     std::vector<uint32_t> left;
     for (uint64_t s = 0; s < n; ++s)
       if (!h_done_[s]) left.push_back(ops[s]);
@@ -215,12 +223,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   if (n == 0) return;
   const bool two_keys = type == OpType::Count || type == OpType::Range;
   stage(b, ops, two_keys, false);
-  {
-    cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
-    temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, n, 0, 32, stream_);
-    });
-  }
+  prepare_list_sort(n);
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
   OpsRef list = sort_list(n, two_keys, false, code);
@@ -231,9 +234,9 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   switch (type) {
     case OpType::Lookup:
     case OpType::Successor: {
-      d2h(h_found_.data(), d_found_.data(), n);
-      d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
-      if (type == OpType::Successor) d2h(h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
+      copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
+      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+      if (type == OpType::Successor) copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
       for (uint64_t s = 0; s < n; ++s) {
         const uint32_t i = ops[s];
         r.found[i] = h_found_[s];
@@ -243,21 +246,21 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
       break;
     }
     case OpType::Count: {
-      d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
       for (uint64_t s = 0; s < n; ++s) r.value[ops[s]] = h_value_[s];
       break;
     }
     case OpType::Range: {
       // Sizes are exact (nothing changes between the passes): offsets in list
       // order, appended after any pairs already in the results.
-      d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
       uint64_t total = 0;
       for (uint64_t s = 0; s < n; ++s) {
         h_u64_[s] = total;
         total += h_value_[s];
       }
       h_u64_[n] = total;
-      h2d(d_range_off_.data(), h_u64_.data(), (n + 1) * sizeof(unsigned long long));
+      copy_to_device(stream_, d_range_off_.data(), h_u64_.data(), (n + 1) * sizeof(unsigned long long));
       if (total > 0) {
         d_range_keys_.reserve_discard(total, "btree range results");
         d_range_values_.reserve_discard(total, "btree range results");
@@ -281,8 +284,8 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
       if (total > 0) {
         h_keys_.reserve_discard(total);
         h_args_.reserve_discard(total);
-        d2h(h_keys_.data(), d_range_keys_.data(), total * sizeof(uint32_t));
-        d2h(h_args_.data(), d_range_values_.data(), total * sizeof(uint32_t));
+        copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), total * sizeof(uint32_t));
+        copy_to_host(stream_, h_args_.data(), d_range_values_.data(), total * sizeof(uint32_t));
         for (uint64_t x = 0; x < total; ++x) {
           r.range_keys[base + x] = h_keys_[x];
           r.range_values[base + x] = h_args_[x];
@@ -307,17 +310,12 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   if (!ranges.empty()) {
     const uint64_t m = ranges.size();
     stage(b, ranges, true, false);
-    {
-      cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
-      temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
-        return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_);
-      });
-    }
+    prepare_list_sort(m);
     timer_.start(stream_);
     launch_phased_queries(ref(), sort_list(m, true, false, static_cast<uint8_t>(OpType::Count)));
     ms += timer_.stop(stream_);
     sync_header();
-    d2h(h_value_.data(), d_value_.data(), m * sizeof(uint32_t));
+    copy_to_host(stream_, h_value_.data(), d_value_.data(), m * sizeof(uint32_t));
     offset.assign(n, 0);
     cap.assign(n, 0);
     for (uint64_t s = 0; s < m; ++s) {
@@ -339,17 +337,12 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
       h_u64_[i] = offset[i];
       h_cap_[i] = cap[i];
     }
-    h2d(d_range_off_.data(), h_u64_.data(), n * sizeof(unsigned long long));
-    h2d(d_range_cap_.data(), h_cap_.data(), n * sizeof(uint32_t));
+    copy_to_device(stream_, d_range_off_.data(), h_u64_.data(), n * sizeof(unsigned long long));
+    copy_to_device(stream_, d_range_cap_.data(), h_cap_.data(), n * sizeof(uint32_t));
     d_range_keys_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
     d_range_values_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
   }
-  {
-    cub::DoubleBuffer<uint32_t> dk(d_keys_[0].data(), d_keys_[1].data()), dp(d_perm_[0].data(), d_perm_[1].data());
-    temp_.prepare("cub::DeviceRadixSort::SortPairs (btree operations)", [&](void* p, size_t& bytes) {
-      return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, n, 0, 32, stream_);
-    });
-  }
+  prepare_list_sort(n);
   GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
   timer_.start(stream_);
   OpsRef list = sort_list(n, true, true, 0);
@@ -362,9 +355,9 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   sync_header();
 
   // Results by batch index.
-  d2h(h_found_.data(), d_found_.data(), n);
-  d2h(h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
-  d2h(h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
+  copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
+  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+  copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
   std::vector<uint32_t> rerun;
   for (uint64_t i = 0; i < n; ++i) {
     switch (b.types[i]) {
@@ -392,8 +385,8 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   if (slots > 0) {
     h_keys_.reserve_discard(slots);
     h_args_.reserve_discard(slots);
-    d2h(h_keys_.data(), d_range_keys_.data(), slots * sizeof(uint32_t));
-    d2h(h_args_.data(), d_range_values_.data(), slots * sizeof(uint32_t));
+    copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), slots * sizeof(uint32_t));
+    copy_to_host(stream_, h_args_.data(), d_range_values_.data(), slots * sizeof(uint32_t));
     r.range_keys.resize(slots);
     r.range_values.resize(slots);
     for (uint64_t x = 0; x < slots; ++x) {
@@ -406,7 +399,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   std::vector<uint32_t> late;
   if (h_hdr_[0].overflow) {
     if (opt_.node_pool != 0) throw_pool_full("a concurrent batch of " + std::to_string(n) + " operations");
-    d2h(h_done_.data(), d_done_.data(), n);
+    copy_to_host(stream_, h_done_.data(), d_done_.data(), n);
     for (uint64_t i = 0; i < n; ++i)
       if (is_update(b.types[i]) && !h_done_[i]) late.push_back(static_cast<uint32_t>(i));
     clear_overflow();
