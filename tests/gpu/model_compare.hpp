@@ -12,6 +12,9 @@
 #include <string>
 #include <vector>
 
+#include <doctest/doctest.h>
+
+#include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
 
 namespace gpudict::testing {
@@ -172,6 +175,34 @@ inline Batch random_mixed_batch(std::mt19937_64& rng, std::vector<uint64_t>& kno
     }
   }
   return b;
+}
+
+// n uniformly random u32 pairs (keys may repeat).
+inline KeyValues random_pairs(std::mt19937_64& rng, uint64_t n) {
+  constexpr uint64_t kMax = 0xFFFFFFFFull;
+  KeyValues kv;
+  for (uint64_t i = 0; i < n; ++i) {
+    kv.keys.push_back(rng() & kMax);
+    kv.values.push_back(rng() & kMax);
+  }
+  return kv;
+}
+
+// The device time of a random_mixed_batch lands in the right categories:
+// phased batches time every operation type, a concurrent batch is one pass.
+inline void check_mixed_batch_times(const DeviceTime& bt, ExecMode mode) {
+  if (mode == ExecMode::Phased) {
+    CHECK(bt[Phase::Update] > 0.0);
+    CHECK(bt[Phase::Lookup] > 0.0);
+    CHECK(bt[Phase::Count] > 0.0);
+    CHECK(bt[Phase::Range] > 0.0);
+    CHECK(bt[Phase::Successor] > 0.0);
+    CHECK(bt[Phase::Concurrent] == 0.0);
+  } else {
+    CHECK(bt[Phase::Concurrent] > 0.0);
+    CHECK(bt[Phase::Update] == 0.0);
+    CHECK(bt[Phase::Lookup] == 0.0);
+  }
 }
 
 }  // namespace gpudict::testing

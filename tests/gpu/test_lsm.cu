@@ -773,12 +773,7 @@ TEST_CASE("lsm: large random workload, every query type") {
   const uint64_t b = 1 << 16;
   auto d = make(b);
   DeviceTime t;
-  KeyValues kv;
-  const uint64_t n0 = 1 << 20;
-  for (uint64_t i = 0; i < n0; ++i) {
-    kv.keys.push_back(rng() & kMax);
-    kv.values.push_back(rng() & kMax);
-  }
+  const KeyValues kv = gpudict::testing::random_pairs(rng, 1 << 20);
   d->build(kv, t);
   CHECK(t[Phase::Build] > 0.0);
   Model live = model_of(kv);
@@ -791,18 +786,7 @@ TEST_CASE("lsm: large random workload, every query type") {
                                                     round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased);
     DeviceTime bt;
     run_checked(*d, live, {}, b2, &bt);
-    if (b2.mode == ExecMode::Phased) {
-      CHECK(bt[Phase::Update] > 0.0);
-      CHECK(bt[Phase::Lookup] > 0.0);
-      CHECK(bt[Phase::Count] > 0.0);
-      CHECK(bt[Phase::Range] > 0.0);
-      CHECK(bt[Phase::Successor] > 0.0);
-      CHECK(bt[Phase::Concurrent] == 0.0);
-    } else {
-      CHECK(bt[Phase::Concurrent] > 0.0);
-      CHECK(bt[Phase::Update] == 0.0);
-      CHECK(bt[Phase::Lookup] == 0.0);
-    }
+    gpudict::testing::check_mixed_batch_times(bt, b2.mode);
     if (round == 14) {
       d->cleanup(t);
       CHECK(d->stats().size == live.size());

@@ -389,12 +389,7 @@ TEST_CASE("sorted-array: large random workload, every query type") {
   std::mt19937_64 rng(2024);
   auto d = make();
   DeviceTime t;
-  KeyValues kv;
-  const uint64_t n0 = 1 << 20;
-  for (uint64_t i = 0; i < n0; ++i) {
-    kv.keys.push_back(rng() & kMax);
-    kv.values.push_back(rng() & kMax);
-  }
+  const KeyValues kv = gpudict::testing::random_pairs(rng, 1 << 20);
   d->build(kv, t);
   Model live = model_of(kv);
   REQUIRE(d->stats().size == live.size());
@@ -408,16 +403,7 @@ TEST_CASE("sorted-array: large random workload, every query type") {
                                                    round % 3 == 2 ? ExecMode::Concurrent : ExecMode::Phased);
     DeviceTime bt;
     run_checked(*d, live, {}, b, &bt);
-    if (b.mode == ExecMode::Phased) {
-      CHECK(bt[Phase::Update] > 0.0);
-      CHECK(bt[Phase::Lookup] > 0.0);
-      CHECK(bt[Phase::Range] > 0.0);
-      CHECK(bt[Phase::Concurrent] == 0.0);
-    } else {
-      CHECK(bt[Phase::Concurrent] > 0.0);
-      CHECK(bt[Phase::Update] == 0.0);
-      CHECK(bt[Phase::Lookup] == 0.0);
-    }
+    gpudict::testing::check_mixed_batch_times(bt, b.mode);
     ++round;
   }
 }
