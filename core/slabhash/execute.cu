@@ -16,7 +16,7 @@
 
 namespace gpudict::slabhash {
 
-static_assert(kPrefetchOff == 0 && kPrefetchNext == 1 && kPrefetchL2 == 2 && kPrefetchBulk == 3,
+static_assert(kPrefetchOff == 0 && kPrefetchL2 == 1 && kPrefetchBulk == 2,
               "--prefetch names (options.hpp) follow OpsIn::prefetch");
 
 void SlabHash::reset_counters(bool cursor_too) {

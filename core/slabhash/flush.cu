@@ -23,8 +23,9 @@ namespace {
 constexpr int kFlushThreads = 256;
 
 __device__ __forceinline__ LaneWords load_plain(const Slab* s, unsigned tl) {
-  const uint4 q = reinterpret_cast<const uint4*>(s->w)[tl];
-  return {{q.x, q.y, q.z, q.w}};
+  const uint4 a = reinterpret_cast<const uint4*>(s->w)[2 * tl];
+  const uint4 b = reinterpret_cast<const uint4*>(s->w)[2 * tl + 1];
+  return {{a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w}};
 }
 
 template <class L>
@@ -42,7 +43,7 @@ __global__ void __launch_bounds__(kFlushThreads)
   const unsigned lane = lane_id();
   const unsigned tl = lane & (kTile - 1);
   const unsigned tbase = lane & ~(kTile - 1);
-  const unsigned tmask = 0xFFu << tbase;
+  const unsigned tmask = tile_mask_of(tbase);
   const uint64_t tiles = static_cast<uint64_t>(gridDim.x) * blockDim.x / kTile;
   const uint64_t chains = static_cast<uint64_t>(t.buckets) + 1;
   unsigned long long live = 0;
@@ -109,7 +110,8 @@ __global__ void __launch_bounds__(kFlushThreads)
       Slab* const f = t.pool.slab(tail);
       const uint32_t next = __shfl_sync(tmask, tl == kMetaLane ? f->w[31] : 0u, tbase + kMetaLane);
       __syncwarp(tmask);  // next is read before the slab is overwritten
-      reinterpret_cast<uint4*>(f->w)[tl] = make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
+      reinterpret_cast<uint4*>(f->w)[2 * tl] = make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
+      reinterpret_cast<uint4*>(f->w)[2 * tl + 1] = make_uint4(0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
       if (tl == 0) free_slab(t.pool, tail);
       tail = next;
     }

@@ -56,9 +56,9 @@ std::vector<OptionSpec> slabhash_options() {
       {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", "0"},
       {"flush-every", "FLUSH (compact the chains, free emptied slabs) after every N update batches (0: never)", "0"},
       {"prefetch",
-       "how a tile's next base slabs are fetched early: off; next (the tile reads operation j+1's base slab while "
-       "it serves operation j); l2 (every lane asks L2 for its operation's base slab, 4 sector prefetches, before "
-       "its tile serves the 8 operations); bulk (the same with one 128-byte bulk prefetch, sm_90)",
+       "how an operation's base slab is fetched early: off; l2 (every lane asks L2 for its operation's base slab, "
+       "4 sector prefetches, when it loads the operation, before its tile serves it); bulk (the same with one "
+       "128-byte bulk prefetch, sm_90)",
        sh::kDefaultPrefetch},
   };
 }
@@ -140,12 +140,12 @@ Options parse_options(const StructureConfig& config) {
   if (given(config, "flush-every")) o.flush_every = config.get_u64("flush-every");
   const std::string pf = given(config, "prefetch") ? config.get("prefetch") : std::string(kDefaultPrefetch);
   bool known = false;
-  for (uint8_t k = 0; k < 4; ++k)
+  for (uint8_t k = 0; k < 3; ++k)
     if (pf == kPrefetchNames[k]) {
       o.prefetch = k;
       known = true;
     }
-  if (!known) throw InputError("--prefetch: '" + pf + "' is not one of off, next, l2, bulk");
+  if (!known) throw InputError("--prefetch: '" + pf + "' is not one of off, l2, bulk");
   return o;
 }
 

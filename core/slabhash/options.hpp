@@ -19,7 +19,7 @@ struct Options {
   bool grow_ahead = true;       // and ahead of batches whose inserts could fill it (--pool-growth ahead)
   uint64_t max_pool_bytes = 0;  // growth limit; 0: device memory
   uint64_t flush_every = 0;     // FLUSH after every N update batches; 0: never
-  uint8_t prefetch = 0;         // --prefetch off (0), next (1), l2 (2), bulk (3): OpsIn::prefetch
+  uint8_t prefetch = 0;         // --prefetch off (0), l2 (1), bulk (2): OpsIn::prefetch
 };
 
 inline constexpr double kDefaultLoadFactor = 0.6;
@@ -27,7 +27,7 @@ inline constexpr double kMaxLoadFactor = 0.93;  // the layout's ceiling is 15/16
 inline constexpr uint64_t kDefaultBuckets = 1024;  // when nothing says how many keys to expect
 inline constexpr uint64_t kMaxBuckets = (1ull << 31) - 2;
 
-inline constexpr const char* kPrefetchNames[] = {"off", "next", "l2", "bulk"};
+inline constexpr const char* kPrefetchNames[] = {"off", "l2", "bulk"};
 inline constexpr const char* kDefaultPrefetch = "off";
 
 // Options from the command line; throws InputError naming the option.

@@ -8,7 +8,7 @@
 //   addresses [0, 2^lg0)                  -> super block 0
 //   addresses [2^(lg0+k-1), 2^(lg0+k))    -> super block k
 // Memory block g covers addresses [1024 g, 1024 (g + 1)); its bitmap is 32
-// words (one per lane of a warp in the paper; 4 per lane of our 8-lane tile),
+// words (one per lane of a warp in the paper; 8 per lane of our 4-lane tile),
 // bit = 1 while the slab is allocated.
 //
 // Allocation: each tile keeps a resident memory block and a register copy of
@@ -37,6 +37,7 @@ inline constexpr uint32_t kMaxLgTotal = 31;    // 2^31 slabs (256 GiB): no addre
 inline constexpr uint32_t kMaxSuperBlocks = kMaxLgTotal - kMinLgSuper + 1;
 inline constexpr uint32_t kNoBlock = 0xFFFFFFFFu;
 inline constexpr uint32_t kHashedMoves = 8;
+inline constexpr uint32_t kBitsWordsPerLane = kBlockWords / kTile;  // bitmap words a lane caches
 
 struct PoolRef {
   Slab* slabs[kMaxSuperBlocks];
@@ -69,7 +70,7 @@ struct PoolRef {
 struct TileAlloc {
   uint32_t block = kNoBlock;  // resident memory block (tile-uniform)
   uint32_t changes = 0;       // resident changes so far (input of the hashed choice)
-  uint4 bits{};               // this lane's 4 words of the resident block's bitmap
+  uint32_t bits[kBitsWordsPerLane] = {};  // this lane's words of the resident block's bitmap
 };
 
 __device__ __forceinline__ uint32_t mix32(uint32_t x) {
@@ -85,16 +86,19 @@ __device__ __forceinline__ uint32_t hashed_block(uint32_t tile_id, uint32_t chan
   return __umulhi(mix32(tile_id * 0x9E3779B9u + changes * 0x85EBCA6Bu + 0x165667B1u), total);
 }
 
-__device__ __forceinline__ uint4 load_bitmap(const PoolRef& p, uint32_t block, unsigned tl) {
+__device__ __forceinline__ void load_bitmap(const PoolRef& p, uint32_t block, unsigned tl,
+                                            uint32_t (&bits)[kBitsWordsPerLane]) {
   // relaxed, gpu scope: other SMs change these words with atomics.
-  uint32_t w[4];
-  ld_relaxed_gpu_vec<4>(p.block_bitmap(block) + 4 * tl, w);
-  return make_uint4(w[0], w[1], w[2], w[3]);
+  static_assert(kBitsWordsPerLane % 4 == 0, "whole 16-byte loads");
+#pragma unroll
+  for (uint32_t q = 0; q < kBitsWordsPerLane; q += 4)
+    ld_relaxed_gpu_vec<4>(p.block_bitmap(block) + kBitsWordsPerLane * tl + q,
+                          *reinterpret_cast<uint32_t(*)[4]>(bits + q));
 }
 
 __device__ __forceinline__ bool pool_exhausted(const PoolRef& p) { return ld_relaxed_gpu(p.exhausted) != 0; }
 
-// Allocates one slab for the calling tile (all 8 lanes call it together).
+// Allocates one slab for the calling tile (all its lanes call it together).
 // Returns its address, or kNullSlab when the pool is full. The slab is
 // pristine (all 0xFF): free slabs always are.
 __device__ __forceinline__ uint32_t tile_allocate(TileAlloc& a, const PoolRef& p, uint32_t tile_id, unsigned tl,
@@ -103,25 +107,36 @@ __device__ __forceinline__ uint32_t tile_allocate(TileAlloc& a, const PoolRef& p
   uint32_t moves = 0;
   if (a.block == kNoBlock) {
     a.block = hashed_block(tile_id, a.changes++, p.total_blocks);
-    a.bits = load_bitmap(p, a.block, tl);
+    load_bitmap(p, a.block, tl, a.bits);
   }
   for (;;) {
-    const bool has = (a.bits.x & a.bits.y & a.bits.z & a.bits.w) != 0xFFFFFFFFu;
-    const unsigned lanes = (__ballot_sync(tmask, has) >> tbase) & 0xFFu;
+    uint32_t all = 0xFFFFFFFFu;
+#pragma unroll
+    for (uint32_t q = 0; q < kBitsWordsPerLane; ++q) all &= a.bits[q];
+    const bool has = all != 0xFFFFFFFFu;
+    const unsigned lanes = (__ballot_sync(tmask, has) >> tbase) & kTileLanes;
     if (lanes) {
       const unsigned owner = __ffs(lanes) - 1;
       uint32_t addr = 0, ok = 0;
       if (tl == owner) {
-        // The lowest word with a free bit, without indexing the uint4
-        // dynamically (that would put it in local memory).
-        const unsigned j = a.bits.x != 0xFFFFFFFFu ? 0 : a.bits.y != 0xFFFFFFFFu ? 1 : a.bits.z != 0xFFFFFFFFu ? 2 : 3;
-        const uint32_t word = j == 0 ? a.bits.x : j == 1 ? a.bits.y : j == 2 ? a.bits.z : a.bits.w;
+        // The lowest word with a free bit, with constant indices only (a
+        // dynamic index would put the bitmap copy in local memory).
+        unsigned j = kBitsWordsPerLane;
+        uint32_t word = 0;
+#pragma unroll
+        for (int q = static_cast<int>(kBitsWordsPerLane) - 1; q >= 0; --q)
+          if (a.bits[q] != 0xFFFFFFFFu) {
+            j = static_cast<unsigned>(q);
+            word = a.bits[q];
+          }
         const unsigned b = __ffs(~word) - 1;
-        const uint32_t old = atomicOr(p.block_bitmap(a.block) + 4 * tl + j, 1u << b);
+        const uint32_t old = atomicOr(p.block_bitmap(a.block) + kBitsWordsPerLane * tl + j, 1u << b);
         ok = (old >> b) & 1u ? 0u : 1u;
         const uint32_t now = old | (1u << b);  // refresh the copy with what others took
-        if (j == 0) a.bits.x = now; else if (j == 1) a.bits.y = now; else if (j == 2) a.bits.z = now; else a.bits.w = now;
-        addr = a.block * kBlockSlabs + (4 * tl + j) * 32 + b;
+#pragma unroll
+        for (uint32_t q = 0; q < kBitsWordsPerLane; ++q)
+          if (q == j) a.bits[q] = now;
+        addr = a.block * kBlockSlabs + (kBitsWordsPerLane * tl + j) * 32 + b;
       }
       ok = __shfl_sync(tmask, ok, tbase + owner);
       addr = __shfl_sync(tmask, addr, tbase + owner);
@@ -135,7 +150,7 @@ __device__ __forceinline__ uint32_t tile_allocate(TileAlloc& a, const PoolRef& p
     if (moves > kHashedMoves && pool_exhausted(p)) break;
     a.block = moves <= kHashedMoves ? hashed_block(tile_id, a.changes++, p.total_blocks)
                                     : (a.block + 1 == p.total_blocks ? 0 : a.block + 1);
-    a.bits = load_bitmap(p, a.block, tl);
+    load_bitmap(p, a.block, tl, a.bits);
   }
   if (tl == 0) atomicExch(p.exhausted, 1u);
   return kNullSlab;

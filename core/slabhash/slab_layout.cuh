@@ -1,4 +1,4 @@
-// The slab: 128 bytes, read by a tile of 8 lanes (16 bytes each), and the two
+// The slab: 128 bytes, read by a tile of 4 lanes (32 bytes each), and the two
 // layouts the modes use. Device code and the constants the host shares.
 //
 //   map / multimap (PairLayout): words 2s, 2s+1 = key, value of slot s (15
@@ -34,22 +34,32 @@ namespace gpudict::slabhash {
 
 inline constexpr uint32_t kSlabWords = 32;
 inline constexpr uint32_t kSlabBytes = 128;
-inline constexpr uint32_t kTile = 8;  // lanes that read one slab together
+// Lanes that read one slab together. 4 (32 bytes each, two 16-byte loads)
+// rather than 8: the four tiles of an 8-lane warp issued one instruction for
+// 4 operations; eight 4-lane tiles issue one for 8 operations and keep 8 slab
+// reads in flight per warp (docs/slabhash.md, "tile size").
+inline constexpr uint32_t kTile = 4;
+inline constexpr uint32_t kTileLanes = (1u << kTile) - 1u;  // a tile's lanes, as bits from its first
 inline constexpr uint32_t kEmptyKey = 0xFFFFFFFFu;
 inline constexpr uint32_t kNullSlab = 0xFFFFFFFFu;
 inline constexpr uint32_t kSpecialStoredKey = 0;
-inline constexpr uint32_t kMetaLane = kTile - 1;  // holds words 28..31 (state and next)
+inline constexpr uint32_t kMetaLane = kTile - 1;  // holds words 24..31 (state and next: its w[6], w[7])
 
-// One slab, 16-byte aligned per lane (the allocation is 128-byte aligned).
+// One slab (the allocation is 128-byte aligned).
 struct alignas(128) Slab {
   uint32_t w[kSlabWords];
 };
 static_assert(sizeof(Slab) == kSlabBytes, "a slab is 128 bytes");
 
-// What a lane of a tile holds after reading a slab: words 4l .. 4l+3.
+// What a lane of a tile holds after reading a slab: words 8l .. 8l+7.
+inline constexpr uint32_t kLaneWords = kSlabWords / kTile;
 struct LaneWords {
-  uint32_t w[4];
+  uint32_t w[kLaneWords];
 };
+static_assert(kLaneWords == 8, "the loads below read two 16-byte halves per lane");
+
+// The lanes of the tile that holds lane `tbase` (its first), as a warp mask.
+__device__ __forceinline__ unsigned tile_mask_of(unsigned tbase) { return kTileLanes << tbase; }
 
 // ---- loads (the access size matches the writers', see below) ----
 
@@ -57,28 +67,34 @@ struct LaneWords {
 // as single-copy-atomic 64-bit accesses, the same size as the CAS that
 // publishes a pair, so a reader sees a whole pair or none of it.
 __device__ __forceinline__ LaneWords load_pairs_relaxed(const Slab* s, unsigned tl) {
-  unsigned long long a, b;
+  unsigned long long a, b, c, d;
   // relaxed at gpu scope: bypasses the SM-local L1, sees other SMs' atomics.
-  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
-               : "=l"(a), "=l"(b)
-               : "l"(reinterpret_cast<const char*>(s) + 16 * tl)
-               : "memory");
+  const char* p = reinterpret_cast<const char*>(s) + 32 * tl;
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(p) : "memory");
+  asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(c), "=l"(d) : "l"(p + 16) : "memory");
   return {{static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32), static_cast<uint32_t>(b),
-           static_cast<uint32_t>(b >> 32)}};
+           static_cast<uint32_t>(b >> 32), static_cast<uint32_t>(c), static_cast<uint32_t>(c >> 32),
+           static_cast<uint32_t>(d), static_cast<uint32_t>(d >> 32)}};
 }
 // 32-bit elements: the set layout's keys and its state and next words are
 // separate 32-bit locations, written by 32-bit atomics (relaxed, gpu scope:
 // never a stale L1 line).
 __device__ __forceinline__ LaneWords load_words_relaxed(const Slab* s, unsigned tl) {
   LaneWords v;
-  ld_relaxed_gpu_vec<4>(s->w + 4 * tl, v.w);
+  uint32_t (&lo)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w);
+  uint32_t (&hi)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w + 4);
+  ld_relaxed_gpu_vec<4>(s->w + kLaneWords * tl, lo);
+  ld_relaxed_gpu_vec<4>(s->w + kLaneWords * tl + 4, hi);
   return v;
 }
 // Kernels in which nothing writes the table (phased queries): the read-only
 // path (the table was last written by an earlier kernel).
 __device__ __forceinline__ LaneWords load_readonly(const Slab* s, unsigned tl) {
   LaneWords v;
-  ld_readonly_vec<4>(s->w + 4 * tl, v.w);
+  uint32_t (&lo)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w);
+  uint32_t (&hi)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w + 4);
+  ld_readonly_vec<4>(s->w + kLaneWords * tl, lo);
+  ld_readonly_vec<4>(s->w + kLaneWords * tl + 4, hi);
   return v;
 }
 
@@ -90,14 +106,16 @@ __device__ __forceinline__ LaneWords load_readonly(const Slab* s, unsigned tl) {
 struct PairLayout {
   static constexpr bool kPairs = true;
   static constexpr uint32_t kSlots = 15;
-  static constexpr uint32_t kPerLane = 2;
+  static constexpr uint32_t kPerLane = kLaneWords / 2;
   static constexpr uint32_t kDataBytes = 8;  // per stored element (paper's x)
   static constexpr uint32_t kAliveMask = (1u << kSlots) - 1;
 
   __device__ static __forceinline__ LaneWords load(const Slab* s, unsigned tl) { return load_pairs_relaxed(s, tl); }
   __device__ static __forceinline__ uint32_t key(const LaneWords& v, unsigned j) { return v.w[2 * j]; }
   __device__ static __forceinline__ uint32_t value(const LaneWords& v, unsigned j) { return v.w[2 * j + 1]; }
-  __device__ static __forceinline__ bool valid(unsigned tl, unsigned j) { return tl < kMetaLane || j == 0; }
+  __device__ static __forceinline__ bool valid(unsigned tl, unsigned j) {
+    return tl * kPerLane + j < kSlots;  // the meta lane's last pair is (state, next)
+  }
   __device__ static __forceinline__ unsigned long long* pair_ptr(Slab* s, uint32_t slot) {
     return reinterpret_cast<unsigned long long*>(s->w + 2 * slot);
   }
@@ -108,11 +126,15 @@ struct PairLayout {
   // Claims an empty slot for (key, value): one 64-bit CAS from the empty pair
   // (kEmptyKey, 0xFFFFFFFF: empty slots are always pristine) to the new pair.
   // The CAS publishes key and value together; no reader can see half a pair.
-  // False: another insert claimed the slot first.
-  __device__ static __forceinline__ bool claim(Slab* s, uint32_t slot, uint32_t key, uint32_t value) {
+  // Returns what the slot held; won(it) is false when another insert claimed
+  // the slot first. (Split so that the kernel tests the result a step later,
+  // without waiting for the atomic's round trip.)
+  using ClaimResult = unsigned long long;
+  __device__ static __forceinline__ ClaimResult claim(Slab* s, uint32_t slot, uint32_t key, uint32_t value) {
     const unsigned long long desired = (static_cast<unsigned long long>(value) << 32) | key;
-    return atomicCAS(pair_ptr(s, slot), ~0ull, desired) == ~0ull;
+    return atomicCAS(pair_ptr(s, slot), ~0ull, desired);
   }
+  __device__ static __forceinline__ bool won(ClaimResult old) { return old == ~0ull; }
   // Map REPLACE of a live key: a 64-bit store of the same key and the new
   // value (same size as the CAS and the loads; the key never changes while
   // the slot is claimed, so rewriting it is harmless).
@@ -146,20 +168,24 @@ struct PairLayout {
 struct KeyLayout {
   static constexpr bool kPairs = false;
   static constexpr uint32_t kSlots = 30;
-  static constexpr uint32_t kPerLane = 4;
+  static constexpr uint32_t kPerLane = kLaneWords;
   static constexpr uint32_t kDataBytes = 4;
   static constexpr uint32_t kAliveMask = (1u << kSlots) - 1;
 
   __device__ static __forceinline__ LaneWords load(const Slab* s, unsigned tl) { return load_words_relaxed(s, tl); }
   __device__ static __forceinline__ uint32_t key(const LaneWords& v, unsigned j) { return v.w[j]; }
   __device__ static __forceinline__ uint32_t value(const LaneWords&, unsigned) { return 0; }
-  __device__ static __forceinline__ bool valid(unsigned tl, unsigned j) { return tl < kMetaLane || j < 2; }
+  __device__ static __forceinline__ bool valid(unsigned tl, unsigned j) {
+    return tl * kPerLane + j < kSlots;  // words 30, 31 are state and next
+  }
   __device__ static __forceinline__ uint32_t* key_ptr(Slab* s, uint32_t slot) { return s->w + slot; }
 
   // A 32-bit CAS of the key word from kEmptyKey: the key is the whole slot.
-  __device__ static __forceinline__ bool claim(Slab* s, uint32_t slot, uint32_t key, uint32_t) {
-    return atomicCAS(key_ptr(s, slot), kEmptyKey, key) == kEmptyKey;
+  using ClaimResult = uint32_t;
+  __device__ static __forceinline__ ClaimResult claim(Slab* s, uint32_t slot, uint32_t key, uint32_t) {
+    return atomicCAS(key_ptr(s, slot), kEmptyKey, key);
   }
+  __device__ static __forceinline__ bool won(ClaimResult old) { return old == kEmptyKey; }
   __device__ static __forceinline__ void replace(Slab*, uint32_t, uint32_t, uint32_t) {}
   __device__ static __forceinline__ uint32_t kill(Slab* s, uint32_t slots) { return atomicAnd(s->w + 30, ~slots); }
   __device__ static __forceinline__ uint32_t link(Slab* s, uint32_t, uint32_t fresh) {
@@ -169,12 +195,12 @@ struct KeyLayout {
 };
 
 // State and next of a slab just read: lane kMetaLane holds words 30 and 31 in
-// w[2], w[3] in both layouts.
+// its last two words in both layouts.
 __device__ __forceinline__ uint32_t tile_state(const LaneWords& v, unsigned tmask, unsigned tbase) {
-  return __shfl_sync(tmask, v.w[2], tbase + kMetaLane);
+  return __shfl_sync(tmask, v.w[kLaneWords - 2], tbase + kMetaLane);
 }
 __device__ __forceinline__ uint32_t tile_next(const LaneWords& v, unsigned tmask, unsigned tbase) {
-  return __shfl_sync(tmask, v.w[3], tbase + kMetaLane);
+  return __shfl_sync(tmask, v.w[kLaneWords - 1], tbase + kMetaLane);
 }
 
 }  // namespace gpudict::slabhash

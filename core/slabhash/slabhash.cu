@@ -257,7 +257,7 @@ Params SlabHash::parameters() const {
       {"slab", "128 B: " + std::to_string(M) + (opt_.mode == Mode::Set ? " keys" : " pairs") +
                    ", an alive-bit state word, a 32-bit next address; key 0xFFFFFFFF marks an empty slot"},
       {"hash", "((a k + b) mod (2^32 - 5)) mod B, a = " + std::to_string(hash_.a) + ", b = " + std::to_string(hash_.b)},
-      {"work_sharing", std::string("tiles of 8 lanes, 16 B per lane, one slab per step; 4 operations per warp at once; "
+      {"work_sharing", std::string("tiles of 4 lanes, 32 B per lane, one slab per step; 8 operations per warp at once; "
                                    "--prefetch ") + kPrefetchNames[opt_.prefetch]},
       {"slaballoc", "memory blocks of 1024 slabs, bitmaps cached per tile, one atomicOr per allocation; super blocks " +
                         std::string("2^lg0, 2^lg0, 2^(lg0+1), ...")},

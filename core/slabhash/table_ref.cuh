@@ -66,13 +66,12 @@ struct TableRef {
 // Operation types as the kernels see them (OpType's values).
 enum : uint8_t { kOpInsert = 0, kOpDelete = 1, kOpLookup = 2, kOpCount = 3, kOpRange = 4 };
 
-// --prefetch off | next | l2 | bulk (docs/slabhash.md):
-//   next  the tile reads operation j + 1's base slab into registers while it
-//         serves operation j (two reads in flight per tile);
+// --prefetch off | l2 | bulk (docs/slabhash.md):
 //   l2    every lane asks L2 for its operation's base slab (four 32-byte
-//         sector prefetches) before the tile serves the 8 operations;
+//         sector prefetches) when it loads the operation, before its tile
+//         serves it;
 //   bulk  the same with one 128-byte bulk prefetch (sm_90).
-enum : uint8_t { kPrefetchOff = 0, kPrefetchNext = 1, kPrefetchL2 = 2, kPrefetchBulk = 3 };
+enum : uint8_t { kPrefetchOff = 0, kPrefetchL2 = 1, kPrefetchBulk = 2 };
 
 struct OpsIn {
   const uint8_t* type = nullptr;    // null: every operation is `uniform`

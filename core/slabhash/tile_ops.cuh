@@ -1,18 +1,16 @@
 // The batch kernel: every operation type of the slab hash, served by tiles of
-// 8 lanes with warp-cooperative work sharing (seed 004, IV-A).
+// 4 lanes with warp-cooperative work sharing (seed 004, IV-A).
 //
-// Each lane brings one operation (or none). A tile of 8 lanes serves the
-// operations of its lanes one at a time, lane 0's first: the operation's
-// bucket and stored key (each lane hashed its own key) are shuffled to the
-// tile, the tile reads one slab (16 bytes per lane: one coalesced 128-byte
-// line), each lane tests its 2 pairs (4 keys in the set layout) and a ballot
-// tells the tile where the key or the first empty slot is. Four tiles per warp
-// serve four operations at once. The loop over a tile's 8 operations has the
-// same trip count in every tile, so the tiles of a warp stay converged (only
-// an operation that needs more than one step - a chain walk, a lost CAS -
-// makes its tile run alone for a while); diverged tiles would issue every
-// instruction once per tile. --prefetch next/l2/bulk fetch the next base slabs
-// early (measured in docs/slabhash.md: none helped, the default is off).
+// Each lane brings one operation (or none). A tile of 4 lanes serves the
+// operations of its lanes one at a time: the operation's bucket and stored
+// key (each lane hashed its own key) are shuffled to the tile, the tile reads
+// one slab per step (32 bytes per lane: one 128-byte line), each lane tests
+// its 4 pairs (8 keys in the set layout) and a ballot tells the tile where
+// the key or the first empty slot is. The eight tiles of a warp step together
+// (batch_kernel below says why and how), each on its own operation; a tile
+// that has served its 4 lanes takes the next 4 operations.
+// --prefetch l2/bulk ask L2 for each new operation's base slab when its lanes
+// load it (measured in docs/slabhash.md).
 //
 // Per operation (docs/slabhash.md for the argument behind each step):
 //   lookup   first alive slot with the key -> its value; else the next slab;
@@ -76,7 +74,11 @@ __device__ __forceinline__ LaneMatch match_slots(const LaneWords& v, unsigned tl
 template <class L>
 __device__ __forceinline__ uint32_t value_at(const LaneWords& v, unsigned j) {
   if constexpr (L::kPairs) {
-    return j == 0 ? v.w[1] : v.w[3];
+    uint32_t x = v.w[1];
+#pragma unroll
+    for (unsigned q = 1; q < L::kPerLane; ++q)
+      if (j == q) x = v.w[2 * q + 1];
+    return x;
   } else {
     return 0u;
   }
@@ -101,7 +103,7 @@ __device__ __forceinline__ void prefetch_slab(const Slab* s, bool bulk) {
 
 // Tile-local ballot: bit l = lane l of the tile.
 __device__ __forceinline__ unsigned tile_ballot(unsigned tmask, unsigned tbase, bool p) {
-  return (__ballot_sync(tmask, p) >> tbase) & 0xFFu;
+  return (__ballot_sync(tmask, p) >> tbase) & kTileLanes;
 }
 
 // Hits of the tile in this slab, and this lane's rank among them for each of
@@ -129,11 +131,10 @@ __device__ __forceinline__ TileHits<L> tile_hits(uint32_t hit, unsigned tl, unsi
   return h;
 }
 
-// OR of a value over the tile (xor-shuffles stay within aligned groups of 8).
+// OR of a value over the tile (xor-shuffles stay within aligned tiles).
 __device__ __forceinline__ uint32_t tile_or(uint32_t x, unsigned tmask) {
-  x |= __shfl_xor_sync(tmask, x, 1);
-  x |= __shfl_xor_sync(tmask, x, 2);
-  x |= __shfl_xor_sync(tmask, x, 4);
+#pragma unroll
+  for (unsigned o = 1; o < kTile; o <<= 1) x |= __shfl_xor_sync(tmask, x, o);
   return x;
 }
 
@@ -165,245 +166,348 @@ __device__ __forceinline__ LaneWords read_slab(const Slab* s, unsigned tl) {
 }
 
 // Blocks of 256 threads per SM each kernel is compiled for: as many as fit
-// without spilling (-Xptxas -v): lookups, counts and deletes 40 registers (6
-// blocks, 48 warps per SM; 7 blocks spill), ranges and inserts 48 (5), mixed
-// 64 (4).
-constexpr int min_blocks(uint32_t ops) {
-  return (ops & ~(kSetLookup | kSetCount)) == 0 || ops == kSetDelete ? 6
-         : ops == kSetRange || ops == kSetInsert ? 5
-                                                 : 4;
+// without spilling (-Xptxas -v): lookups, counts and map/multimap deletes 32
+// registers (8 blocks, 64 warps per SM), set deletes and ranges 40 (6),
+// inserts and inserts with deletes 64 (4), the mixed kernel 80 (3).
+constexpr int min_blocks(uint32_t ops, bool key_layout) {
+  return (ops & ~(kSetLookup | kSetCount)) == 0 || (ops == kSetDelete && !key_layout) ? 8
+         : ops == kSetDelete || ops == kSetRange                                     ? 6
+         : ops == kSetInsert || ops == kSetUpdates                                   ? 4
+                                                                                     : 3;
 }
 
+// This lane's own operation (it brought it; its tile serves it).
+struct LaneOp {
+  bool active = false;
+  uint32_t type = 0, key = 0, arg = 0, idx = 0, bucket = 0, stored = 0;
+  uint32_t found = 0, value = 0, offset = 0;  // results, written when the tile moves on
+};
+
+// The operation a tile serves now (the same in all its lanes).
+struct TileOp {
+  bool busy = false;     // serving operation j of its lanes
+  unsigned j = 0;        // the lane of the tile that brought it
+  unsigned pending = 0;  // lanes whose operations are still to serve (bit l)
+  uint32_t op = 0, stored = 0, bucket = 0, arg = 0;
+  Slab* cur = nullptr;   // the slab the next step reads
+  uint32_t acc = 0;      // count / range: matches counted
+  uint32_t written = 0;  // range: values written
+  uint32_t roff = 0;     // range: reserved offset
+  bool filling = false;  // range: in the fill pass
+  bool claim_out = false;  // an insert's claim (CAS) of the last step is still to be checked
+  unsigned claim_j = 0;    // ... for the operation of lane claim_j
+};
+
+template <uint32_t kOps>
+__device__ __forceinline__ void write_results(const LaneOp& o, const OpsOut& out) {
+  if (!o.active || o.type < kOpLookup) return;
+  if ((kOps & kSetLookup) && o.type == kOpLookup) out.found[o.idx] = static_cast<uint8_t>(o.found);
+  out.value[o.idx] = o.value;
+  if ((kOps & kSetRange) && o.type == kOpRange) out.offset[o.idx] = o.offset;
+}
+
+// The batch kernel. Every warp runs ONE loop whose every iteration is a step
+// of all eight of its tiles: a tile that finished its operation starts the
+// next one of its lanes, one that finished all of them takes its next ones
+// (the tiles of a persistent grid stride over the batch), then every busy tile
+// reads one slab and acts on it. All shuffles and ballots of a step are
+// executed by the whole warp with the full mask, outside any branch on the
+// operation or its outcome: with a per-tile mask (not a constant) the
+// compiler guards each shuffle with a convergence check (MATCH.ANY, REDUX,
+// BRA.DIV) that cost more issue slots than the work itself (Nsight Compute on
+// the old kernel: 30 instructions per lookup, the ADU pipe 88% busy). Only
+// the rare steps a tile takes alone - allocating a slab and linking it - use
+// the tile's mask. A step whose operation is done frees the tile at once for
+// the next one, so a long chain in one tile does not hold back the others.
+//
+// Atomics whose results matter are checked one step later, after the next
+// slab read has been issued, so that their round trip overlaps it instead of
+// stalling the warp: an insert that tried to claim a slot counts as done, and
+// if the next step finds the CAS lost, the insert goes back to the tile's
+// pending operations and starts again from the head of its chain (a lost
+// claim changed nothing); the tile takes no new chunk meanwhile. Deletes
+// count the alive bits they cleared the same way.
 template <class L, Mode M, uint32_t kOps>
-__global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps))
+__global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     batch_kernel(const __grid_constant__ TableRef t, const __grid_constant__ OpsIn in,
                  const __grid_constant__ OpsOut out) {
   constexpr bool kMulti = M == Mode::Multimap;
   constexpr bool kReadOnly = (kOps & kSetUpdates) == 0;
   constexpr bool kOneType = (kOps & (kOps - 1)) == 0;
+  constexpr bool kInserts = (kOps & kSetInsert) != 0;
+  constexpr bool kDeletes = (kOps & kSetDelete) != 0;
+  constexpr bool kLookups = (kOps & kSetLookup) != 0;
+  constexpr bool kCountsOrRanges = (kOps & (kSetCount | kSetRange)) != 0;
+  constexpr bool kRanges = (kOps & kSetRange) != 0;
+  // Ranks of the hits within the slab: the range fill pass, multimap counts.
+  constexpr bool kRanks = kRanges || (kMulti && (kOps & kSetCount) != 0);
   const unsigned lane = lane_id();
   const unsigned tl = lane & (kTile - 1);
   const unsigned tbase = lane & ~(kTile - 1);
-  const unsigned tmask = 0xFFu << tbase;
-  const uint32_t warp = blockIdx.x * warps_per_block() + warp_in_block();
-  const uint32_t tile_id = warp * (kWarpSize / kTile) + lane / kTile;
-  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * warps_per_block() * kWarpSize;
-  const bool pipeline = in.prefetch == kPrefetchNext;
+  const unsigned tmask = tile_mask_of(tbase);  // the tile alone (allocation, link)
+  const uint32_t tile_id = (blockIdx.x * warps_per_block() + warp_in_block()) * (kWarpSize / kTile) + lane / kTile;
+  // Every tile takes kTile operations at a time; the grid's tiles stride over the batch.
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  uint64_t next_chunk = static_cast<uint64_t>(tile_id) * kTile;
+  bool loaded = false;
 
   TileAlloc alloc;
   // Per-lane tallies (a lane serves fewer than 2^32 operations), summed over
   // the warp at the end.
   uint32_t claimed = 0, killed = 0, replaced = 0, linked = 0;
+  LaneOp me;
+  TileOp s;
+  // This lane's atomics of the last step whose results are still to be used.
+  typename L::ClaimResult cas_old{};
+  bool cas_lane = false;  // this lane issued the claim
+  uint32_t kill_old = 0, kill_bits = 0;  // delete: the alive mask before, the bits cleared
 
-  for (uint64_t first = static_cast<uint64_t>(warp) * kWarpSize; first < in.n; first += stride) {
-    // This lane's operation; it hashes its own key.
-    const uint64_t i = first + lane;
-    const bool active = i < in.n;
-    uint32_t my_type = kOneType ? only_type(kOps) : 0u, my_key = 0, my_arg = 0, my_idx = 0;
-    if (active) {
-      if constexpr (!kOneType) my_type = in.type ? in.type[i] : in.uniform;
-      my_key = in.key[i];
-      if constexpr ((kOps & kSetInsert) != 0) my_arg = in.arg ? in.arg[i] : 0u;
-      my_idx = in.index ? in.index[i] : static_cast<uint32_t>(i);
-    }
-    uint32_t my_bucket = 0, my_stored = 0;
-    t.route(my_key, my_bucket, my_stored);
-    // The tile will read these 8 base slabs one after the other: ask L2 for
-    // all of them now (32 line fetches per warp in flight instead of 4).
-    if (active && in.prefetch >= kPrefetchL2) prefetch_slab(t.base + my_bucket, in.prefetch == kPrefetchBulk);
-    // This lane's results, written once the tile has served all 8.
-    uint32_t res_found = 0, res_value = 0, res_offset = 0;
-
-    const unsigned lanes = tile_ballot(tmask, tbase, active);
-    LaneWords ahead{};  // the next operation's base slab, read early
-    if (pipeline && (lanes & 1u)) ahead = read_slab<L, kReadOnly>(t.base + __shfl_sync(tmask, my_bucket, tbase), tl);
-
-    for (unsigned j = 0; j < kTile; ++j) {
-      if (!((lanes >> j) & 1u)) continue;  // tile-uniform
-      const uint32_t stored = __shfl_sync(tmask, my_stored, tbase + j);
-      const uint32_t bucket = __shfl_sync(tmask, my_bucket, tbase + j);
-      const uint32_t op = kOneType ? only_type(kOps) : __shfl_sync(tmask, my_type, tbase + j);
-      uint32_t arg = 0;
-      if constexpr ((kOps & kSetInsert) != 0) arg = __shfl_sync(tmask, my_arg, tbase + j);
-      Slab* cur = t.base + bucket;
-      LaneWords v = pipeline ? ahead : read_slab<L, kReadOnly>(cur, tl);
-      if (pipeline) {
-        const unsigned rest = lanes & ~((2u << j) - 1u);
-        if (rest) ahead = read_slab<L, kReadOnly>(t.base + __shfl_sync(tmask, my_bucket, tbase + __ffs(rest) - 1), tl);
+  for (;;) {
+    // A tile with nothing left of its chunk writes its lanes' results and
+    // takes its next chunk: each lane loads and hashes its own operation.
+    const bool refill = !s.busy && s.pending == 0 && !s.claim_out && next_chunk < in.n;  // tile-uniform
+    if (refill) {
+      if (loaded) write_results<kOps>(me, out);
+      const uint64_t i = next_chunk + tl;
+      me = LaneOp{};
+      me.active = i < in.n;
+      me.type = only_type(kOps);
+      if (me.active) {
+        if constexpr (!kOneType) me.type = in.type ? in.type[i] : in.uniform;
+        me.key = in.key[i];
+        if constexpr (kInserts) me.arg = in.arg ? in.arg[i] : 0u;
+        me.idx = in.index ? in.index[i] : static_cast<uint32_t>(i);
+        t.route(me.key, me.bucket, me.stored);
+        // Ask L2 for the base slab now: the tile reads it within a few steps.
+        if (in.prefetch != kPrefetchOff) prefetch_slab(t.base + me.bucket, in.prefetch == kPrefetchBulk);
       }
+      // The chunk's operations are lanes 0 .. min(kTile, n - next_chunk) - 1.
+      const uint64_t left = in.n - next_chunk;
+      s.pending = left >= kTile ? kTileLanes : (1u << left) - 1u;
+      next_chunk += stride;
+      loaded = true;
+    }
 
-      uint32_t acc = 0;      // count / range: matches counted
-      uint32_t written = 0;  // range: values written
-      uint32_t roff = 0;     // range: reserved offset
-      bool filling = false;  // range: in the fill pass
-      for (;;) {
-        const uint32_t state = tile_state(v, tmask, tbase);
-        const LaneMatch m = match_slots<L>(v, tl, stored, state);
-        const unsigned hit_lanes = tile_ballot(tmask, tbase, m.hit != 0);
-        bool done = false;
-        bool advance = false;  // go on to the next slab of the chain
-        bool at_end = false;   // the chain is exhausted for this operation
+    // A free tile starts its next operation: its key, bucket, type and value
+    // come from the lane that brought it.
+    const bool start = !s.busy && s.pending != 0;  // tile-uniform
+    if (start) {
+      s.j = __ffs(s.pending) - 1;
+      s.pending &= s.pending - 1;
+    }
+    const unsigned src = tbase + s.j;
+    const uint32_t x_stored = __shfl_sync(kFullMask, me.stored, src);
+    const uint32_t x_bucket = __shfl_sync(kFullMask, me.bucket, src);
+    uint32_t x_op = only_type(kOps), x_arg = 0;
+    if constexpr (!kOneType) x_op = __shfl_sync(kFullMask, me.type, src);
+    if constexpr (kInserts) x_arg = __shfl_sync(kFullMask, me.arg, src);
+    if (start) {
+      s.busy = true;
+      s.stored = x_stored;
+      s.bucket = x_bucket;
+      s.op = x_op;
+      s.arg = x_arg;
+      s.cur = t.base + x_bucket;
+      s.acc = s.written = s.roff = 0;
+      s.filling = false;
+    }
+    // Done when every tile is past the end of the batch with no claim to check.
+    if (!__any_sync(kFullMask, s.busy || s.claim_out)) break;
 
-        if (op == kOpLookup) {
-          if constexpr ((kOps & kSetLookup) != 0) {
-            if (hit_lanes) {
-              const unsigned w = __ffs(hit_lanes) - 1;
-              const uint32_t val = __shfl_sync(tmask, value_at<L>(v, __ffs(m.hit) - 1), tbase + w);
-              if (tl == j) {
-                res_found = 1;
-                res_value = val;
-              }
-              done = true;
-            } else {
-              advance = true;
+    // The step: every busy tile reads one slab; the warp-wide collectives of
+    // what it holds.
+    LaneWords v{};
+    if (s.busy) v = read_slab<L, kReadOnly>(s.cur, tl);
+
+    // The last step's atomics, now that this step's read is on its way.
+    if constexpr (kInserts) {
+      const bool won = cas_lane && L::won(cas_old);
+      claimed += won ? 1u : 0u;
+      cas_lane = false;
+      const unsigned won_lanes = tile_ballot(kFullMask, tbase, won);
+      if (s.claim_out && won_lanes == 0) s.pending |= 1u << s.claim_j;  // lost: serve it again
+      s.claim_out = false;
+    }
+    if constexpr (kDeletes) {
+      killed += __popc(kill_old & kill_bits);
+      kill_bits = 0;
+    }
+    const uint32_t state = tile_state(v, kFullMask, tbase);
+    const uint32_t next = tile_next(v, kFullMask, tbase);
+    const LaneMatch m = s.busy ? match_slots<L>(v, tl, s.stored, state) : LaneMatch{0u, 0u};
+    const unsigned hit_lanes = tile_ballot(kFullMask, tbase, m.hit != 0);
+    unsigned empty_lanes = 0;
+    if constexpr (kInserts) empty_lanes = tile_ballot(kFullMask, tbase, m.empty != 0);
+    uint32_t first_value = 0;  // lookup: the value of the first hit
+    if constexpr (kLookups)
+      first_value = __shfl_sync(kFullMask, value_at<L>(v, m.hit ? __ffs(m.hit) - 1 : 0),
+                                tbase + (hit_lanes ? __ffs(hit_lanes) - 1 : 0));
+    TileHits<L> h{};
+    if constexpr (kRanks) h = tile_hits<L>(m.hit, tl, kFullMask, tbase);
+    uint32_t slab_hits = 0;  // multimap delete: every alive slot with the key in this slab
+    if constexpr (kMulti && kDeletes) slab_hits = tile_or(m.hit << (tl * L::kPerLane), kFullMask);
+
+    // What the step does for the tile's operation (no warp collectives here:
+    // the tiles take different branches).
+    bool done = false;
+    bool at_end = false;  // the chain is exhausted for this operation
+    if (s.busy) {
+      bool advance = false;  // go on to the next slab of the chain
+      const uint32_t op = s.op;
+      if (op == kOpLookup) {
+        if constexpr (kLookups) {
+          if (hit_lanes) {
+            if (tl == s.j) {
+              me.found = 1;
+              me.value = first_value;
             }
-          }
-        } else if (op == kOpCount || (op == kOpRange && !filling)) {
-          if constexpr ((kOps & (kSetCount | kSetRange)) != 0) {
-            if (!kMulti) {
-              if (hit_lanes) {
-                acc = 1;
-                at_end = true;
-              } else {
-                advance = true;
-              }
-            } else {
-              acc += tile_hits<L>(m.hit, tl, tmask, tbase).total;
-              advance = true;
-            }
-          }
-        } else if (op == kOpRange) {  // fill pass
-          if constexpr ((kOps & kSetRange) != 0) {
-            const TileHits<L> h = tile_hits<L>(m.hit, tl, tmask, tbase);
-            const uint32_t room = acc - written;
-#pragma unroll
-            for (unsigned s = 0; s < L::kPerLane; ++s)
-              if (((m.hit >> s) & 1u) && h.rank[s] < room)
-                out.range_values[roff + written + h.rank[s]] = value_at<L>(v, s);
-            written += h.total < room ? h.total : room;
-            if (written == acc)
-              at_end = true;
-            else
-              advance = true;
-          }
-        } else if (op == kOpDelete) {
-          if constexpr ((kOps & kSetDelete) != 0) {
-            if (hit_lanes) {
-              if (!kMulti) {
-                // The key is in at most one alive slot (map/set uniqueness).
-                const unsigned w = __ffs(hit_lanes) - 1;
-                if (tl == w) {
-                  const uint32_t slot = w * L::kPerLane + (__ffs(m.hit) - 1);
-                  const uint32_t old = L::kill(cur, 1u << slot);
-                  killed += (old >> slot) & 1u;
-                }
-                done = true;
-              } else {
-                // Every alive slot with the key in this slab, with one atomic.
-                const uint32_t bits = tile_or(m.hit << (tl * L::kPerLane), tmask);
-                if (tl == 0) killed += __popc(L::kill(cur, bits) & bits);
-                advance = true;
-              }
-            } else {
-              advance = true;
-            }
-          }
-        } else if (op == kOpInsert) {
-          if constexpr ((kOps & kSetInsert) != 0) {
-            if (!kMulti && hit_lanes) {
-              // REPLACE: the key is alive here (and nowhere else).
-              const unsigned w = __ffs(hit_lanes) - 1;
-              if (tl == w) {
-                L::replace(cur, w * L::kPerLane + (__ffs(m.hit) - 1), stored, arg);
-                ++replaced;
-              }
-              done = true;
-            } else {
-              const unsigned empty_lanes = tile_ballot(tmask, tbase, m.empty != 0);
-              if (empty_lanes) {
-                // The first empty slot of the chain (every earlier slab is full).
-                const unsigned w = __ffs(empty_lanes) - 1;
-                uint32_t ok = 0;
-                if (tl == w) {
-                  ok = L::claim(cur, w * L::kPerLane + (__ffs(m.empty) - 1), stored, arg) ? 1u : 0u;
-                  claimed += ok;
-                }
-                // Lost: someone claimed that slot; read the slab again (it may
-                // now hold this very key).
-                done = __shfl_sync(tmask, ok, tbase + w) != 0;
-              } else {
-                const uint32_t next = tile_next(v, tmask, tbase);
-                if (next != kNullSlab) {
-                  cur = t.pool.slab(next);
-                } else {
-                  const uint32_t fresh = tile_allocate(alloc, t.pool, tile_id, tl, tmask, tbase);
-                  if (fresh == kNullSlab) {
-                    const uint32_t idx = __shfl_sync(tmask, my_idx, tbase + j);
-                    if (tl == j) out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = idx;
-                    done = true;
-                  } else {
-                    uint32_t now = 0;
-                    if (tl == kMetaLane) now = L::link(cur, state, fresh);
-                    now = __shfl_sync(tmask, now, tbase + kMetaLane);
-                    // Lost the link: the fresh slab was never reachable and is
-                    // still pristine; return it.
-                    if (now != fresh && tl == 0) free_slab(t.pool, fresh);
-                    if (now == fresh && tl == 0) ++linked;
-                    cur = t.pool.slab(now);
-                  }
-                }
-              }
-            }
+            done = true;
+          } else {
+            advance = true;
           }
         }
-        if (op > kOpRange || !((kOps >> op) & 1u)) done = true;  // not a type of this kernel (never launched so)
-
-        if (advance) {
-          const uint32_t next = tile_next(v, tmask, tbase);
-          if (next == kNullSlab)
+      } else if (op == kOpCount || (op == kOpRange && !s.filling)) {
+        if constexpr (kCountsOrRanges) {
+          if (!kMulti) {
+            if (hit_lanes) {
+              s.acc = 1;
+              at_end = true;
+            } else {
+              advance = true;
+            }
+          } else {
+            s.acc += h.total;
+            advance = true;
+          }
+        }
+      } else if (op == kOpRange) {  // fill pass
+        if constexpr (kRanges) {
+          const uint32_t room = s.acc - s.written;
+#pragma unroll
+          for (unsigned q = 0; q < L::kPerLane; ++q)
+            if (((m.hit >> q) & 1u) && h.rank[q] < room)
+              out.range_values[s.roff + s.written + h.rank[q]] = value_at<L>(v, q);
+          s.written += h.total < room ? h.total : room;
+          if (s.written == s.acc)
             at_end = true;
           else
-            cur = t.pool.slab(next);
+            advance = true;
         }
-        if (at_end) {
-          done = true;
-          if (op == kOpCount) {
-            if (tl == j) res_value = acc;
-          } else if (op == kOpRange && !filling && acc > 0) {
-            unsigned long long off = 0;
-            if (tl == j) off = atomicAdd(&out.ctr->range_cursor, static_cast<unsigned long long>(acc));
-            off = __shfl_sync(tmask, off, tbase + j);
-            if (off + acc > out.range_capacity) {
-              const uint32_t idx = __shfl_sync(tmask, my_idx, tbase + j);
-              if (tl == j) {
-                out.ctr->range_overflow = 1;
-                out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = idx;
+      } else if (op == kOpDelete) {
+        if constexpr (kDeletes) {
+          if (hit_lanes) {
+            if (!kMulti) {
+              // The key is in at most one alive slot (map/set uniqueness).
+              const unsigned w = __ffs(hit_lanes) - 1;
+              if (tl == w) {
+                kill_bits = 1u << (w * L::kPerLane + (__ffs(m.hit) - 1));
+                kill_old = L::kill(s.cur, kill_bits);
               }
+              done = true;
             } else {
-              roff = static_cast<uint32_t>(off);
-              filling = true;
-              cur = t.base + bucket;
-              done = false;  // the fill pass, from the head again
+              // Every alive slot with the key in this slab, with one atomic.
+              if (tl == 0) {
+                kill_bits = slab_hits;
+                kill_old = L::kill(s.cur, kill_bits);
+              }
+              advance = true;
             }
-          } else if (op == kOpRange && filling) {
-            if (tl == j) {
-              res_offset = roff;
-              res_value = written;
+          } else {
+            advance = true;
+          }
+        }
+      } else if (op == kOpInsert) {
+        if constexpr (kInserts) {
+          if (!kMulti && hit_lanes) {
+            // REPLACE: the key is alive here (and nowhere else).
+            const unsigned w = __ffs(hit_lanes) - 1;
+            if (tl == w) {
+              L::replace(s.cur, w * L::kPerLane + (__ffs(m.hit) - 1), s.stored, s.arg);
+              ++replaced;
+            }
+            done = true;
+          } else if (empty_lanes) {
+            // The first empty slot of the chain (every earlier slab is full):
+            // claim it. The next step checks the CAS; lost (someone claimed
+            // that slot first), the insert starts again from the head of the
+            // chain (which may now hold this very key).
+            const unsigned w = __ffs(empty_lanes) - 1;
+            if (tl == w) {
+              cas_old = L::claim(s.cur, w * L::kPerLane + (__ffs(m.empty) - 1), s.stored, s.arg);
+              cas_lane = true;
+            }
+            s.claim_out = true;
+            s.claim_j = s.j;
+            done = true;
+          } else if (next != kNullSlab) {
+            s.cur = t.pool.slab(next);
+          } else {
+            // The tail is full: the tile alone allocates a slab and links it.
+            const uint32_t fresh = tile_allocate(alloc, t.pool, tile_id, tl, tmask, tbase);
+            if (fresh == kNullSlab) {
+              if (tl == s.j) out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = me.idx;
+              done = true;
+            } else {
+              uint32_t now = 0;
+              if (tl == kMetaLane) now = L::link(s.cur, state, fresh);
+              now = __shfl_sync(tmask, now, tbase + kMetaLane);
+              // Lost the link: the fresh slab was never reachable and is
+              // still pristine; return it.
+              if (now != fresh && tl == 0) free_slab(t.pool, fresh);
+              if (now == fresh && tl == 0) ++linked;
+              s.cur = t.pool.slab(now);
             }
           }
-          // lookup: not found (res_found stays 0); delete: nothing left.
         }
-        if (done) break;
-        v = read_slab<L, kReadOnly>(cur, tl);
+      }
+      if (op > kOpRange || !((kOps >> op) & 1u)) done = true;  // not a type of this kernel (never launched so)
+
+      if (advance) {
+        if (next == kNullSlab)
+          at_end = true;
+        else
+          s.cur = t.pool.slab(next);
+      }
+      if (at_end) {
+        done = true;
+        if (op == kOpCount) {
+          if (tl == s.j) me.value = s.acc;
+        } else if (op == kOpRange && s.filling) {
+          if (tl == s.j) {
+            me.offset = s.roff;
+            me.value = s.written;
+          }
+        }
+        // lookup: not found (found stays 0); delete: nothing left; a range's
+        // count pass: the reservation below.
       }
     }
 
-    if (active && my_type >= kOpLookup) {
-      if ((kOps & kSetLookup) && my_type == kOpLookup) out.found[my_idx] = static_cast<uint8_t>(res_found);
-      out.value[my_idx] = res_value;
-      if ((kOps & kSetRange) && my_type == kOpRange) out.offset[my_idx] = res_offset;
+    if constexpr (kRanges) {
+      // A range's count pass found acc values: one atomicAdd reserves room
+      // for them, then the fill pass walks the chain again from its head.
+      const bool reserve = s.busy && at_end && s.op == kOpRange && !s.filling && s.acc > 0;  // tile-uniform
+      unsigned long long off = 0;
+      if (reserve && tl == s.j) off = atomicAdd(&out.ctr->range_cursor, static_cast<unsigned long long>(s.acc));
+      off = __shfl_sync(kFullMask, off, tbase + s.j);
+      if (reserve) {
+        if (off + s.acc > out.range_capacity) {
+          if (tl == s.j) {
+            out.ctr->range_overflow = 1;
+            out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = me.idx;
+          }
+        } else {
+          s.roff = static_cast<uint32_t>(off);
+          s.filling = true;
+          s.cur = t.base + s.bucket;
+          done = false;
+        }
+      }
     }
+    if (done) s.busy = false;
   }
+  if (loaded) write_results<kOps>(me, out);
+  killed += __popc(kill_old & kill_bits);  // the last step's deletes
 
   const unsigned long long c = warp_sum(static_cast<unsigned long long>(claimed));
   const unsigned long long k = warp_sum(static_cast<unsigned long long>(killed));

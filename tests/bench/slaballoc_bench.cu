@@ -1,6 +1,6 @@
 // gpudict_slaballoc_bench: SlabAlloc (seed 004, section V) on its own.
-// Allocation the way the slab hash uses it: every tile of 8 lanes (4 per
-// warp, persistent grid) takes slabs one at a time; median of CUDA-event
+// Allocation the way the slab hash uses it: every tile of kTile lanes (a warp
+// holds 32 / kTile, persistent grid) takes slabs one at a time; median of CUDA-event
 // times over repetitions, each on a pool pre-filled to a given fraction.
 // Then the deallocation rate (one atomicAnd per slab) and, for scale, CUDA's
 // device malloc of 128 bytes per thread. Every row checks its result: no
@@ -34,7 +34,7 @@ constexpr int kThreads = 256;
 // Tile t takes allocations t, t + T, ... (T tiles in the grid).
 __global__ void __launch_bounds__(kThreads)
     alloc_kernel(const __grid_constant__ PoolRef p, uint32_t* out, uint64_t n, unsigned int* fails) {
-  const unsigned lane = lane_id(), tl = lane & (kTile - 1), tbase = lane & ~(kTile - 1), tmask = 0xFFu << tbase;
+  const unsigned lane = lane_id(), tl = lane & (kTile - 1), tbase = lane & ~(kTile - 1), tmask = tile_mask_of(tbase);
   const uint64_t tile = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kTile;
   const uint64_t tiles = static_cast<uint64_t>(gridDim.x) * blockDim.x / kTile;
   TileAlloc a;

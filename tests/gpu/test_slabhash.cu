@@ -583,14 +583,16 @@ TEST_CASE("slabhash: build with duplicate keys (map: the later pair wins; multim
   }
 }
 
-TEST_CASE("slabhash: random phased batches against the model, every mode") {
-  for (M mode : kModes) {
+TEST_CASE("slabhash: random phased batches against the model, every mode and --prefetch") {
+  for (M mode : kModes)
+  for (const char* prefetch : {"off", "l2", "bulk"}) {
     CAPTURE(mode_arg(mode));
+    CAPTURE(prefetch);
     std::mt19937_64 rng(100 + static_cast<int>(mode));
     std::vector<uint64_t> init;
     for (uint64_t k = 0; k < 30000; k += 3) init.push_back(k);
     const KeyValues kv = pairs_of(init);
-    auto d = make(mode, {{"load-factor", "0.7"}});
+    auto d = make(mode, {{"load-factor", "0.7"}, {"prefetch", prefetch}});
     build(*d, kv);
     Model m = model_of(kv, mode);
     for (int b = 0; b < 12; ++b) {
