@@ -4,14 +4,15 @@
 // build(initial): copy the pairs in reverse order, one stable radix sort by
 //   key, keep the first pair of every run of equal keys (the input's last: a
 //   later duplicate wins), place.
-// cleanup(): merge every level into one run, most recent first (stable
-//   merges, the smaller level is the newer run), keep the first record of
-//   every key unless it is a tombstone (that record is the key's most recent
-//   one) and write the kept pairs straight into the new levels: one pass
-//   counts the kept records per tile (5 B read per record), a scan of the
-//   tile counts gives the total and each tile's first slot, and a second
-//   pass writes each kept record to its slot's level (9 B in, 9 B out).
-//   Snapshots keep their levels: the new levels are new storage.
+// cleanup(): the fused merge and compaction of cleanup_tiles.cuh. The merged
+//   order of all levels (most recent first on equal keys) is cut into tiles
+//   by splitter records; a counting pass keeps the first record of every key
+//   unless it is a tombstone (that record is the key's most recent one) and
+//   counts per tile (5 B read per record), a scan of the counts gives the
+//   total and each tile's first slot, and a placing pass (9 B read per
+//   record, 9 B written per kept one) writes each kept record straight into
+//   its new level. No merged run is written. Snapshots keep their levels:
+//   the new levels are new storage.
 // place(u pairs): r' = ceil(u / b) LSM batches; the levels are the set bits
 //   of r', filled in index order with consecutive slices of the run (the
 //   smallest keys in the smallest level, as in the paper), and the last
@@ -34,9 +35,8 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
-#include "core/common/warp.cuh"
+#include "core/lsm/cleanup_tiles.cuh"
 #include "core/lsm/lsm_impl.cuh"
-#include "core/lsm/merge.cuh"
 #include "core/sorted_array/search_index.cuh"
 
 namespace gpudict::lsm {
@@ -61,173 +61,6 @@ __global__ void slice_kernel(const uint32_t* __restrict__ src_keys, const uint32
     keys[i] = real ? src_keys[g] : kMaxKey;
     values[i] = real ? src_values[g] : 0u;
     status[i] = real ? uint8_t{0} : kTombstone;
-  }
-}
-
-// The cleanup's compaction: tiles of kCompactThreads x kCompactRounds quads
-// of records; in round i thread t holds the 4 records starting at
-// tile0 + 4 (i kCompactThreads + t), loaded as one uint4 of keys and one
-// 32-bit word of status bytes (narrow 1- and 4-byte loads per record left
-// both kernels at 1.5 TB/s). Kept order = (round, thread, record) = record
-// order.
-constexpr int kCompactThreads = 256;
-constexpr int kCompactRounds = 4;
-constexpr int kCompactWarps = kCompactThreads / 32;
-constexpr uint64_t kCompactTile = static_cast<uint64_t>(kCompactThreads) * kCompactRounds * 4;
-
-// Bit c of the result: record q4 + c is the first of its key and live. The
-// key before the quad comes from the lane below (lane 0 loads it).
-__device__ __forceinline__ unsigned keep_quad(const uint32_t* __restrict__ keys, const uint8_t* __restrict__ status,
-                                              uint64_t q4, uint64_t n, uint4& k) {
-  uint32_t st;
-  if (q4 + 4 <= n) {
-    k = *reinterpret_cast<const uint4*>(keys + q4);
-    st = *reinterpret_cast<const uint32_t*>(status + q4);
-  } else {  // the run's tail (n need not be a multiple of 4)
-    const uint32_t kk[4] = {q4 < n ? keys[q4] : 0u, q4 + 1 < n ? keys[q4 + 1] : 0u,
-                            q4 + 2 < n ? keys[q4 + 2] : 0u, q4 + 3 < n ? keys[q4 + 3] : 0u};
-    k = make_uint4(kk[0], kk[1], kk[2], kk[3]);
-    st = 0;
-    for (int c = 0; c < 4; ++c)
-      if (q4 + c < n) st |= static_cast<uint32_t>(status[q4 + c]) << (8 * c);
-  }
-  uint32_t prev = __shfl_up_sync(kFullMask, k.w, 1);
-  if (lane_id() == 0 && q4 > 0 && q4 < n) prev = keys[q4 - 1];
-  unsigned m = 0;
-  m |= (q4 < n && (q4 == 0 || k.x != prev) && !(st & kTombstone)) ? 1u : 0u;
-  m |= (q4 + 1 < n && k.y != k.x && !((st >> 8) & kTombstone)) ? 2u : 0u;
-  m |= (q4 + 2 < n && k.z != k.y && !((st >> 16) & kTombstone)) ? 4u : 0u;
-  m |= (q4 + 3 < n && k.w != k.z && !((st >> 24) & kTombstone)) ? 8u : 0u;
-  return m;
-}
-
-__device__ __forceinline__ uint64_t quad_start(int round) {
-  return static_cast<uint64_t>(blockIdx.x) * kCompactTile +
-         4ull * (static_cast<uint64_t>(round) * kCompactThreads + threadIdx.x);
-}
-
-__global__ void __launch_bounds__(kCompactThreads)
-    compact_count_kernel(const uint32_t* __restrict__ keys, const uint8_t* __restrict__ status, uint64_t n,
-                         uint64_t* __restrict__ tile_count) {
-  __shared__ uint32_t s_warp[kCompactWarps];
-  uint32_t c = 0;
-#pragma unroll
-  for (int i = 0; i < kCompactRounds; ++i) {
-    uint4 k;
-    c += __popc(keep_quad(keys, status, quad_start(i), n, k));
-  }
-  c = warp_sum(c);
-  if (lane_id() == 0) s_warp[warp_in_block()] = c;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    uint32_t t = 0;
-    for (int w = 0; w < kCompactWarps; ++w) t += s_warp[w];
-    tile_count[blockIdx.x] = t;
-  }
-}
-
-// Where the new levels are: slot p of the compacted run lies in the level
-// whose [start, start + n) holds it (levels in index order).
-struct LevelSlices {
-  int count;
-  uint64_t start[kMaxLevels];
-  uint64_t n[kMaxLevels];
-  uint32_t* keys[kMaxLevels];
-  uint32_t* values[kMaxLevels];
-  uint8_t* status[kMaxLevels];
-};
-
-__global__ void __launch_bounds__(kCompactThreads)
-    compact_place_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ values,
-                         const uint8_t* __restrict__ status, uint64_t n, const uint64_t* __restrict__ tile_offset,
-                         const __grid_constant__ LevelSlices out) {
-  __shared__ uint32_t s_count[kCompactRounds * kCompactWarps];
-  // The level table in shared memory: indexing the kernel parameter with a
-  // run-time index goes through local memory.
-  __shared__ uint64_t s_start[kMaxLevels + 1];
-  __shared__ uint32_t* s_keys[kMaxLevels];
-  __shared__ uint32_t* s_values[kMaxLevels];
-  __shared__ uint8_t* s_status[kMaxLevels];
-  if (threadIdx.x < kMaxLevels) {
-    const int l = threadIdx.x;
-    s_start[l] = l < out.count ? out.start[l] : ~0ull;
-    s_keys[l] = out.keys[l];
-    s_values[l] = out.values[l];
-    s_status[l] = out.status[l];
-  }
-  if (threadIdx.x == 0) s_start[kMaxLevels] = ~0ull;
-  const unsigned lane = lane_id(), warp = warp_in_block();
-  uint4 k[kCompactRounds];
-  unsigned keep[kCompactRounds];
-  uint32_t below[kCompactRounds];  // kept records of the lanes below in the same round and warp
-#pragma unroll
-  for (int i = 0; i < kCompactRounds; ++i) {
-    keep[i] = keep_quad(keys, status, quad_start(i), n, k[i]);
-    const uint32_t c = __popc(keep[i]);
-    uint32_t incl = c;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const uint32_t y = __shfl_up_sync(kFullMask, incl, d);
-      if (lane >= static_cast<unsigned>(d)) incl += y;
-    }
-    below[i] = incl - c;
-    if (lane == 31) s_count[i * kCompactWarps + warp] = incl;
-  }
-  __syncthreads();
-  // Exclusive scan of the (round, warp) totals in record order.
-  __shared__ uint32_t s_total;
-  if (threadIdx.x == 0) {
-    uint32_t run = 0;
-    for (int x = 0; x < kCompactRounds * kCompactWarps; ++x) {
-      const uint32_t v = s_count[x];
-      s_count[x] = run;
-      run += v;
-    }
-    s_total = run;
-  }
-  __syncthreads();
-  // The kept records go to shared memory in tile order first, then out with
-  // consecutive threads writing consecutive slots: written straight from the
-  // quads, each store instruction would spread 4-byte pieces over 512 bytes.
-  __shared__ uint32_t s_k[kCompactTile], s_v[kCompactTile];
-#pragma unroll
-  for (int i = 0; i < kCompactRounds; ++i) {
-    if (!keep[i]) continue;
-    const uint64_t q4 = quad_start(i);
-    uint32_t x = s_count[i * kCompactWarps + warp] + below[i];
-    const uint32_t kk[4] = {k[i].x, k[i].y, k[i].z, k[i].w};
-#pragma unroll
-    for (int c = 0; c < 4; ++c) {
-      if (!((keep[i] >> c) & 1)) continue;
-      s_k[x] = kk[c];
-      s_v[x] = values[q4 + c];
-      ++x;
-    }
-  }
-  __syncthreads();
-  const uint64_t base = tile_offset[blockIdx.x];
-  const uint32_t total = s_total;
-  int l = 0;
-  while (base >= s_start[l + 1]) ++l;
-  for (uint32_t x = threadIdx.x; x < total; x += kCompactThreads) {
-    const uint64_t p = base + x;
-    int m = l;
-    while (p >= s_start[m + 1]) ++m;  // the tile's slots span one level, rarely two
-    const uint64_t o = p - s_start[m];
-    s_keys[m][o] = s_k[x];
-    s_values[m][o] = s_v[x];
-    s_status[m][o] = 0;
-  }
-}
-
-// Placebos (tombstones of the largest key) in slots [from, to) of one level.
-__global__ void placebo_kernel(uint32_t* __restrict__ keys, uint32_t* __restrict__ values,
-                               uint8_t* __restrict__ status, uint64_t from, uint64_t to) {
-  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = from + static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < to; i += stride) {
-    keys[i] = kMaxKey;
-    values[i] = 0u;
-    status[i] = kTombstone;
   }
 }
 
@@ -333,89 +166,75 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
 void Lsm::run_cleanup(DeviceTime& t) {
   ++cleanups_;
   since_cleanup_ = 0;
-  std::vector<const Level*> levels;  // rank order: most recent first
-  for (const auto& l : live_.at)
-    if (l) levels.push_back(l.get());
-  if (levels.empty()) {
+  CleanupSource src;  // rank order: most recent first
+  uint64_t sizes[kMaxLevels];
+  for (const auto& l : live_.at) {
+    if (!l) continue;
+    const int k = src.count++;
+    src.keys[k] = l->kv.keys.data();
+    src.values[k] = l->kv.values.data();
+    src.status[k] = l->status.data();
+    src.n[k] = static_cast<uint32_t>(l->n());
+    sizes[k] = l->n();
+  }
+  if (src.count == 0) {
     last_cleanup_stale_ = 0;
     stale_ = 0;
     stale_exact_ = true;
     t.add(Phase::Cleanup, 0.0);
     return;
   }
-  // Free the pooled storage first: the cleanup's peak is the old levels,
-  // the merge buffers of every stored element and the new levels.
+  // Free the pooled storage first: the cleanup's peak is the old levels, the
+  // new levels and the tile scratch.
   pool_->clear();
   const uint64_t n = stored();
-  const int merges = static_cast<int>(levels.size()) - 1;
-  if (merges >= 1) pp_[0].reserve(n, "lsm cleanup buffer");
-  if (merges >= 2) pp_[1].reserve(n, "lsm cleanup buffer");
-  splits_.reserve_discard(merge_split_entries(n), "lsm merge splits");
-  const uint64_t tiles = div_up(n, kCompactTile);
-  tile_count_.reserve_discard(tiles + 1, "lsm cleanup tile counts");
-  tile_offset_.reserve_discard(tiles + 1, "lsm cleanup tile offsets");
+  const CleanupPlan plan = plan_cleanup(sizes, src.count);
+  cl_bounds_.reserve_discard(plan.bound_entries(), "lsm cleanup tile bounds");
+  tile_count_.reserve_discard(plan.tiles + 1, "lsm cleanup tile counts");
+  tile_offset_.reserve_discard(plan.tiles + 1, "lsm cleanup tile offsets");
   // The scan runs over tiles + 1 counts (the last one 0) so that its last
   // output is the total.
   auto scan = [&](void* p, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(p, bytes, tile_count_.data(), tile_offset_.data(), tiles + 1, stream_);
+    return cub::DeviceScan::ExclusiveSum(p, bytes, tile_count_.data(), tile_offset_.data(), plan.tiles + 1, stream_);
   };
   temp_.prepare("cub::DeviceScan::ExclusiveSum (lsm cleanup)", scan);
 
-  const Level& l0 = *levels[0];
-  RunIn acc{l0.kv.keys.data(), l0.kv.values.data(), l0.status.data(), l0.n()};
   timer_.start(stream_);
-  for (int m = 0; m < merges; ++m) {
-    const Level& older = *levels[m + 1];
-    RunBuffers& o = pp_[m & 1];
-    merge_runs(acc, RunIn{older.kv.keys.data(), older.kv.values.data(), older.status.data(), older.n()},
-               RunOut{o.keys.data(), o.values.data(), o.status.data(), nullptr}, splits_, stream_);
-    acc = RunIn{o.keys.data(), o.values.data(), o.status.data(), acc.n + older.n()};
-  }
-  GPUDICT_CUDA(cudaMemsetAsync(tile_count_.data() + tiles, 0, sizeof(uint64_t), stream_));
-  compact_count_kernel<<<static_cast<unsigned>(tiles), kCompactThreads, 0, stream_>>>(acc.keys, acc.status, n,
-                                                                                      tile_count_.data());
-  GPUDICT_CHECK_LAUNCH("compact_count_kernel");
+  cleanup_partition(src, plan, cl_bounds_.data(), stream_);
+  GPUDICT_CUDA(cudaMemsetAsync(tile_count_.data() + plan.tiles, 0, sizeof(uint64_t), stream_));
+  cleanup_count(src, plan, cl_bounds_.data(), tile_count_.data(), stream_);
   temp_.run("cub::DeviceScan::ExclusiveSum (lsm cleanup)", scan);
   double ms = timer_.stop(stream_);
   uint64_t u = 0;
-  copy_to_host(stream_, &u, tile_offset_.data() + tiles, sizeof(u));
+  copy_to_host(stream_, &u, tile_offset_.data() + plan.tiles, sizeof(u));
   last_cleanup_stale_ = n - u;
 
   // The new levels (allocated outside the timed segments), then one pass
-  // writes every kept record into its level, placebos fill the rest of the
-  // largest level, and each level gets its fence index.
+  // writes every kept record into its level (placebos fill the rest of the
+  // largest level) with the level-1 fences, and the fence levels above.
   LevelList fresh = acquire_levels_for(u);
-  LevelSlices slices{};
+  CleanupTargets out;
   uint64_t off = 0;
   for (int i = 0; i < kMaxLevels; ++i) {
     if (!fresh.at[i]) continue;
     Level& l = *fresh.at[i];
-    const int k = slices.count++;
-    slices.start[k] = off;
-    slices.n[k] = l.n();
-    slices.keys[k] = l.kv.keys.data();
-    slices.values[k] = l.kv.values.data();
-    slices.status[k] = l.status.data();
+    const int k = out.count++;
+    out.start[k] = off;
+    out.n[k] = l.n();
+    out.keys[k] = l.kv.keys.data();
+    out.values[k] = l.kv.values.data();
+    out.status[k] = l.status.data();
+    out.fences[k] = l.kv.fences.data();
     off += l.n();
   }
   timer_.start(stream_);
   if (u > 0) {
-    compact_place_kernel<<<static_cast<unsigned>(tiles), kCompactThreads, 0, stream_>>>(
-        acc.keys, acc.values, acc.status, n, tile_offset_.data(), slices);
-    GPUDICT_CHECK_LAUNCH("compact_place_kernel");
-    if (off > u) {  // the placebos all lie in the largest level (it holds the last >= b slots)
-      const int k = slices.count - 1;
-      placebo_kernel<<<blocks_for(off - u, 256, 4096), 256, 0, stream_>>>(
-          slices.keys[k], slices.values[k], slices.status[k], u - slices.start[k], slices.n[k]);
-      GPUDICT_CHECK_LAUNCH("placebo_kernel");
-    }
+    cleanup_place(src, plan, cl_bounds_.data(), tile_offset_.data(), out, u, stream_);
     for (int i = 0; i < kMaxLevels; ++i)
-      if (fresh.at[i]) sa::build_fence_levels(fresh.at[i]->kv, 0, stream_);
+      if (fresh.at[i]) sa::build_fence_levels(fresh.at[i]->kv, 1, stream_);
   }
   ms += timer_.stop(stream_);
   replace_live(std::move(fresh), u);
-  pp_[0].release();
-  pp_[1].release();
   t.add(Phase::Cleanup, ms);
 }
 

@@ -17,6 +17,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/lsm/lsm_impl.cuh"
+#include "core/lsm/cleanup_tiles.cuh"
 #include "core/lsm/merge.cuh"
 
 namespace gpudict {
@@ -158,19 +159,26 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   // Live levels + pool (at most one free storage per index: < 2 x the largest
   // level) + merge ping-pong (2 x half the largest level) + the chunk.
   const uint64_t levels = per + 2 * level_bytes(top) + level_bytes(top) + level_bytes(b_);
-  // Build and cleanup: the pool is emptied first; two run buffers of every
-  // stored element and the new levels (<= the live levels).
-  const uint64_t rebuild = 2 * stored_max * 9 + per + per;
+  // Build and cleanup empty the pool first. Build: the old levels are
+  // dropped first; two sort buffers (key, value) of every pair and the new
+  // levels. Cleanup: the old and the new levels (<= the old ones) and the
+  // tile scratch, at most that of every level index up to the largest one
+  // (more levels, smaller tiles). Occupied levels are at most
+  // log2(stored / b) + 1.
+  int max_levels = 1;
+  while ((b_ << max_levels) <= stored_max && max_levels < kMaxLevels) ++max_levels;
+  uint64_t level_sizes[kMaxLevels];
+  for (int i = 0; i < max_levels; ++i) level_sizes[i] = b_ << i;
+  const CleanupPlan cleanup_plan = plan_cleanup(level_sizes, max_levels);
+  const uint64_t rebuild = std::max(2 * stored_max * 8 + per, per + per + cleanup_scratch_bytes(cleanup_plan));
   // Update scratch: sort buffers (key, payload) x 2, unique keys and payloads, splits.
   const uint64_t update = B * (2 * 4 + 2 * 4 + 4 + 4 + 4) + (stored_max / 2048 + 2) * 8;
   // Queries: inputs and outputs, successor walk lists, count/range bounds for
   // a block of up to 2^20 queries over up to 32 levels (occupied levels are
-  // at most log2(stored / b) + 1), and a nominal candidate buffer: candidates
+  // at most max_levels), and a nominal candidate buffer: candidates
   // depend on the data (every stored record in [lo, hi] of every level), so
   // they are allocated per round as large as they come (36 B each for
   // ranges, rounds of up to 2^24 candidates unless one query has more).
-  int max_levels = 1;
-  while ((b_ << max_levels) <= stored_max && max_levels < kMaxLevels) ++max_levels;
   const uint64_t qb = std::min<uint64_t>(Q, 1ull << 20);
   const uint64_t queries = Q * (4 + 4 + 1 + 4 + 4 + 8 + 16) + qb * max_levels * 12 +
                            (Q ? 36 * std::min<uint64_t>(1ull << 24, 16 * Q) : 0);
@@ -191,6 +199,8 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
     take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dc, dv, 1ull << 24, 0, 64));
     take(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<uint64_t*>(nullptr),
                                        static_cast<uint64_t*>(nullptr), qb * max_levels + 1));
+    take(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<uint64_t*>(nullptr),
+                                       static_cast<uint64_t*>(nullptr), cleanup_plan.tiles + 1));
     take(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const uint32_t*>(nullptr),
                                     static_cast<const bool*>(nullptr), static_cast<uint32_t*>(nullptr),
                                     static_cast<unsigned long long*>(nullptr), stored_max));
@@ -263,7 +273,7 @@ void Lsm::drop_snapshot(const std::string& name) {
 
 uint64_t Lsm::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_counters_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + upd_values_.bytes() + chunk_.bytes() +
-               splits_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
+               splits_.bytes() + cl_bounds_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
                q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
                q_offset_out_.bytes() + range_keys_.bytes() + range_values_.bytes();

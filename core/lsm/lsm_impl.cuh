@@ -5,9 +5,11 @@
 //   update.cu         a batch's updates: resolve, chunk, pad, merge down
 //   build_cleanup.cu  build(), cleanup() and the slicing of a sorted run
 //                     into levels (with placebos)
+//   cleanup_tiles.cu  the cleanup's kernels: the merge of every level fused
+//                     with the compaction, tile by tile
 //   point_queries.cu  lookup and successor
 //   range_queries.cu  count and range (bounds, candidates, sort, validity)
-//   merge.cu          the stable two-run merge
+//   merge.cu          the stable two-run merge (update carries)
 //   level.cu          level storage, pool, views
 #pragma once
 
@@ -139,9 +141,10 @@ class Lsm final : public Dictionary {
   DeviceBuffer<uint32_t> uniq_keys_;
   DeviceBuffer<uint32_t> uniq_payload_;
   RunBuffers chunk_;
-  RunBuffers pp_[2];  // merge intermediates; build/cleanup scratch
+  RunBuffers pp_[2];  // merge intermediates; build's sort buffers
   DeviceBuffer<uint64_t> splits_;
-  DeviceBuffer<uint64_t> tile_count_;   // cleanup: kept records per compaction tile
+  DeviceBuffer<uint32_t> cl_bounds_;    // cleanup: each tile's first position in every level
+  DeviceBuffer<uint64_t> tile_count_;   // cleanup: kept records per tile
   DeviceBuffer<uint64_t> tile_offset_;  // cleanup: their exclusive scan (the last entry: the total)
 
   // Query scratch.

@@ -393,6 +393,123 @@ TEST_CASE("lsm: cleanup after every r, then more batches") {
   }
 }
 
+// The cleanup cuts the merged order of all levels into tiles of at most 4096
+// records at splitter records (core/lsm/cleanup_tiles.cuh); these cases put
+// tile boundaries where they are hardest to get right.
+TEST_CASE("lsm: cleanup tiles: runs of one key longer than a tile, boundaries inside runs across levels") {
+  // b = 2^13: a batch of a few keys is padded with up to b - 1 copies of its
+  // last key, a run twice as long as a tile. The same few keys in every
+  // level make runs of one key across levels, cut by splitters of each level.
+  const uint64_t b = 1 << 13;
+  const std::vector<uint64_t> hot = {0, 1, 7, 1000, kMax - 1, kMax};
+  std::mt19937_64 rng(99);
+  auto d = make(b);
+  Model live;
+  for (int round = 1; round <= 24; ++round) {
+    CAPTURE(round);
+    Batch u;
+    const int n = 1 + static_cast<int>(rng() % 5);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t k = hot[rng() % hot.size()];
+      if (rng() % 4 == 0)
+        u.push(OpType::Delete, k);
+      else
+        u.push(OpType::Insert, k, rng() & kMax);
+    }
+    // Now and then distinct keys between the runs, so that tiles mix both.
+    if (round % 4 == 0)
+      for (int i = 0; i < 3000; ++i) u.push(OpType::Insert, 2000 + rng() % 100000, rng() & kMax);
+    run_checked(*d, live, u);
+    if (round % 5 == 0 || round == 24) {
+      const uint64_t stored = extra_u64(*d, "elements");
+      DeviceTime t;
+      d->cleanup(t);
+      const uint64_t rr = (live.size() + b - 1) / b;
+      CHECK(extra_u64(*d, "last_cleanup_stale") == stored - live.size());
+      CHECK(extra_u64(*d, "batches") == rr);
+      CHECK(extra(*d, "levels") == levels_of(rr));
+      CHECK(extra_u64(*d, "stale") == rr * b - live.size());
+      run_checked(*d, live, probe_batch(hot));
+      run_checked(*d, live, everything_batch(20));
+    }
+  }
+}
+
+TEST_CASE("lsm: cleanup tiles: every record stale, 1-element levels, many levels and tiles") {
+  std::mt19937_64 rng(123);
+  // Every record stale (tombstones, deleted records, padding): nothing is
+  // kept, no level remains, and the structure grows again from empty.
+  {
+    const uint64_t b = 4;
+    auto d = make(b);
+    Model live;
+    Batch ins, del;
+    for (uint64_t k = 0; k < 41; ++k) ins.push(OpType::Insert, k == 40 ? kMax : k, k);
+    for (uint64_t k = 0; k < 41; ++k) del.push(OpType::Delete, k == 40 ? kMax : k);
+    run_checked(*d, live, ins);
+    run_checked(*d, live, del);
+    REQUIRE(extra(*d, "levels") == levels_of(22));
+    DeviceTime t;
+    d->cleanup(t);
+    CHECK(extra_u64(*d, "last_cleanup_stale") == 22 * b);
+    CHECK(extra_u64(*d, "batches") == 0);
+    CHECK(extra(*d, "levels") == "none");
+    CHECK(d->stats().size == 0);
+    run_checked(*d, live, everything_batch(45));
+    for (int i = 0; i < 6; ++i) run_checked(*d, live, random_updates(rng, 1 + rng() % 8, 45));
+    d->cleanup(t);
+    run_checked(*d, live, everything_batch(45));
+  }
+  // b = 1: levels of 1, 2, 4, ... records, up to 7 of them.
+  {
+    auto d = make(1);
+    Model live;
+    for (uint64_t r = 1; r <= 90; ++r) {
+      CAPTURE(r);
+      run_checked(*d, live, random_updates(rng, 1, 12));  // one update: one LSM batch
+      if (r % 9 == 0) {
+        DeviceTime t;
+        d->cleanup(t);
+        CHECK(extra(*d, "levels") == levels_of(live.size()));
+        CHECK(extra_u64(*d, "stale") == 0);
+        run_checked(*d, live, everything_batch(12));
+      }
+    }
+  }
+  // b = 256 over about 2^17 keys: up to 10 levels, dozens of tiles, keys
+  // repeated across levels with tombstones and replaced records.
+  {
+    const uint64_t b = 256;
+    auto d = make(b);
+    DeviceTime t;
+    KeyValues kv;
+    for (int i = 0; i < 100000; ++i) {
+      kv.keys.push_back(rng() % (1u << 17));
+      kv.values.push_back(rng() & kMax);
+    }
+    d->build(kv, t);
+    Model live = model_of(kv);
+    for (int round = 1; round <= 40; ++round) {
+      CAPTURE(round);
+      run_checked(*d, live, random_updates(rng, 1 + rng() % 2000, 1u << 17));
+      if (round % 13 == 0 || round == 40) {
+        CAPTURE(extra(*d, "levels"));
+        d->cleanup(t);
+        CHECK(d->stats().size == live.size());
+        Batch q;
+        q.push(OpType::Range, 0, kMax);
+        q.push(OpType::Count, 0, kMax);
+        for (int i = 0; i < 3000; ++i) {
+          const uint64_t k = rng() % ((1u << 17) + 10);
+          q.push(OpType::Lookup, k);
+          q.push(OpType::Successor, k);
+        }
+        run_checked(*d, live, q);
+      }
+    }
+  }
+}
+
 TEST_CASE("lsm: partial batches are padded; batch_fill and padding report it") {
   const uint64_t b = 64;
   auto d = make(b);

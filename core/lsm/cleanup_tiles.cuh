@@ -1,0 +1,93 @@
+// The cleanup's fused merge and compaction (cleanup_tiles.cu): every record
+// of every level is read twice (a counting pass, key and status: 5 B; a
+// placing pass, with the value: 9 B) and every kept record written once,
+// straight into its new level. No merged run is materialised.
+//
+// The merged order of all levels is (key, level rank, position): rank 0 is
+// the newest level, so a key's records come newest first, as in a stable
+// merge with the newer run first. The cleanup keeps the first record of each
+// key in that order unless it is a tombstone.
+//
+// Tiles: every level gets a splitter at positions S, 2S, ... (not at 0). A
+// splitter is the record (key, rank, position); sorted, the splitters cut the
+// merged order into pieces, and k consecutive pieces make a tile (every k-th
+// splitter starts one). A piece holds at most S records of each level (its
+// slice of a level lies between two consecutive splitters of that level), a
+// tile at most sum over levels of min(S, level size) + (k - 1) S, and S is
+// the largest with that bound <= the tile capacity; a tile holds about k S
+// records (k / (k + L - 1) of the capacity). Splitters are records, not
+// keys, so a tile boundary may fall inside a run of equal keys, and a run
+// longer than a tile spans tiles.
+// partition: per splitter and level, the level's bound (its records before
+//   the splitter) and the splitter's rank among all splitters (a sum over
+//   levels); splitter k j - 1 writes tile j's boundary row: bounds[j L + level].
+// count/place: per tile, the slices are staged in shared memory, the records
+//   of every slice but the largest find their merged slot by binary searches
+//   in the other slices (the largest slice's records fill the free slots in
+//   order), each merged slot is kept or not by comparing with the slot before
+//   it (for the tile's first slot: the records just before the tile in each
+//   level), the count pass stores the tile's kept count, and after a scan of
+//   the counts the place pass writes each kept record at its final slot.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/lsm/level.cuh"
+
+namespace gpudict::lsm {
+
+// The occupied levels a cleanup reads, in rank order (rank 0 = the smallest
+// index = the newest data).
+struct CleanupSource {
+  int count = 0;
+  const uint32_t* keys[kMaxLevels] = {};
+  const uint32_t* values[kMaxLevels] = {};
+  const uint8_t* status[kMaxLevels] = {};
+  uint32_t n[kMaxLevels] = {};
+};
+
+// The tiling of the merged order (host-side; passed to kernels by value).
+struct CleanupPlan {
+  int levels = 0;
+  uint32_t spacing = 1;                             // S: a splitter every S positions of every level
+  uint32_t group = 1;                               // k: splitters per tile
+  uint64_t first_splitter[kMaxLevels + 1] = {};     // splitters of the levels before, by rank
+  uint64_t splitters = 0;
+  uint64_t tiles = 1;                               // splitters / k + 1
+  uint64_t bound_entries() const { return (tiles + 1) * static_cast<uint64_t>(levels); }
+};
+
+// The plan for levels of these sizes (rank order, each >= 1).
+CleanupPlan plan_cleanup(const uint64_t* sizes, int count);
+
+// Device bytes of a cleanup's tile scratch (bounds, tile counts and offsets).
+uint64_t cleanup_scratch_bytes(const CleanupPlan& plan);
+
+// The new levels in index order: slot p of the compacted run lies in the
+// level k with start[k] <= p < start[k] + n[k].
+struct CleanupTargets {
+  int count = 0;
+  uint64_t start[kMaxLevels] = {};
+  uint64_t n[kMaxLevels] = {};
+  uint32_t* keys[kMaxLevels] = {};
+  uint32_t* values[kMaxLevels] = {};
+  uint8_t* status[kMaxLevels] = {};
+  uint32_t* fences[kMaxLevels] = {};  // level-1 fences: fences[o / 32] = keys[o]
+};
+
+// bounds: plan.bound_entries() u32; row t = each level's first position in tile t.
+void cleanup_partition(const CleanupSource& src, const CleanupPlan& plan, uint32_t* bounds, cudaStream_t stream);
+
+// tile_count[t] = the records tile t keeps (t < plan.tiles).
+void cleanup_count(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds, uint64_t* tile_count,
+                   cudaStream_t stream);
+
+// Writes the u kept records (tile t's from slot tile_offset[t]) into the new
+// levels, placebos after them up to the end of the largest new level, and
+// every level's level-1 fences (the fence levels above are the caller's).
+void cleanup_place(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds,
+                   const uint64_t* tile_offset, const CleanupTargets& out, uint64_t u, cudaStream_t stream);
+
+}  // namespace gpudict::lsm
