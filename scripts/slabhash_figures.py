@@ -23,6 +23,8 @@ Figure 7: concurrent batches of the mixes G0 = (0.5, 0.5, 0, 0), G1 = (0.2,
   present, search absent) against the initial utilization. The workload
   generator's hit_ratio covers deletes and lookups together: G0 uses 1.0
   (every delete hits), G1 and G2 use 0.5, so half of their deletes miss.
+  Run twice: with the automatic pool (its growths are timed) and with
+  --fig7-pool-slabs slabs preallocated (the paper's setup).
 flush: FLUSH after deleting half of the keys (from the Figure 5 runs).
 alloc: gpudict_slaballoc_bench (SlabAlloc on its own), when --alloc-bench is given.
 """
@@ -171,18 +173,29 @@ def figure7(args):
     bs = 1 << args.fig7_batch_log2
     mixes = {"G0": ("{insert: 0.5, delete: 0.5}", 1.0), "G1": ("{insert: 0.2, delete: 0.2, lookup: 0.6}", 0.5),
              "G2": ("{insert: 0.1, delete: 0.1, lookup: 0.8}", 0.5)}
+    # Two pools: the automatic one, which the batches' new keys make grow
+    # (each growth, a cudaMalloc and memset of a super block, is timed inside
+    # the batch), and one preallocated with --pool-slabs, as the paper's
+    # SlabAlloc (32 super blocks allocated up front).
+    pools = [("automatic pool", [])]
+    if args.fig7_pool_slabs:
+        pools.append((f"--pool-slabs {args.fig7_pool_slabs}", ["--pool-slabs", str(args.fig7_pool_slabs)]))
+    head = " | ".join(f"{g}, {name}" for name, _ in pools for g in mixes)
     out = [f"Figure 7: concurrent batches of 2^{args.fig7_batch_log2} operations on 2^{args.fig7_log2_n} initial keys, "
-           "G ops/s against the initial utilization", "", "| load factor | G0 | G1 | G2 |", "|---|---|---|---|"]
+           "G ops/s against the initial utilization", "", f"| load factor | {head} |",
+           "|---|" + "---|" * (len(pools) * len(mixes))]
     for lf in args.fig7_load_factors:
         row = []
-        for g, (mix, hit) in mixes.items():
-            y = write(args, f"f7-{g}.yaml", f"""seed: {args.seed}
+        for pname, pextra in pools:
+            for g, (mix, hit) in mixes.items():
+                y = write(args, f"f7-{g}.yaml", f"""seed: {args.seed}
 initial: {{count: {n}}}
 steps:
   - phase: {{name: mix, batches: {args.fig7_batches}, batch_size: {bs}, mode: concurrent, mix: {mix}, hit_ratio: {hit}}}
 """)
-            st = [s for s in steps_of(run(args, y, ["--load-factor", str(lf)], f"f7-{g}-lf{lf}")) if s["name"] == "mix"]
-            row.append(rate(st[0]))
+                tag = f"f7-{g}-lf{lf}" + ("-pre" if pextra else "")
+                st = [s for s in steps_of(run(args, y, ["--load-factor", str(lf)] + pextra, tag)) if s["name"] == "mix"]
+                row.append(rate(st[0]))
         out.append(f"| {lf} | " + " | ".join(f"{x:.2f}" for x in row) + " |")
     return "\n".join(out)
 
@@ -218,6 +231,8 @@ def main():
     ap.add_argument("--fig7-log2-n", type=int, default=22)
     ap.add_argument("--fig7-batch-log2", type=int, default=20)
     ap.add_argument("--fig7-batches", type=int, default=4)
+    ap.add_argument("--fig7-pool-slabs", type=int, default=1 << 21,
+                    help="Figure 7 also runs with this many slabs preallocated (0: only the automatic pool)")
     ap.add_argument("--alloc-log2-pool", type=int, default=22)
     ap.add_argument("--load-factors", default="0.2,0.3,0.4,0.5,0.6,0.65,0.7,0.75,0.8,0.85,0.9")
     ap.add_argument("--fig7-load-factors", default="", help="default: --load-factors")
