@@ -165,14 +165,16 @@ __device__ __forceinline__ LaneWords read_slab(const Slab* s, unsigned tl) {
     return L::load(s, tl);
 }
 
-// Blocks of 256 threads per SM each kernel is compiled for: as many as fit
-// without spilling (-Xptxas -v): lookups, counts and map/multimap deletes 32
-// registers (8 blocks, 64 warps per SM), set deletes and ranges 40 (6),
-// inserts and inserts with deletes 64 (4), the mixed kernel 80 (3).
+// Blocks of 256 threads per SM each kernel is compiled for (-Xptxas -v):
+// lookups, counts and map/multimap deletes 32 registers (8 blocks, 64 warps
+// per SM), set deletes and ranges 40 (6), inserts 48 (5: a few bytes spill,
+// and it measured 5% faster than 4 blocks without spills), inserts with
+// deletes 64 (4), the mixed kernel 80 (3).
 constexpr int min_blocks(uint32_t ops, bool key_layout) {
   return (ops & ~(kSetLookup | kSetCount)) == 0 || (ops == kSetDelete && !key_layout) ? 8
          : ops == kSetDelete || ops == kSetRange                                     ? 6
-         : ops == kSetInsert || ops == kSetUpdates                                   ? 4
+         : ops == kSetInsert                                                         ? 5
+         : ops == kSetUpdates                                                        ? 4
                                                                                      : 3;
 }
 
