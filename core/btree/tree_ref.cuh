@@ -61,18 +61,8 @@ struct TreeRef {
   template <unsigned G>
   __device__ __forceinline__ void read_plain(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
     constexpr int W = Frag<G>::W;
-    const uint32_t* p = words(node) + t.thread_rank() * W;
-    if constexpr (W <= 4) {
-      ld_readonly_vec<W>(p, f.w);
-    } else {  // G = 4: two 16-byte loads per lane, the tile still reads one line per instruction
-#pragma unroll
-      for (int h = 0; h < W; h += 4) {
-        uint32_t q[4];
-        ld_readonly_vec<4>(p + h, q);
-#pragma unroll
-        for (int u = 0; u < 4; ++u) f.w[h + u] = q[u];
-      }
-    }
+    // G = 4: two 16-byte loads per lane; the tile still reads one line per instruction.
+    ld_readonly_vec<W>(words(node) + t.thread_rank() * W, f.w);
     meta = word_at(t, f, kMetaWord);
   }
 

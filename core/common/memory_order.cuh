@@ -45,15 +45,18 @@ __device__ __forceinline__ void st_release_gpu(uint32_t* p, uint32_t v) {
 
 __device__ __forceinline__ void fence_acq_rel_gpu() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
-// W consecutive 32-bit words (W = 1, 2 or 4; p aligned to 4 W bytes), relaxed.
+// W consecutive 32-bit words (W = 1, 2 or a multiple of 4: 16-byte loads;
+// p aligned to min(4 W, 16) bytes), relaxed.
 template <int W>
 __device__ __forceinline__ void ld_relaxed_gpu_vec(const uint32_t* p, uint32_t (&w)[W]) {
-  static_assert(W == 1 || W == 2 || W == 4, "1, 2 or 4 words");
-  if constexpr (W == 4) {
-    asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
-                 : "l"(p)
-                 : "memory");
+  static_assert(W == 1 || W == 2 || W % 4 == 0, "1, 2 or a multiple of 4 words");
+  if constexpr (W % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < W; q += 4)
+      asm volatile("ld.relaxed.gpu.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                   : "=r"(w[q]), "=r"(w[q + 1]), "=r"(w[q + 2]), "=r"(w[q + 3])
+                   : "l"(p + q)
+                   : "memory");
   } else if constexpr (W == 2) {
     asm volatile("ld.relaxed.gpu.global.v2.u32 {%0, %1}, [%2];" : "=r"(w[0]), "=r"(w[1]) : "l"(p) : "memory");
   } else {
@@ -79,13 +82,16 @@ __device__ __forceinline__ void st_relaxed_gpu_vec(uint32_t* p, const uint32_t (
 // memory that no thread writes while the kernel runs.
 template <int W>
 __device__ __forceinline__ void ld_readonly_vec(const uint32_t* p, uint32_t (&w)[W]) {
-  static_assert(W == 1 || W == 2 || W == 4, "1, 2 or 4 words");
-  if constexpr (W == 4) {
-    const uint4 v = __ldg(reinterpret_cast<const uint4*>(p));
-    w[0] = v.x;
-    w[1] = v.y;
-    w[2] = v.z;
-    w[3] = v.w;
+  static_assert(W == 1 || W == 2 || W % 4 == 0, "1, 2 or a multiple of 4 words");
+  if constexpr (W % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < W; q += 4) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(p + q));
+      w[q] = v.x;
+      w[q + 1] = v.y;
+      w[q + 2] = v.z;
+      w[q + 3] = v.w;
+    }
   } else if constexpr (W == 2) {
     const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
     w[0] = v.x;

@@ -35,6 +35,24 @@ Counters SlabHash::read_counters() {
   return h_ctr_[0];
 }
 
+OpsIn SlabHash::upload_ops(DeviceOps& d, uint64_t m, const char* what) {
+  d.type.reserve_discard(m, what);
+  d.key.reserve_discard(m, what);
+  d.arg.reserve_discard(m, what);
+  d.idx.reserve_discard(m, what);
+  copy_to_device(stream_, d.type.data(), h_type_.data(), m);
+  copy_to_device(stream_, d.key.data(), h_key_.data(), m * 4);
+  copy_to_device(stream_, d.arg.data(), h_arg_.data(), m * 4);
+  copy_to_device(stream_, d.idx.data(), h_idx_.data(), m * 4);
+  OpsIn in;
+  in.type = d.type.data();
+  in.key = d.key.data();
+  in.arg = d.arg.data();
+  in.index = d.idx.data();
+  in.n = m;
+  return in;
+}
+
 OpsOut SlabHash::outputs(uint64_t batch_size) {
   // Query results are reserved by execute() when the batch has queries (a
   // build or an update batch needs none); the unfinished list always.
@@ -139,20 +157,7 @@ Counters SlabHash::run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t
       s.op_at(again[i], h_type_[i], h_key_[i], h_arg_[i]);
       h_idx_[i] = again[i];
     }
-    d_re_type_.reserve_discard(m, "slabhash re-run");
-    d_re_key_.reserve_discard(m, "slabhash re-run");
-    d_re_arg_.reserve_discard(m, "slabhash re-run");
-    d_re_idx_.reserve_discard(m, "slabhash re-run");
-    copy_to_device(stream_, d_re_type_.data(), h_type_.data(), m);
-    copy_to_device(stream_, d_re_key_.data(), h_key_.data(), m * 4);
-    copy_to_device(stream_, d_re_arg_.data(), h_arg_.data(), m * 4);
-    copy_to_device(stream_, d_re_idx_.data(), h_idx_.data(), m * 4);
-    in = OpsIn{};
-    in.type = d_re_type_.data();
-    in.key = d_re_key_.data();
-    in.arg = d_re_arg_.data();
-    in.index = d_re_idx_.data();
-    in.n = m;
+    in = upload_ops(d_rerun_, m, "slabhash re-run");
     in.prefetch = opt_.prefetch;
     reset_counters(false);
   }
@@ -212,14 +217,7 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     }
     seg[5] = pos;
   }
-  d_type_.reserve_discard(n, "slabhash operations");
-  d_key_.reserve_discard(n, "slabhash operations");
-  d_arg_.reserve_discard(n, "slabhash operations");
-  d_idx_.reserve_discard(n, "slabhash operations");
-  copy_to_device(stream_, d_type_.data(), h_type_.data(), n);
-  copy_to_device(stream_, d_key_.data(), h_key_.data(), n * 4);
-  copy_to_device(stream_, d_arg_.data(), h_arg_.data(), n * 4);
-  copy_to_device(stream_, d_idx_.data(), h_idx_.data(), n * 4);
+  const OpsIn staged = upload_ops(d_ops_, n, "slabhash operations");
 
   const uint64_t queries = plan.queries();
   const uint64_t ranges = plan.of(OpType::Range).size();
@@ -247,10 +245,11 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   auto pass = [&](uint64_t from, uint64_t to, uint32_t ops, Phase phase) {
     if (from == to) return;
     Staged s;
-    s.in.type = d_type_.data() + from;
-    s.in.key = d_key_.data() + from;
-    s.in.arg = d_arg_.data() + from;
-    s.in.index = d_idx_.data() + from;
+    s.in = staged;
+    s.in.type += from;
+    s.in.key += from;
+    s.in.arg += from;
+    s.in.index += from;
     s.in.n = to - from;
     s.op_at = [&batch](uint32_t i, uint8_t& type, uint32_t& key, uint32_t& arg) {
       type = static_cast<uint8_t>(batch.types[i]);

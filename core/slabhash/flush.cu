@@ -43,7 +43,7 @@ __global__ void __launch_bounds__(kFlushThreads)
   const unsigned lane = lane_id();
   const unsigned tl = lane & (kTile - 1);
   const unsigned tbase = lane & ~(kTile - 1);
-  const unsigned tmask = tile_mask_of(tbase);
+  const unsigned tmask = group_mask<kTile>(lane);
   const uint64_t tiles = static_cast<uint64_t>(gridDim.x) * blockDim.x / kTile;
   const uint64_t chains = static_cast<uint64_t>(t.buckets) + 1;
   unsigned long long live = 0;

@@ -89,11 +89,7 @@ __device__ __forceinline__ uint32_t hashed_block(uint32_t tile_id, uint32_t chan
 __device__ __forceinline__ void load_bitmap(const PoolRef& p, uint32_t block, unsigned tl,
                                             uint32_t (&bits)[kBitsWordsPerLane]) {
   // relaxed, gpu scope: other SMs change these words with atomics.
-  static_assert(kBitsWordsPerLane % 4 == 0, "whole 16-byte loads");
-#pragma unroll
-  for (uint32_t q = 0; q < kBitsWordsPerLane; q += 4)
-    ld_relaxed_gpu_vec<4>(p.block_bitmap(block) + kBitsWordsPerLane * tl + q,
-                          *reinterpret_cast<uint32_t(*)[4]>(bits + q));
+  ld_relaxed_gpu_vec<kBitsWordsPerLane>(p.block_bitmap(block) + kBitsWordsPerLane * tl, bits);
 }
 
 __device__ __forceinline__ bool pool_exhausted(const PoolRef& p) { return ld_relaxed_gpu(p.exhausted) != 0; }

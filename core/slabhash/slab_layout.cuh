@@ -56,10 +56,7 @@ inline constexpr uint32_t kLaneWords = kSlabWords / kTile;
 struct LaneWords {
   uint32_t w[kLaneWords];
 };
-static_assert(kLaneWords == 8, "the loads below read two 16-byte halves per lane");
-
-// The lanes of the tile that holds lane `tbase` (its first), as a warp mask.
-__device__ __forceinline__ unsigned tile_mask_of(unsigned tbase) { return kTileLanes << tbase; }
+static_assert(kLaneWords == 8, "the pair loads below read two 16-byte halves per lane");
 
 // ---- loads (the access size matches the writers', see below) ----
 
@@ -81,20 +78,14 @@ __device__ __forceinline__ LaneWords load_pairs_relaxed(const Slab* s, unsigned 
 // never a stale L1 line).
 __device__ __forceinline__ LaneWords load_words_relaxed(const Slab* s, unsigned tl) {
   LaneWords v;
-  uint32_t (&lo)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w);
-  uint32_t (&hi)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w + 4);
-  ld_relaxed_gpu_vec<4>(s->w + kLaneWords * tl, lo);
-  ld_relaxed_gpu_vec<4>(s->w + kLaneWords * tl + 4, hi);
+  ld_relaxed_gpu_vec<kLaneWords>(s->w + kLaneWords * tl, v.w);
   return v;
 }
 // Kernels in which nothing writes the table (phased queries): the read-only
 // path (the table was last written by an earlier kernel).
 __device__ __forceinline__ LaneWords load_readonly(const Slab* s, unsigned tl) {
   LaneWords v;
-  uint32_t (&lo)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w);
-  uint32_t (&hi)[4] = *reinterpret_cast<uint32_t(*)[4]>(v.w + 4);
-  ld_readonly_vec<4>(s->w + kLaneWords * tl, lo);
-  ld_readonly_vec<4>(s->w + kLaneWords * tl + 4, hi);
+  ld_readonly_vec<kLaneWords>(s->w + kLaneWords * tl, v.w);
   return v;
 }
 

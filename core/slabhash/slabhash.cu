@@ -101,16 +101,16 @@ void SlabHash::build(const KeyValues& initial, DeviceTime& t) {
     h_key_[i] = static_cast<uint32_t>(initial.keys[i]);
     h_arg_[i] = static_cast<uint32_t>(initial.values[i]);
   }
-  d_key_.reserve_discard(n, "slabhash operations");
-  d_arg_.reserve_discard(n, "slabhash operations");
-  copy_to_device(stream_, d_key_.data(), h_key_.data(), n * 4);
-  copy_to_device(stream_, d_arg_.data(), h_arg_.data(), n * 4);
+  d_ops_.key.reserve_discard(n, "slabhash operations");
+  d_ops_.arg.reserve_discard(n, "slabhash operations");
+  copy_to_device(stream_, d_ops_.key.data(), h_key_.data(), n * 4);
+  copy_to_device(stream_, d_ops_.arg.data(), h_arg_.data(), n * 4);
 
   reserve_for_inserts(n, t, Phase::Build);
   // Bulk build = concurrent insertion of every pair (seed 004, VI-A).
   Staged s;
-  s.in.key = d_key_.data();
-  s.in.arg = d_arg_.data();
+  s.in.key = d_ops_.key.data();
+  s.in.arg = d_ops_.arg.data();
   s.in.n = n;
   s.in.uniform = kOpInsert;
   s.op_at = [&initial](uint32_t pos, uint8_t& type, uint32_t& key, uint32_t& arg) {
@@ -121,7 +121,7 @@ void SlabHash::build(const KeyValues& initial, DeviceTime& t) {
   const Counters c = run_pass(s, kSetInsert, Phase::Build, n, t);
   // A map insert that found its key alive met a duplicate of the initial
   // contents: one of its values won; the last one must (docs/semantics.md).
-  if (opt_.mode == Mode::Map && c.replaced > 0) fix_build_duplicates(d_key_.data(), d_arg_.data(), n, t);
+  if (opt_.mode == Mode::Map && c.replaced > 0) fix_build_duplicates(d_ops_.key.data(), d_ops_.arg.data(), n, t);
 }
 
 void SlabHash::fix_build_duplicates(const uint32_t* d_keys, const uint32_t* d_values, uint64_t n, DeviceTime& t) {
@@ -196,9 +196,8 @@ void SlabHash::maybe_flush(DeviceTime& t) {
 }
 
 uint64_t SlabHash::scratch_bytes() const {
-  return d_ctr_.bytes() + d_live_.bytes() + d_type_.bytes() + d_found_.bytes() + d_key_.bytes() + d_arg_.bytes() +
-         d_idx_.bytes() + d_value_.bytes() + d_offset_.bytes() + d_unfinished_.bytes() + d_range_values_.bytes() +
-         d_re_type_.bytes() + d_re_key_.bytes() + d_re_arg_.bytes() + d_re_idx_.bytes() + temp_.bytes();
+  return d_ctr_.bytes() + d_live_.bytes() + d_ops_.bytes() + d_rerun_.bytes() + d_found_.bytes() + d_value_.bytes() +
+         d_offset_.bytes() + d_unfinished_.bytes() + d_range_values_.bytes() + temp_.bytes();
 }
 
 Stats SlabHash::stats() const {

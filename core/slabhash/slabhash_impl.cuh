@@ -30,6 +30,14 @@ namespace gpudict::slabhash {
 
 struct TableCheck;
 
+// Operations of a batch kernel on the device: the batch's staging, or the
+// operations a pass runs again.
+struct DeviceOps {
+  DeviceBuffer<uint8_t> type;
+  DeviceBuffer<uint32_t> key, arg, idx;
+  uint64_t bytes() const { return type.bytes() + key.bytes() + arg.bytes() + idx.bytes(); }
+};
+
 class SlabHash final : public Dictionary {
  public:
   SlabHash(const StructureConfig& config, const Options& options);
@@ -70,6 +78,9 @@ class SlabHash final : public Dictionary {
   // every pass of a batch).
   void reset_counters(bool cursor_too);
   Counters read_counters();
+  // Copies the first m operations of the pinned staging (h_type_, h_key_,
+  // h_arg_, h_idx_) into `d`; returns them as kernel input.
+  OpsIn upload_ops(DeviceOps& d, uint64_t m, const char* what);
   // Runs `s.in` (operation types `ops`, bit 1 << type), timed into `phase`; grows the pool or the range buffer and
   // runs the unfinished operations again until none is left. Returns the
   // counters summed over the rounds (and updates live_ and claimed_).
@@ -115,12 +126,12 @@ class SlabHash final : public Dictionary {
   // Device scratch.
   DeviceBuffer<Counters> d_ctr_;
   DeviceBuffer<unsigned long long> d_live_;
-  DeviceBuffer<uint8_t> d_type_, d_found_;
-  DeviceBuffer<uint32_t> d_key_, d_arg_, d_idx_, d_value_, d_offset_, d_unfinished_;
-  DeviceBuffer<uint32_t> d_range_values_;
+  DeviceOps d_ops_;
   // Re-runs of unfinished operations (the first pass's inputs stay intact).
-  DeviceBuffer<uint8_t> d_re_type_;
-  DeviceBuffer<uint32_t> d_re_key_, d_re_arg_, d_re_idx_;
+  DeviceOps d_rerun_;
+  DeviceBuffer<uint8_t> d_found_;
+  DeviceBuffer<uint32_t> d_value_, d_offset_, d_unfinished_;
+  DeviceBuffer<uint32_t> d_range_values_;
   CubTemp temp_;
 
   // Pinned host staging.

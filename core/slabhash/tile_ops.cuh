@@ -246,7 +246,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
   const unsigned lane = lane_id();
   const unsigned tl = lane & (kTile - 1);
   const unsigned tbase = lane & ~(kTile - 1);
-  const unsigned tmask = tile_mask_of(tbase);  // the tile alone (allocation, link)
+  const unsigned tmask = group_mask<kTile>(lane);  // the tile alone (allocation, link)
   const uint32_t tile_id = (blockIdx.x * warps_per_block() + warp_in_block()) * (kWarpSize / kTile) + lane / kTile;
   // Every tile takes kTile operations at a time; the grid's tiles stride over the batch.
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;

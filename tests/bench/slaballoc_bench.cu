@@ -34,7 +34,7 @@ constexpr int kThreads = 256;
 // Tile t takes allocations t, t + T, ... (T tiles in the grid).
 __global__ void __launch_bounds__(kThreads)
     alloc_kernel(const __grid_constant__ PoolRef p, uint32_t* out, uint64_t n, unsigned int* fails) {
-  const unsigned lane = lane_id(), tl = lane & (kTile - 1), tbase = lane & ~(kTile - 1), tmask = tile_mask_of(tbase);
+  const unsigned lane = lane_id(), tl = lane & (kTile - 1), tbase = lane & ~(kTile - 1), tmask = group_mask<kTile>(lane);
   const uint64_t tile = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kTile;
   const uint64_t tiles = static_cast<uint64_t>(gridDim.x) * blockDim.x / kTile;
   TileAlloc a;
