@@ -47,10 +47,10 @@ std::vector<OptionSpec> btree_options() {
       {"sort", "on: sort every list of operations by key before the tree pass (neighbouring tiles walk the same "
                "paths; each operation starts from the previous one's parent); off: batch order from the root",
        "on"},
-      {"query-tile", "phased lookups and successors: 4 or 8 = the lock-step kernel with tiles of that many lanes "
-                     "(eight or four operations per warp in flight); 0 = the operations kernel (--tile lanes, one "
-                     "operation at a time; counts and ranges always run there)",
-       "8"},
+      {"query-tile", "phased queries (lookup, count, range, successor): 4 or 8 = the lock-step kernel with tiles "
+                     "of that many lanes (eight or four operations per warp in flight); 0 = the operations kernel "
+                     "(--tile lanes, one operation at a time)",
+       "4"},
   };
 }
 
@@ -259,7 +259,7 @@ Params BTree::parameters() const {
       {"node", "128 B: 14 (key, value) or (pivot, child) pairs, high key, side link, low key, meta word "
                "(count, leaf flag, latch, version); every u32 key and value legal"},
       {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)"},
-      {"query_tile", opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased lookup/successor; "
+      {"query_tile", opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased query; "
                                        "the tiles of a warp advance in lock-step (one node read per tile per step)"
                                      : std::string("0: phased queries in the operations kernel (--tile lanes)")},
       {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot)); operations start from the "
@@ -281,7 +281,7 @@ Params BTree::parameters() const {
 uint64_t BTree::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
-               d_range_off_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes();
+               d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes();
   for (int i = 0; i < 2; ++i) s += d_keys_[i].bytes() + d_perm_[i].bytes();
   return s;
 }
@@ -298,7 +298,7 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node) : (nodes * 5 / 2 + 1024) * sizeof(Node);
   // A list: keys and slots (x2 for the sort), args, types, results; the
   // bulk build sorts its pairs in the same key and slot buffers.
-  const uint64_t list = std::max(B * (4 * 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8), R * 16);
+  const uint64_t list = std::max(B * (4 * 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8), R * 16);
   uint64_t cub = 0;
   {
     size_t bytes = 0;

@@ -7,7 +7,7 @@
 //                         results, concurrent ranges and retries
 //   check.cu              the structural checker (btree_check.hpp)
 //   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
-//   query_kernel.cuh      phased lookups/successors in lock-step (kernels_query.cu)
+//   query_kernel.cuh      phased queries in lock-step (kernels_query.cu)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -33,7 +33,7 @@ struct Options {
   double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
   int tile = 32;           // lanes per operation: 32, 16 or 8
   bool sort = true;        // sort each list of operations by key
-  int query_tile = 8;      // phased lookups/successors: lock-step tiles of 4 or 8 lanes; 0: the operations kernel
+  int query_tile = 4;      // phased queries: lock-step tiles of 4 or 8 lanes; 0: the operations kernel
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -136,7 +136,8 @@ class BTree final : public Dictionary {
   DeviceBuffer<uint8_t> d_types_;
   DeviceBuffer<uint8_t> d_found_, d_done_;
   DeviceBuffer<uint32_t> d_value_, d_key_out_, d_range_cap_;
-  DeviceBuffer<unsigned long long> d_range_off_;
+  DeviceBuffer<unsigned long long> d_range_off_;   // by slot (a phased range pass: offsets in list order)
+  DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
 
   // Pinned host staging (reused across batches).

@@ -1,5 +1,5 @@
 // The lock-step kernel for phased query lists (query_kernel.cuh), for tiles
-// of 4 and 8 lanes, and its launch.
+// of 4 and 8 lanes and each query type, and its launch.
 #include <algorithm>
 #include <string>
 
@@ -11,12 +11,9 @@ namespace gpudict::btree {
 
 namespace {
 
-template <unsigned G>
+template <unsigned G, uint8_t kType>
 void launch_queries_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream) {
-  if (ops.n == 0) return;
-  if (ops.type != kLookup && ops.type != kSuccessor)
-    throw RuntimeFailure("btree: the lock-step query kernel serves lookups and successors only");
-  auto kernel = query_kernel<G>;
+  auto kernel = query_kernel<G, kType>;
   // Every resident tile gets an equal contiguous run of the list (a run of
   // a sorted list keeps the finger useful), launched in one wave.
   const uint64_t resident = static_cast<uint64_t>(resident_blocks(kernel, kBlock, 0)) * (kBlock / G);
@@ -29,12 +26,28 @@ void launch_queries_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream) {
   GPUDICT_CHECK_LAUNCH("btree query_kernel");
 }
 
+template <unsigned G>
+void launch_queries_g(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+  switch (ops.type) {
+    case kLookup: launch_queries_t<G, kLookup>(tree, ops, stream); break;
+    case kSuccessor: launch_queries_t<G, kSuccessor>(tree, ops, stream); break;
+    case kCount: launch_queries_t<G, kCount>(tree, ops, stream); break;
+    case kRange: launch_queries_t<G, kRange>(tree, ops, stream); break;
+    default: throw RuntimeFailure("btree: the lock-step query kernel serves queries only");
+  }
+}
+
 }  // namespace
 
 void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+  if (ops.n == 0) return;
+  // A concurrent range's bounded slot (range_cap) is the operations kernel's business.
+  if (ops.range_cap != nullptr) throw RuntimeFailure("btree: the lock-step query kernel writes unbounded ranges only");
+  // A tile's ranges are written from one cursor: offsets in list order, consecutive positions.
+  if (ops.type == kRange && ops.stride != 1) throw RuntimeFailure("btree: lock-step ranges need a list of stride 1");
   switch (qtile) {
-    case 4: launch_queries_t<4>(tree, ops, stream); break;
-    case 8: launch_queries_t<8>(tree, ops, stream); break;
+    case 4: launch_queries_g<4>(tree, ops, stream); break;
+    case 8: launch_queries_g<8>(tree, ops, stream); break;
     default: throw InputError("btree: query tile of " + std::to_string(qtile) + " lanes is not built");
   }
 }

@@ -52,7 +52,10 @@ struct OpsRef {
   uint8_t* found = nullptr;         // lookup, successor
   uint32_t* value = nullptr;        // lookup/successor value, count, range size
   uint32_t* key_out = nullptr;      // successor key
-  const unsigned long long* range_offset = nullptr;  // by slot: first pair of the range's output
+  // By slot: first pair of the range's output. The lock-step query kernel
+  // needs them in list order (position i's range right after position
+  // i - 1's): it writes a tile's ranges from one cursor.
+  const unsigned long long* range_offset = nullptr;
   const uint32_t* range_cap = nullptr;  // by slot: room at that offset; null: as large as needed
   uint32_t* range_keys = nullptr;
   uint32_t* range_values = nullptr;

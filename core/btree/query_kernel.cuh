@@ -1,27 +1,36 @@
-// Phased lookups and successors in lock-step: the kernel
+// Phased queries (lookup, successor, count, range) in lock-step: the kernel
 // that runs a query list while no writer runs (after the update kernel of a
 // phased batch, before a concurrent batch's kernel, or on the final tree).
 //
 // Why a kernel of its own: in ops_kernel every tile serves one operation at
 // a time, and the tiles of a warp diverge (each follows its own path), so
-// the warp runs them one after another and has one node read in flight. Here
-// a warp holds 32 / G tiles (G = 4 or 8 lanes), each with its own operation,
-// and the loop is warp-uniform: every iteration, every tile that needs a node
-// issues its 128-byte read in the same instruction (one coalesced line per
-// tile), then works on it in registers. A warp so keeps 8 (G = 4) or 4
-// (G = 8) dependent chains in flight instead of one, which is what a query
-// pass was thought to be bound by (latency, not bandwidth; measured, it wins
-// only at 2^26 keys and for small lists: docs/btree.md). Counts and ranges
-// stay in the operations kernel, where they measured faster.
+// the warp runs them one after another and has one node read in flight.
+// Here a warp holds 32 / G tiles (G = 4 or 8 lanes), each with its own
+// operation, and every iteration of the loop is the same for the whole
+// warp: every tile moves its operation on by one node, and every tile that
+// needs a node issues its 128-byte read in the same instruction.
 //
-// Each tile serves a contiguous run of the (sorted) list with the same
-// finger as ops_kernel (the last leaf and the last inner node as register
-// snapshots): a key inside the cached leaf is answered without a read, one
-// under the cached inner node costs one read, one just right of it starts at
-// that node's right sibling.
+// Every collective (shuffle, ballot) runs on the whole warp (WarpTile, full
+// mask) and outside any tile-divergent branch: a tile with nothing to do
+// still takes part and discards the result. The first version used
+// cooperative-groups tiles inside per-tile branches; the compiler then
+// wrapped each shuffle in convergence checks and the kernel issued 114 warp
+// instructions per lookup (Nsight Compute, docs/btree.md).
 //
-// Nothing writes the tree during this kernel, so nodes are read through the
-// read-only cache with no fence and no validation (TreeRef::read_plain).
+// One iteration, per tile:
+//   1. a tile whose node read has arrived moves its operation on with it:
+//      down a level, right through a link, or to an answer;
+//   2. a tile without an operation (also one answered in step 1) takes the
+//      next one of its run and starts it from the finger: the last leaf
+//      (answered at once when its range holds the key) or the last inner
+//      node (its child for the key is the node to read);
+//   3. every tile that needs a node issues the read.
+// So a sorted list costs about one read and one iteration per operation
+// when consecutive keys fall under the same inner node.
+//
+// Each tile serves a contiguous run of the (sorted) list. Nothing writes the
+// tree during this kernel, so nodes are read through the read-only cache
+// with no fence and no validation (as TreeRef::read_plain).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -29,178 +38,280 @@
 #include <cstdint>
 
 #include "core/btree/ops_kernel.cuh"
+#include "core/common/warp.cuh"
 
 namespace gpudict::btree {
 
+// Words 28..31 of a node (high key, link, low key, meta): all on the tile's
+// last lane, the last four words of its slice.
+struct NodeHead {
+  uint32_t high = 0, link = kNil, low = 0, meta = 0;
+};
+static_assert(kHighWord == 28 && kLinkWord == 29 && kLowWord == 30 && kMetaWord == 31,
+              "head_of reads the last four words of the last lane's slice");
+
 template <unsigned G>
-struct QueryState {
-  // The operation in progress (tile-uniform).
-  uint32_t k = 0, j = 0;
-  uint32_t node = kNil;    // the next node to read
-  bool busy = false;       // an operation waits for the read of `node`
-  bool down = true;        // descending to k's leaf (else walking right: successor)
-  bool from_cache = false; // `node` is the cached inner node's right sibling: one hop, then the root
-  uint32_t steps = 0;      // reads of this operation (bounded: a loop would be a bug)
-  // The finger (tile-uniform snapshots).
-  uint32_t leaf = kNil, leaf_meta = 0;
-  uint32_t inner = kNil, inner_meta = 0;
+__device__ __forceinline__ NodeHead head_of(const WarpTile<G>& t, const Frag<G>& f) {
+  constexpr int W = Frag<G>::W;
+  static_assert(W >= 4, "the head must sit on one lane");
+  return {t.shfl(f.w[W - 4], G - 1), t.shfl(f.w[W - 3], G - 1), t.shfl(f.w[W - 2], G - 1),
+          t.shfl(f.w[W - 1], G - 1)};
+}
+
+// Number of the node's first cnt keys that are < x (or_equal: <= x). Keys are
+// sorted: the lower (upper) bound position of x. One ballot per pair a lane holds.
+template <unsigned G>
+__device__ __forceinline__ int keys_below(const WarpTile<G>& t, const Frag<G>& f, int cnt, uint32_t x, bool or_equal) {
+  constexpr int W = Frag<G>::W;
+  const int first = static_cast<int>(t.rank) * (W / 2);  // the lane's first pair
+  int c = 0;
+#pragma unroll
+  for (int s = 0; s < W; s += 2) {
+    const bool pred = first + s / 2 < cnt && (f.w[s] < x || (or_equal && f.w[s] == x));
+    c += __popc(t.ballot(pred));
+  }
+  return c;
+}
+
+// Pair q (0 <= q < kCapacity) on every lane of the tile: two shuffles.
+template <unsigned G>
+__device__ __forceinline__ void pair_at(const WarpTile<G>& t, const Frag<G>& f, int q, uint32_t& key,
+                                        uint32_t& value) {
+  constexpr int P = Frag<G>::W / 2;  // pairs per lane
+  const int slot = q % P;
+  uint32_t k = f.w[0], v = f.w[1];
+#pragma unroll
+  for (int s = 1; s < P; ++s) {
+    if (slot == s) {
+      k = f.w[2 * s];
+      v = f.w[2 * s + 1];
+    }
+  }
+  key = t.shfl(k, q / P);
+  value = t.shfl(v, q / P);
+}
+
+// The finger (tile-uniform): snapshots of the last leaf and the last inner
+// node the tile used, with the bounds that decide whether they cover a key.
+template <unsigned G>
+struct QueryFinger {
+  uint32_t leaf = kNil, inner = kNil;
+  NodeHead leaf_h, inner_h;  // their heads, so that starting from them needs no shuffle
   Frag<G> leaf_f, inner_f;
 };
 
-// The operation is at a leaf snapshot f (k's leaf when descending, else the
-// next leaf to the right: successor). Answers what it can; true: it needs
-// the leaf at s.node next (walking right).
+// Whether k lies in the node's range [low, high) (no upper bound without a link).
+__device__ __forceinline__ bool head_covers(const NodeHead& h, uint32_t k) {
+  return k >= h.low && (h.link == kNil || k < h.high);
+}
+
+__device__ __forceinline__ NodeHead select_head(bool pred, const NodeHead& a, const NodeHead& b) {
+  return {pred ? a.high : b.high, pred ? a.link : b.link, pred ? a.low : b.low, pred ? a.meta : b.meta};
+}
+
+// The operation a tile is serving (tile-uniform).
+struct QueryOp {
+  uint32_t k = 0;       // the key (count, range: lo)
+  uint32_t hi = 0;      // count, range: the upper bound
+  uint32_t j = 0;       // result slot
+  unsigned long long out = 0;   // range: where the next pair goes (a tile's ranges are contiguous, below)
+  uint32_t total = 0;   // count, range: keys so far
+  uint32_t node = kNil; // the node to read next
+  uint32_t steps = 0;   // nodes read (bounded: a loop would be a corrupt tree)
+  bool down = true;     // descending to k's leaf (else walking right along the leaves)
+  bool from_cache = false;  // `node` is the cached inner node's right sibling: one hop, then the root
+};
+
 template <unsigned G>
-__device__ __forceinline__ bool query_at_leaf(const Tile<G>& t, const OpsRef& ops, uint8_t type,
-                                              QueryState<G>& s, const Frag<G>& f, uint32_t meta) {
-  const int cnt = static_cast<int>(meta_count(meta));
-  const uint32_t link = word_at(t, f, kLinkWord);
-  const bool lane0 = t.thread_rank() == 0;
-  if (type == kLookup) {
-    const int p = count_keys(t, f, cnt, s.k, false);
-    const bool hit = p > 0 && key_at(t, f, p - 1) == s.k;
-    const uint32_t v = hit ? value_at(t, f, p - 1) : 0u;
-    if (lane0) {
-      ops.found[s.j] = hit ? 1 : 0;
-      ops.value[s.j] = v;
+__device__ __forceinline__ void select_frag(bool pred, const Frag<G>& a, Frag<G>& out) {
+#pragma unroll
+  for (int s = 0; s < Frag<G>::W; ++s) out.w[s] = pred ? a.w[s] : out.w[s];
+}
+
+// Moves a tile's operation on with the snapshot `cur` of node `cur_node`
+// (its head h: head_of(cur), or the finger's copy).
+// Returns true when it needs the node op.node read next, false when it is
+// answered (or when the tile is not `active`). Every lane of the warp must
+// call it; only active tiles change anything. Written with selects, not
+// branches: the tiles of a warp take different paths here, and branches
+// made the warp run every path one after another (plus the register copies
+// at each join: 394 instructions per loop iteration, measured).
+template <unsigned G, uint8_t kType>
+__device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tree, const OpsRef& ops, bool active,
+                                        QueryOp& op, QueryFinger<G>& fin, const Frag<G>& cur, const NodeHead& h,
+                                        uint32_t cur_node) {
+  constexpr bool kRanged = kType == kCount || kType == kRange;
+  constexpr int W = Frag<G>::W;
+  // Collectives first, for every tile.
+  const int cnt = static_cast<int>(meta_count(h.meta));
+  const bool leaf = meta_leaf(h.meta);
+  // Inner nodes, lookups, successors: keys <= k. A range's leaf: keys < lo.
+  const int p = keys_below(t, cur, cnt, op.k, !(kRanged && leaf));
+  const int b = kRanged ? keys_below(t, cur, cnt, op.hi, true) : 0;
+  // The pair of interest: the successor (first key > k) in a successor's
+  // leaf, else the last key <= k (an inner node's child for k; a lookup's hit).
+  const int q = (kType == kSuccessor && leaf) ? min(p, kCapacity - 1) : max(p - 1, 0);
+  uint32_t pk, pv;
+  pair_at(t, cur, q, pk, pv);
+
+  // Where the snapshot sends the operation. Going down: k < low only after
+  // a start right of k (-> the root); k >= high: a B-link move right, or the
+  // root when the start was the cached inner node's sibling (the root is
+  // then closer). No writer runs here, so only finger starts move at all.
+  const bool left = op.down && op.k < h.low;
+  const bool right = op.down && !left && h.link != kNil && op.k >= h.high;
+  const bool move = left || right;
+  const uint32_t move_to = (left || op.from_cache) ? kRoot : h.link;
+  const bool at_inner = active && !move && !leaf;
+  const bool at_leaf = active && !move && leaf;
+  // The finger follows: the last inner node on the way down (the leaf's
+  // parent), and any leaf snapshot (walks right included).
+  fin.inner = at_inner ? cur_node : fin.inner;
+  fin.inner_h = select_head(at_inner, h, fin.inner_h);
+  select_frag(at_inner, cur, fin.inner_f);
+  fin.leaf = at_leaf ? cur_node : fin.leaf;
+  fin.leaf_h = select_head(at_leaf, h, fin.leaf_h);
+  select_frag(at_leaf, cur, fin.leaf_f);
+
+  bool walk = false;  // at a leaf, and the answer continues in the next leaf
+  const bool lane0 = t.rank == 0;
+  if constexpr (kType == kLookup) {
+    const bool hit = p > 0 && pk == op.k;
+    if (at_leaf && lane0) {
+      ops.found[op.j] = hit ? 1 : 0;
+      ops.value[op.j] = hit ? pv : 0u;
     }
-    return false;
-  }
-  if (type == kSuccessor) {
+  } else if constexpr (kType == kSuccessor) {
     // Every key of a right sibling is >= this snapshot's high key > k.
-    const int p = count_keys(t, f, cnt, s.k, false);
-    if (p < cnt || link == kNil) {
-      const bool found = p < cnt;
-      const uint32_t rk = found ? key_at(t, f, p) : 0u, rv = found ? value_at(t, f, p) : 0u;
-      if (lane0) {
-        ops.found[s.j] = found ? 1 : 0;
-        ops.key_out[s.j] = rk;
-        ops.value[s.j] = rv;
-      }
-      return false;
+    const bool found = p < cnt;
+    walk = at_leaf && !found && h.link != kNil;
+    if (at_leaf && !walk && lane0) {
+      ops.found[op.j] = found ? 1 : 0;
+      ops.key_out[op.j] = found ? pk : 0u;
+      ops.value[op.j] = found ? pv : 0u;
     }
-    s.node = link;
-    s.down = false;
-    return true;
-  }
-  // Count / range lists run in the operations kernel (launch_phased_queries).
-  return false;
-}
-
-// Starts an operation on key s.k: answered from the cached leaf (false), or
-// the first node to read is set in s.node (true).
-template <unsigned G>
-__device__ __forceinline__ bool query_start(const Tile<G>& t, const OpsRef& ops, uint8_t type, QueryState<G>& s) {
-  s.steps = 0;
-  s.down = true;
-  s.from_cache = false;
-  if (!ops.use_finger) {  // unsorted: neighbours are unrelated, every operation from the root
-    s.leaf = kNil;
-    s.inner = kNil;
-  }
-  if (s.leaf != kNil && covers(t, s.leaf_f, s.k)) return query_at_leaf(t, ops, type, s, s.leaf_f, s.leaf_meta);
-  s.node = kRoot;
-  if (s.inner != kNil) {
-    if (covers(t, s.inner_f, s.k)) {
-      s.node = child_for(t, s.inner_f, s.inner_meta, s.k);
-    } else {
-      const uint32_t link = word_at(t, s.inner_f, kLinkWord);
-      if (link != kNil && s.k >= word_at(t, s.inner_f, kHighWord)) {  // sorted: usually the next inner node
-        s.node = link;
-        s.from_cache = true;
+  } else {
+    // Keys [p, b) of this snapshot are in [lo, hi]; the next leaf starts at
+    // this snapshot's high key, so every key is counted once.
+    if constexpr (kType == kRange) {
+      const int first = static_cast<int>(t.rank) * (W / 2);
+#pragma unroll
+      for (int s = 0; s < W; s += 2) {
+        const int i = first + s / 2;
+        if (at_leaf && i >= p && i < b) {
+          const unsigned long long at = op.out + static_cast<unsigned long long>(i - p);
+          ops.range_keys[at] = cur.w[s];
+          ops.range_values[at] = cur.w[s + 1];
+        }
       }
     }
+    op.total += at_leaf ? static_cast<uint32_t>(b - p) : 0u;
+    if constexpr (kType == kRange) op.out += at_leaf ? static_cast<unsigned long long>(b - p) : 0ull;
+    walk = at_leaf && h.link != kNil && op.hi >= h.high;
+    if (at_leaf && !walk && lane0) ops.value[op.j] = op.total;
   }
-  return true;
+
+  op.steps += active ? 1u : 0u;
+  const bool error = active && op.steps > kSpinLimit;  // never expected: a cycle would be a corrupt tree
+  if (error && lane0) atomicExch(&tree.hdr->error, 1ull);
+  const bool need = active && !error && (move || at_inner || walk);
+  op.node = !active ? op.node : move ? move_to : at_inner ? pv : h.link;
+  op.from_cache = active ? false : op.from_cache;
+  op.down = op.down && !walk;
+  return need;
 }
 
-// The tile has read s.node into f; moves the operation on. True: it needs
-// another read (s.node).
-template <unsigned G>
-__device__ __forceinline__ bool query_step(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint8_t type,
-                                           QueryState<G>& s, const Frag<G>& f, uint32_t meta) {
-  if (++s.steps > kSpinLimit) {  // never expected: a cycle would be a corrupt tree
-    tree.report_error(t);
-    return false;
-  }
-  const bool leaf = meta_leaf(meta);
-  if (!s.down) {
-    s.leaf = s.node;  // the finger follows the walk (any leaf snapshot is a valid finger)
-    s.leaf_f = f;
-    s.leaf_meta = meta;
-    return query_at_leaf(t, ops, type, s, f, meta);
-  }
-  if (s.k < word_at(t, f, kLowWord)) {  // only a start right of k can get here
-    s.node = kRoot;
-    s.from_cache = false;
-    return true;
-  }
-  const uint32_t link = word_at(t, f, kLinkWord);
-  if (link != kNil && s.k >= word_at(t, f, kHighWord)) {
-    // Past the cached node's sibling: the root is closer. Else a B-link move
-    // right (no writer runs here, so only a finger start can need it).
-    s.node = s.from_cache ? kRoot : link;
-    s.from_cache = false;
-    return true;
-  }
-  s.from_cache = false;
-  if (leaf) {
-    s.leaf = s.node;
-    s.leaf_f = f;
-    s.leaf_meta = meta;
-    return query_at_leaf(t, ops, type, s, f, meta);
-  }
-  s.inner = s.node;  // the last inner node on the way down: the leaf's parent
-  s.inner_f = f;
-  s.inner_meta = meta;
-  s.node = child_for(t, f, meta, s.k);
-  return true;
-}
-
-// One list of lookups or successors (ops.type; no writer runs). Tile i serves list
+// One list of queries of type kType (no writer runs). Tile i serves list
 // positions [i per_tile, (i + 1) per_tile); lane r of a tile holds the
-// (key, slot) of the window's r-th operation, loaded together.
-template <unsigned G>
-__global__ void __launch_bounds__(kBlock) query_kernel(TreeRef tree, OpsRef ops) {
-  const Tile<G> t = cg::tiled_partition<G>(cg::this_thread_block());
-  const int r = static_cast<int>(t.thread_rank());
+// r-th operation of the tile's current window of G, loaded together.
+template <unsigned G, uint8_t kType>
+__global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef tree, OpsRef ops) {
+  constexpr int W = Frag<G>::W;
+  constexpr bool kRanged = kType == kCount || kType == kRange;
+  const WarpTile<G> t;
   const uint64_t tile_id = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
   uint64_t next = tile_id * ops.per_tile;
   const uint64_t end = min(next + static_cast<uint64_t>(ops.per_tile), ops.n);
-  const uint8_t type = ops.type;
-  QueryState<G> s;
-  uint32_t w_key = 0, w_j = 0;
+  QueryFinger<G> fin;
+  QueryOp op;
+  Frag<G> f;  // the node read issued in the previous iteration
+  bool reading = false;
+  // The window: lane r holds operation w_at + r of the tile's next G.
+  uint32_t w_key = 0, w_j = 0, w_hi = 0;
   int w_size = 0, w_at = 0;
-  Frag<G> f;
-  uint32_t meta = 0;
-  // No lane returns early: the loop's exit test is a warp vote, so every
-  // lane of the warp must reach it (idle tiles just skip the work). Each
-  // iteration, every free tile picks up one operation (answered at once when
-  // the finger holds its leaf), then every tile that needs a node reads it:
-  // both steps run converged across the warp's tiles instead of one tile
-  // after another.
-  while (__any_sync(0xFFFFFFFFu, s.busy || next < end)) {
-    if (!s.busy && next < end) {
-      if (w_at == w_size) {
-        const uint64_t p = next + static_cast<uint64_t>(r);
+  // Ranges: the list's offsets follow its order (batch.cu computes them
+  // so), so the ranges of a tile's run fill one stretch from the first
+  // one's offset on, in order: one cursor instead of an offset per range.
+  if constexpr (kType == kRange) {
+    if (next < end) {
+      const uint64_t pos = ops.start + next * ops.stride;
+      op.out = ops.range_offset[ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos)];
+    }
+  }
+  // No lane returns early: the loop's exit test is a warp vote and every
+  // collective needs the whole warp.
+  while (__any_sync(kFullMask, reading || next < end)) {
+    // 1. Reads that arrived move their operations on.
+    bool busy = false;
+    if (__any_sync(kFullMask, reading))
+      busy = advance<G, kType>(t, tree, ops, reading, op, fin, f, head_of(t, f), op.node);
+
+    // 2. Free tiles take their next operation and start it from the finger.
+    const bool take = !busy && next < end;
+    if (__any_sync(kFullMask, take)) {
+      if (take && w_at == w_size) {  // no collective inside: lanes load their own operation
+        const uint64_t p = next + t.rank;
         if (p < end) {
           const uint64_t pos = ops.start + p * ops.stride;
           w_key = ops.keys[pos];
           w_j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
+          if constexpr (kRanged) w_hi = ops.args[w_j];
         }
         w_size = static_cast<int>(min(static_cast<uint64_t>(G), end - next));
         w_at = 0;
       }
-      s.k = t.shfl(w_key, w_at);
-      s.j = t.shfl(w_j, w_at);
-      ++w_at;
-      ++next;
-      s.busy = query_start(t, ops, type, s);
+      const int src = w_at & static_cast<int>(G - 1);
+      const uint32_t k = t.shfl(w_key, src), j = t.shfl(w_j, src);
+      const uint32_t hi = kRanged ? t.shfl(w_hi, src) : 0u;
+      w_at += take ? 1 : 0;
+      next += take ? 1 : 0;
+      op.k = take ? k : op.k;
+      op.j = take ? j : op.j;
+      op.hi = take ? hi : op.hi;
+      op.total = take ? 0u : op.total;
+      op.steps = take ? 0u : op.steps;
+      op.down = take ? true : op.down;
+      // Unsorted: neighbours are unrelated, every operation from the root.
+      const bool forget = take && !ops.use_finger;
+      fin.leaf = forget ? kNil : fin.leaf;
+      fin.inner = forget ? kNil : fin.inner;
+      const bool empty = kRanged && k > hi;
+      if (take && empty && t.rank == 0) ops.value[j] = 0;
+      const bool go = take && !empty;
+      const bool leaf_ok = fin.leaf != kNil && head_covers(fin.leaf_h, k);
+      const bool inner_ok = fin.inner != kNil && head_covers(fin.inner_h, k);
+      const bool use_leaf = go && leaf_ok;
+      const bool use_inner = go && !leaf_ok && inner_ok;
+      // Neither covers k: the cached inner node's right sibling when k is
+      // right of it (sorted: usually the next inner node), else the root.
+      const bool start_read = go && !leaf_ok && !inner_ok;
+      const bool sibling = fin.inner != kNil && fin.inner_h.link != kNil && k >= fin.inner_h.high;
+      op.node = start_read ? (sibling ? fin.inner_h.link : kRoot) : op.node;
+      op.from_cache = take ? (start_read && sibling) : op.from_cache;
+      busy = busy || start_read;
+      Frag<G> cur;
+#pragma unroll
+      for (int s = 0; s < W; ++s) cur.w[s] = use_leaf ? fin.leaf_f.w[s] : fin.inner_f.w[s];
+      const uint32_t cur_node = use_leaf ? fin.leaf : fin.inner;
+      const bool use = use_leaf || use_inner;
+      const NodeHead cur_h = select_head(use_leaf, fin.leaf_h, fin.inner_h);
+      const bool need = advance<G, kType>(t, tree, ops, use, op, fin, cur, cur_h, cur_node);
+      busy = busy || need;
     }
-    if (s.busy) {
-      tree.read_plain(t, s.node, f, meta);
-      s.busy = query_step(t, tree, ops, type, s, f, meta);
-    }
+
+    // 3. Every tile that needs a node reads it: one 128-byte line per tile.
+    if (busy) ld_readonly_vec<W>(tree.words(op.node) + t.rank * W, f.w);
+    reading = busy;
   }
 }
 

@@ -42,4 +42,37 @@ __device__ __forceinline__ unsigned group_mask(unsigned lane) {
   }
 }
 
+
+// An aligned group of G consecutive lanes whose collectives run on the whole
+// warp (mask: every lane; width G for shuffles). Every lane of the warp must
+// reach each collective, so call them outside tile-divergent branches and
+// compute predicated results instead. Why not cg::thread_block_tile<G>: its
+// collectives use the tile's own lane mask, known only at run time, and the
+// compiler guards each one with convergence checks (MATCH.ANY, REDUX,
+// divergent branches) that cost more than the shuffle itself (measured on
+// the slab hash and B-Tree query kernels with Nsight Compute).
+template <unsigned G>
+struct WarpTile {
+  static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "group size must be a power of two <= 32");
+  unsigned rank;  // lane within the group
+  unsigned base;  // the group's first lane in the warp
+
+  __device__ __forceinline__ WarpTile() : rank(lane_id() & (G - 1)), base(lane_id() & ~(G - 1)) {}
+
+  // Value of v on the group's lane src (taken modulo G).
+  template <class T>
+  __device__ __forceinline__ T shfl(T v, int src) const {
+    return __shfl_sync(kFullMask, v, src, G);
+  }
+  // The group's predicates, bit r for lane r of the group.
+  __device__ __forceinline__ unsigned ballot(bool pred) const {
+    const unsigned all = __ballot_sync(kFullMask, pred);
+    if constexpr (G == 32) {
+      return all;
+    } else {
+      return (all >> base) & ((1u << G) - 1u);
+    }
+  }
+};
+
 }  // namespace gpudict
