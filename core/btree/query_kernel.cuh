@@ -14,8 +14,8 @@
 // mask) and outside any tile-divergent branch: a tile with nothing to do
 // still takes part and discards the result. The first version used
 // cooperative-groups tiles inside per-tile branches; the compiler then
-// wrapped each shuffle in convergence checks and the kernel issued 114 warp
-// instructions per lookup (Nsight Compute, docs/btree.md).
+// wrapped each shuffle in convergence checks and the kernel issued 119 warp
+// instructions per lookup (Nsight Compute, 2^26 keys; docs/btree.md).
 //
 // One iteration, per tile:
 //   1. a tile whose node read has arrived moves its operation on with it:
@@ -56,21 +56,6 @@ __device__ __forceinline__ NodeHead head_of(const WarpTile<G>& t, const Frag<G>&
   static_assert(W >= 4, "the head must sit on one lane");
   return {t.shfl(f.w[W - 4], G - 1), t.shfl(f.w[W - 3], G - 1), t.shfl(f.w[W - 2], G - 1),
           t.shfl(f.w[W - 1], G - 1)};
-}
-
-// Number of the node's first cnt keys that are < x (or_equal: <= x). Keys are
-// sorted: the lower (upper) bound position of x. One ballot per pair a lane holds.
-template <unsigned G>
-__device__ __forceinline__ int keys_below(const WarpTile<G>& t, const Frag<G>& f, int cnt, uint32_t x, bool or_equal) {
-  constexpr int W = Frag<G>::W;
-  const int first = static_cast<int>(t.rank) * (W / 2);  // the lane's first pair
-  int c = 0;
-#pragma unroll
-  for (int s = 0; s < W; s += 2) {
-    const bool pred = first + s / 2 < cnt && (f.w[s] < x || (or_equal && f.w[s] == x));
-    c += __popc(t.ballot(pred));
-  }
-  return c;
 }
 
 // Pair q (0 <= q < kCapacity) on every lane of the tile: two shuffles.
@@ -146,8 +131,8 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
   const int cnt = static_cast<int>(meta_count(h.meta));
   const bool leaf = meta_leaf(h.meta);
   // Inner nodes, lookups, successors: keys <= k. A range's leaf: keys < lo.
-  const int p = keys_below(t, cur, cnt, op.k, !(kRanged && leaf));
-  const int b = kRanged ? keys_below(t, cur, cnt, op.hi, true) : 0;
+  const int p = count_keys(t, cur, cnt, op.k, kRanged && leaf);
+  const int b = kRanged ? count_keys(t, cur, cnt, op.hi, false) : 0;
   // The pair of interest: the successor (first key > k) in a successor's
   // leaf, else the last key <= k (an inner node's child for k; a lookup's hit).
   const int q = (kType == kSuccessor && leaf) ? min(p, kCapacity - 1) : max(p - 1, 0);

@@ -65,9 +65,10 @@ __device__ __forceinline__ uint32_t value_at(const Tile<G>& t, const Frag<G>& f,
 
 // Number of keys among pairs [0, count) that are <= k (strict: < k). Keys are
 // sorted, so this is the upper (lower) bound position of k. One ballot per
-// key word a lane holds.
-template <unsigned G>
-__device__ __forceinline__ int count_keys(const Tile<G>& t, const Frag<G>& f, int count, uint32_t k, bool strict) {
+// key word a lane holds. TileT: a cooperative-groups tile (Tile<G>) or a
+// WarpTile<G> (core/common/warp.cuh), whose ballot runs on the whole warp.
+template <unsigned G, class TileT>
+__device__ __forceinline__ int count_keys(const TileT& t, const Frag<G>& f, int count, uint32_t k, bool strict) {
   constexpr int W = Frag<G>::W;
   const int r = static_cast<int>(t.thread_rank());
   int c = 0;

@@ -58,6 +58,8 @@ struct WarpTile {
   unsigned base;  // the group's first lane in the warp
 
   __device__ __forceinline__ WarpTile() : rank(lane_id() & (G - 1)), base(lane_id() & ~(G - 1)) {}
+  // As cooperative-groups tiles name it, so tile-generic helpers take either.
+  __device__ __forceinline__ unsigned thread_rank() const { return rank; }
 
   // Value of v on the group's lane src (taken modulo G).
   template <class T>
