@@ -39,6 +39,15 @@ __global__ void iota_kernel(uint32_t* out, uint64_t n) {
   if (i < n) out[i] = static_cast<uint32_t>(i);
 }
 
+// Slots with bit 31 set for deletes (lists of fewer than 2^31 updates): the
+// merged updates then read an operation's type from its sorted slot instead
+// of a random access into the types.
+__global__ void iota_tagged_kernel(uint32_t* out, const uint8_t* types, uint64_t n) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n)
+    out[i] = static_cast<uint32_t>(i) | (types[i] == static_cast<uint8_t>(OpType::Delete) ? kDeleteTag : 0u);
+}
+
 // Range sizes (value, by slot) in list order, widened; entry n is 0 so that
 // an exclusive scan over n + 1 entries ends with the total.
 __global__ void gather_counts_kernel(const uint32_t* value, const uint32_t* perm, unsigned long long* out,
@@ -127,7 +136,7 @@ void BTree::prepare_list_sort(uint64_t n) {
   temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
 }
 
-OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type) {
+OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, bool force_sort, bool tag_deletes) {
   OpsRef ops;
   ops.n = n;
   ops.type = type;
@@ -142,10 +151,13 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
   ops.keys = d_keys_[0].data();
   ops.perm = nullptr;
   ops.use_finger = false;
-  if (!opt_.sort || n < 2) return ops;
+  if ((!opt_.sort && !force_sort) || n < 2) return ops;
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n);
+  if (tag_deletes)
+    iota_tagged_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), d_types_.data(), n);
+  else
+    iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n);
   GPUDICT_CHECK_LAUNCH("iota_kernel");
   temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
   ops.keys = keys.Current();
@@ -204,7 +216,10 @@ void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     std::vector<uint32_t> ups = plan.of(OpType::Insert);
     const auto& dels = plan.of(OpType::Delete);
     ups.insert(ups.end(), dels.begin(), dels.end());
-    run_updates(batch, std::move(ups), concurrent ? Phase::Concurrent : Phase::Update, t);
+    if (!concurrent && opt_.merge_updates)
+      run_merged_updates(batch, ups, t);
+    else
+      run_updates(batch, std::move(ups), concurrent ? Phase::Concurrent : Phase::Update, t);
   }
   for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
     const auto& ops = plan.of(type);

@@ -51,6 +51,11 @@ std::vector<OptionSpec> btree_options() {
                      "of that many lanes (eight or four operations per warp in flight); 0 = the operations kernel "
                      "(--tile lanes, one operation at a time)",
        "4"},
+      {"phased-updates",
+       "merge: a phased batch's inserts and deletes are sorted, routed to their leaves and merged into them, one "
+       "thread per touched node, splits carried up level by level (no latches: no query runs meanwhile); ops: the "
+       "paper's concurrent insertion, one operation per tile with latches (as concurrent batches always run)",
+       "merge"},
   };
 }
 
@@ -96,6 +101,11 @@ Options parse_options(const StructureConfig& config) {
     if (t != 0 && t != 4 && t != 8)
       throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 4 or 8");
     o.query_tile = static_cast<int>(t);
+  }
+  if (has("phased-updates")) {
+    const std::string& s = config.get("phased-updates");
+    if (s != "merge" && s != "ops") throw InputError("--phased-updates: '" + s + "' is not merge or ops");
+    o.merge_updates = s == "merge";
   }
   return o;
 }
@@ -273,7 +283,13 @@ Params BTree::parameters() const {
                 "kernels; read-only cache in phased query kernels"},
       {"updates", "one latch per node (CAS from the snapshot's version), proactive splits, restarts from the last "
                   "parent or the root; no merges"},
-      {"duplicates", "any one of a key's updates in a phased batch wins (they run concurrently)"},
+      {"phased_updates", opt_.merge_updates
+                             ? "merge: sorted, routed to their leaves, merged into each touched node by one thread; "
+                               "splits level by level (split nodes filled like the bulk build)"
+                             : std::string("ops: the operations kernel, one update per tile with latches")},
+      {"duplicates", opt_.merge_updates ? "the last of a key's updates in a phased batch wins (the deletes after "
+                                          "the inserts, each in batch order)"
+                                        : "any one of a key's updates in a phased batch wins (they run concurrently)"},
       {"concurrent", "native: one kernel over all of the batch's operations"},
   };
 }
@@ -281,8 +297,10 @@ Params BTree::parameters() const {
 uint64_t BTree::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
-               d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes();
-  for (int i = 0; i < 2; ++i) s += d_keys_[i].bytes() + d_perm_[i].bytes();
+               d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
+               d_mtarget_.bytes() + d_mmerged_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes();
+  for (int i = 0; i < 2; ++i)
+    s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes();
   return s;
 }
 
@@ -298,7 +316,9 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node) : (nodes * 5 / 2 + 1024) * sizeof(Node);
   // A list: keys and slots (x2 for the sort), args, types, results; the
   // bulk build sorts its pairs in the same key and slot buffers.
-  const uint64_t list = std::max(B * (4 * 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8), R * 16);
+  // Merged updates add 24 bytes per operation (node, N, new nodes, scan) and
+  // the new nodes' (low key, id) lists, about one per leaf-fill inserts.
+  const uint64_t list = std::max(B * (4 * 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 24 + 16), R * 16);
   uint64_t cub = 0;
   {
     size_t bytes = 0;

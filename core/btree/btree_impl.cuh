@@ -28,12 +28,16 @@
 
 namespace gpudict::btree {
 
+// A sorted update list's slot with this bit set is a delete (merged updates).
+inline constexpr uint32_t kDeleteTag = 0x80000000u;
+
 struct Options {
   uint64_t node_pool = 0;  // nodes; 0: automatic (grows between kernels)
   double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
   int tile = 32;           // lanes per operation: 32, 16 or 8
   bool sort = true;        // sort each list of operations by key
   int query_tile = 4;      // phased queries: lock-step tiles of 4 or 8 lanes; 0: the operations kernel
+  bool merge_updates = true;  // phased updates: merged level by level (merge_updates.cu); false: the operations kernel
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -99,7 +103,10 @@ class BTree final : public Dictionary {
   void stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types);
   // Sorts the staged list (when sorting is on) and returns its descriptor
   // with the result arrays; device work on the stream, not timed here.
-  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type);
+  // force_sort: sort even with --sort off; tag_deletes: slots of deletes get
+  // kDeleteTag (n < 2^31).
+  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, bool force_sort = false,
+                   bool tag_deletes = false);
   // Grows the CUB buffer for sort_list(n) now, outside a timed region.
   void prepare_list_sort(uint64_t n);
   // Launches a validated list (updates, concurrent batches), in rounds when
@@ -112,6 +119,13 @@ class BTree final : public Dictionary {
   void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                    DeviceTime& t);
   void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
+
+  // merge_updates.cu: a phased batch's updates merged into the tree level by
+  // level. merge_levels runs the levels on the sorted list (dry: counts the
+  // new nodes without writing) and returns the nodes they take.
+  void run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t);
+  uint64_t merge_levels(uint64_t n, bool dry, double& ms);
+  void reserve_merge(uint64_t items);
   uint64_t scratch_bytes() const;
 
   int device_;
@@ -139,6 +153,15 @@ class BTree final : public Dictionary {
   DeviceBuffer<unsigned long long> d_range_off_;   // by slot (a phased range pass: offsets in list order)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
+  // Merged updates: per item of a level, its node, new nodes and N of the
+  // sub-segment starting there, their scan; each level's new nodes (low
+  // key, id) for the next level; the sorted list of level 0.
+  DeviceBuffer<uint32_t> d_mtarget_, d_mmerged_;
+  DeviceBuffer<unsigned long long> d_mfresh_, d_mbase_;
+  DeviceBuffer<uint32_t> d_sep_keys_[2], d_sep_vals_[2];
+  const uint32_t* d_list_keys_ = nullptr;
+  const uint32_t* d_list_perm_ = nullptr;
+  bool list_tagged_ = false;  // d_list_perm_ carries kDeleteTag
 
   // Pinned host staging (reused across batches).
   PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_;

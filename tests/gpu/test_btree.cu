@@ -193,12 +193,13 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
   const auto opts = btree_options();
-  REQUIRE(opts.size() == 5);
+  REQUIRE(opts.size() == 6);
   CHECK(opts[0].name == "node-pool");
   CHECK(opts[1].name == "fill");
   CHECK(opts[2].name == "tile");
   CHECK(opts[3].name == "sort");
   CHECK(opts[4].name == "query-tile");
+  CHECK(opts[5].name == "phased-updates");
   const StructureInfo* info = find_structure("btree");
   REQUIRE(info != nullptr);
   CHECK(info->make_gpu != nullptr);
@@ -207,7 +208,8 @@ TEST_CASE("btree: capabilities, options, parameters") {
   CHECK(make_btree(bare) != nullptr);
   for (const auto& option : std::vector<std::pair<std::string, std::string>>{
            {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
-           {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"}}) {
+           {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"},
+           {"phased-updates", "batched"}}) {
     // Named copies: doctest's CAPTURE takes a lambda capture, and capturing
     // structured bindings is C++20.
     const std::string name = option.first, value = option.second;
@@ -274,15 +276,17 @@ TEST_CASE("btree: bulk build keeps the last duplicate, every fill and tile") {
     }
 }
 
-TEST_CASE("btree: phased random batches against the model, every tile, sorted and unsorted") {
+TEST_CASE("btree: phased random batches against the model, every tile, sorted and unsorted, both update paths") {
+  for (const char* updates : {"merge", "ops"})
   for (const char* tile : {"8", "16", "32"})
     for (const char* sort : {"on", "off"}) {
+      CAPTURE(updates);
       CAPTURE(tile);
       CAPTURE(sort);
       // Query tiles alternate with the update tile (both lock-step widths run).
       const char* qtile = std::string(tile) == "16" ? "8" : std::string(tile) == "32" ? "0" : "4";
       CAPTURE(qtile);
-      auto d = make({{"tile", tile}, {"sort", sort}, {"query-tile", qtile}});
+      auto d = make({{"tile", tile}, {"sort", sort}, {"query-tile", qtile}, {"phased-updates", updates}});
       std::mt19937_64 rng(std::string(tile).size() * 7 + std::string(sort).size());
       const uint64_t domain = 400000;
       KeyValues kv;
@@ -300,11 +304,13 @@ TEST_CASE("btree: phased random batches against the model, every tile, sorted an
 }
 
 TEST_CASE("btree: ascending and descending inserts split the same path") {
+  for (const char* updates : {"merge", "ops"})
   for (bool descending : {false, true})
     for (const char* tile : {"8", "32"}) {
+      CAPTURE(updates);
       CAPTURE(descending);
       CAPTURE(tile);
-      auto d = make({{"tile", tile}});
+      auto d = make({{"tile", tile}, {"phased-updates", updates}});
       Model m;
       const uint64_t n = 60000;
       for (uint64_t first = 0; first < n; first += 6000) {
@@ -503,15 +509,28 @@ TEST_CASE("btree: a fixed node pool that fills stops with exit 3 and says how to
       CHECK(std::string(e.what()).find("--node-pool") != std::string::npos);
     }
   }
-  {
-    auto d = make({{"node-pool", "200"}});
+  for (const char* updates : {"merge", "ops"}) {
+    CAPTURE(updates);
+    auto d = make({{"node-pool", "200"}, {"phased-updates", updates}});
     DeviceTime t;
     d->build(spaced_keys(1000, 1000, 0), t);
+    // A batch that fits (merged updates: counted first, then written).
+    Model m = model_of(spaced_keys(1000, 1000, 0));
+    Batch small;
+    for (uint64_t i = 0; i < 300; ++i) small.push(OpType::Insert, i * 3331 + 7, i);
+    run_checked(*d, m, small);
     Batch b;
     for (uint64_t i = 0; i < 50000; ++i) b.push(OpType::Insert, i * 7 + 1, i);
     BatchResults r;
-    CHECK_THROWS_AS(d->execute(b, r, t), RuntimeFailure);
+    try {
+      d->execute(b, r, t);
+      FAIL("no error");
+    } catch (const RuntimeFailure& e) {
+      CHECK(std::string(e.what()).rfind("out of device memory for B-Tree nodes: ", 0) == 0);
+    }
     require_sound(*d);  // the abandoned inserts left the tree sound
+    // Merged updates refuse before changing anything.
+    if (std::string(updates) == "merge") run_checked(*d, m, probe_batch({8, 3338, 1000, 999000, 1000000}));
   }
   const std::string p = write_temp("pool.yaml", R"(
 seed: 1
@@ -531,7 +550,9 @@ steps:
 }
 
 TEST_CASE("btree: the automatic pool grows, also in the middle of a batch") {
-  auto d = make();
+  for (const char* updates : {"merge", "ops"}) {
+  CAPTURE(updates);
+  auto d = make({{"phased-updates", updates}});
   DeviceTime t;
   d->build(spaced_keys(2000, 1 << 20, 0), t);
   const uint64_t before = extra_u64(*d, "pool-nodes");
@@ -555,8 +576,103 @@ TEST_CASE("btree: the automatic pool grows, also in the middle of a batch") {
   }
   CHECK(extra_u64(*d, "pool-nodes") > before);
   CHECK(extra_u64(*d, "pool-grows") > 0);
-  CHECK(extra_u64(*d, "pool-retries") > 0);
+  // The operations kernel runs out inside the kernel and retries; merged
+  // updates grow the pool level by level before writing, never retrying.
+  if (std::string(updates) == "ops")
+    CHECK(extra_u64(*d, "pool-retries") > 0);
+  else
+    CHECK(extra_u64(*d, "pool-retries") == 0);
   run_checked(*d, m, probe_batch({0, 1, 12345, kMax}));
+  require_sound(*d);
+  }
+}
+
+// Merged phased updates (merge_updates.cu): long runs into one node (an
+// empty tree, ascending keys past the largest), splits that carry up through
+// several levels, new roots, deletes that empty leaves, duplicates, tiny and
+// full nodes, a batch of one.
+TEST_CASE("btree: merged updates against the model: big segments, root splits, every fill") {
+  for (const char* fill : {"0.05", "0.7", "1"}) {
+    CAPTURE(fill);
+    auto d = make({{"fill", fill}});
+    Model m;
+    // One batch into the empty tree: a single segment of 200000 keys, the
+    // root pushed down level after level.
+    Batch first;
+    for (uint64_t i = 0; i < 200000; ++i) first.push(OpType::Insert, i * 5 + 3, i ^ 0xABCDu);
+    run_checked(*d, m, first);
+    CHECK(extra_u64(*d, "height") >= 3);
+    require_sound(*d);
+    // Ascending past the largest key, descending below the smallest, keys 0
+    // and 0xFFFFFFFF.
+    Batch edge;
+    for (uint64_t i = 0; i < 50000; ++i) edge.push(OpType::Insert, 2000000 + i, i);
+    edge.push(OpType::Insert, 0, kMax);
+    edge.push(OpType::Insert, 1, 0);
+    edge.push(OpType::Insert, kMax, kMax);
+    edge.push(OpType::Insert, kMax - 1, 1);
+    run_checked(*d, m, edge);
+    require_sound(*d);
+    // Deletes that empty whole stretches (and absent ones), then inserts back.
+    Batch del;
+    for (uint64_t i = 10000; i < 90000; ++i) del.push(OpType::Delete, i * 5 + 3);
+    for (uint64_t i = 0; i < 1000; ++i) del.push(OpType::Delete, i * 5 + 4);  // absent
+    del.push(OpType::Delete, kMax);
+    run_checked(*d, m, del);
+    require_sound(*d);
+    std::mt19937_64 rng(std::string(fill).size());
+    for (int round = 0; round < 4; ++round) {
+      Batch b;
+      std::set<uint64_t> seen;
+      for (int i = 0; i < 60000; ++i) {
+        const uint64_t k = rng() % 1200000;
+        if (!seen.insert(k).second) continue;
+        if (rng() % 4 == 0)
+          b.push(OpType::Delete, k);
+        else
+          b.push(OpType::Insert, k, rng() & kMax);
+      }
+      run_checked(*d, m, b);
+      require_sound(*d);
+    }
+    Batch one;
+    one.push(OpType::Insert, 77, 78);
+    run_checked(*d, m, one);
+    Batch q;
+    q.push(OpType::Range, 0, kMax);
+    q.push(OpType::Count, 0, kMax);
+    q.push(OpType::Successor, 0);
+    q.push(OpType::Successor, kMax - 1);
+    run_checked(*d, m, q);
+    run_checked(*d, m, probe_batch({0, 1, 2, 3, 77, 50003, 449998, 2000000, 2049999, kMax - 1, kMax}));
+    require_sound(*d);
+  }
+}
+
+TEST_CASE("btree: merged updates: duplicates in a batch, the last update of a key wins") {
+  auto d = make();
+  DeviceTime t;
+  d->build(spaced_keys(20000, 3, 0), t);
+  Model m = model_of(spaced_keys(20000, 3, 0));
+  Batch b;
+  // A hot present key: 5000 inserts, then one delete (deletes come after
+  // inserts): deleted. A hot absent key inserted 5000 times: the last value.
+  for (int i = 0; i < 5000; ++i) b.push(OpType::Insert, 300, 1000 + i);
+  for (int i = 0; i < 5000; ++i) b.push(OpType::Insert, 301, 2000 + i);
+  b.push(OpType::Delete, 300);
+  // Runs of equal keys across the 16-position cuts of a long segment.
+  for (uint64_t k = 100000; k < 100400; ++k)
+    for (int r = 0; r < 1 + static_cast<int>(k % 19); ++r) b.push(OpType::Insert, k, k * 10 + r);
+  m.erase(300);
+  m[301] = 2000 + 4999;
+  for (uint64_t k = 100000; k < 100400; ++k) m[k] = k * 10 + k % 19;
+  BatchResults r;
+  d->execute(b, r, t);
+  REQUIRE(d->stats().size == m.size());
+  run_checked(*d, m, probe_batch({299, 300, 301, 302, 100000, 100017, 100399, 100400}));
+  Batch all;
+  all.push(OpType::Range, 0, kMax);
+  run_checked(*d, m, all);
   require_sound(*d);
 }
 

@@ -1,0 +1,609 @@
+// Phased updates merged into the tree level by level (--phased-updates
+// merge, the default). In a phased batch no query runs while the updates
+// do, so they need neither latches nor fences: the batch is sorted once and
+// each touched node is rewritten once, with everything that lands in it
+// merged by one thread.
+//
+// Per level L, starting at the leaves, with a sorted list of items (level 0:
+// the batch's inserts and deletes; above: a (low key, node) pair for every
+// node created one level below):
+//   route     each item descends from the root to its node at level L
+//             (levels above L are not changed yet, so the routing is exact);
+//   count     items with the same node form a segment, cut into sub-segments
+//             (a cut every 16 positions once a segment is long, never between
+//             equal keys), so that a long run of keys into one node
+//             (ascending inserts, an empty tree) is spread over many threads.
+//             One thread per sub-segment merges its items with the node's
+//             pairs in its key range (the warp loads its threads' nodes with
+//             coalesced asynchronous copies into shared memory) and counts
+//             the result N. The common case - the segment's only sub-segment,
+//             N <= 14 - is written back at once, in place (pairs, then high
+//             key, link, low key and the next version), by the warp, one
+//             coalesced line per node;
+//   scan      the others take one node if N <= 14 (the segment's own node for
+//             its first sub-segment, a new node for the others), else
+//             ceil(N / fill) nodes; a scan numbers the new nodes;
+//   write     the host checks (grows) the pool, then one thread per such
+//             sub-segment merges again and writes its nodes: the segment's
+//             node in place, new nodes chained after it in key order (the
+//             last one inherits the old high key and link). First the
+//             sub-segments that create new nodes only (they read the
+//             segment's node, which the first sub-segment then rewrites),
+//             then the first ones;
+//   next      every new node's (low key, id) is an item of level L + 1.
+// A root that splits is first pushed down (its content moves to a new node,
+// the root keeps that one child), so the root stays node 0 and the tree one
+// level taller. Duplicate keys of a batch: the last of its updates in list
+// order wins (the list holds the inserts, then the deletes, each in batch
+// order, and the radix sort is stable) - one of the outcomes the any-update
+// rule of phased batches allows.
+// A fixed pool is never left half-updated: the levels are first run without
+// writing (count, separators) to learn how many nodes the batch takes, and
+// the batch is refused (exit 3) before anything changes if they do not fit.
+#include <cub/device/device_scan.cuh>
+#include <cuda_pipeline.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "core/btree/btree_impl.cuh"
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+#include "core/common/grid.cuh"
+#include "core/common/warp.cuh"
+
+namespace gpudict::btree {
+
+namespace {
+
+constexpr unsigned kCut = 16;     // a long segment is cut every kCut positions
+constexpr int kMergeBlock = 128;  // threads per block of the merge kernels
+constexpr int kRow = 33;          // a node image in shared memory: 32 words, padded (no bank conflicts)
+constexpr int kPairWords = 2 * kCapacity;
+// merge_walk's emit gets an existing pair's value, or kItemFlag + the
+// position of the item whose value goes in.
+constexpr uint64_t kItemFlag = 1ull << 32;
+
+// One level's sorted items.
+struct Items {
+  const uint32_t* keys = nullptr;  // by position, sorted
+  const uint32_t* perm = nullptr;  // level 0: the slot of each position (null: the position)
+  const uint32_t* vals = nullptr;  // by slot: value (level 0) or child node (above)
+  const uint8_t* types = nullptr;  // by slot, level 0 without tags (null: every item inserts)
+  bool tagged = false;             // perm carries kDeleteTag on deletes
+  uint64_t n = 0;
+  __device__ __forceinline__ uint32_t slot(uint64_t u) const {
+    return perm ? (tagged ? perm[u] & ~kDeleteTag : perm[u]) : static_cast<uint32_t>(u);
+  }
+  // The last update of a key in the list wins; equal keys are adjacent.
+  __device__ __forceinline__ bool winner(uint64_t u) const { return u + 1 == n || keys[u + 1] != keys[u]; }
+  __device__ __forceinline__ bool deletes(uint64_t u) const {
+    if (tagged) return (perm[u] & kDeleteTag) != 0;
+    return types && types[slot(u)] == static_cast<uint8_t>(OpType::Delete);
+  }
+};
+
+// Where each level's work goes (device arrays, by item position).
+struct LevelOut {
+  uint32_t* target = nullptr;                // node of the item at this level
+  unsigned long long* fresh = nullptr;       // new nodes of the sub-segment starting here (0 elsewhere); [n] = 0
+  const unsigned long long* base = nullptr;  // exclusive scan of `fresh`
+  uint32_t* merged = nullptr;                // N of the sub-segment starting here
+  uint32_t* sep_keys = nullptr;              // next level's items: low key and id of every new node
+  uint32_t* sep_vals = nullptr;
+  unsigned long long* flags = nullptr;       // [0] the root's segment needs more than one node;
+                                             // [1] keys added minus removed; [2] > 0: some sub-segment left
+                                             // to the write kernel (splits, long segments)
+};
+
+__device__ __forceinline__ bool is_head(const uint32_t* target, const uint32_t* keys, uint64_t i) {
+  if (i == 0) return true;
+  const uint32_t t = target[i];
+  if (t != target[i - 1]) return true;
+  return i % kCut == 0 && target[i - kCut] == t && keys[i] != keys[i - 1];
+}
+
+__device__ __forceinline__ uint64_t next_head(const uint32_t* target, const uint32_t* keys, uint64_t i, uint64_t n) {
+  ++i;
+  while (i < n && !is_head(target, keys, i)) ++i;
+  return i;
+}
+
+// Nodes that N merged pairs take: one node up to a full node (none for an
+// empty sub-segment that is not its segment's first), else nodes filled to
+// at most `fill` pairs, evenly.
+__device__ __forceinline__ int nodes_for(int N, bool first, int fill) {
+  if (N <= kCapacity) return (first || N > 0) ? 1 : 0;
+  return (N + fill - 1) / fill;
+}
+
+// The warp loads the node of every lane that has one (`node`, when `has`)
+// into that lane's row of `rows`: lane l copies word l of each node with an
+// asynchronous global-to-shared copy, so all of the warp's nodes are in
+// flight at once and each is one coalesced 128-byte access (instead of
+// eight scattered 16-byte loads per thread, one node after another). Every
+// lane of the warp calls it.
+__device__ __forceinline__ void warp_load_nodes(const Node* nodes, uint32_t node, bool has, uint32_t* rows) {
+  const unsigned lane = lane_id();
+  uint32_t* warp_rows = rows + (threadIdx.x & ~31u) * kRow;
+  const unsigned mask = __ballot_sync(0xFFFFFFFFu, has);
+#pragma unroll 8
+  for (int j = 0; j < 32; ++j) {
+    const uint32_t id = __shfl_sync(0xFFFFFFFFu, node, j);
+    if ((mask >> j) & 1u) __pipeline_memcpy_async(warp_rows + j * kRow + lane, nodes[id].w + lane, 4);
+  }
+  __pipeline_commit();
+  __pipeline_wait_prior(0);
+  __syncwarp();
+}
+
+// The converse: the warp stores the row of every lane with `has` to its node.
+__device__ __forceinline__ void warp_store_nodes(Node* nodes, uint32_t node, bool has, const uint32_t* rows) {
+  const unsigned lane = lane_id();
+  const uint32_t* warp_rows = rows + (threadIdx.x & ~31u) * kRow;
+  __syncwarp();
+  const unsigned mask = __ballot_sync(0xFFFFFFFFu, has);
+#pragma unroll 8
+  for (int j = 0; j < 32; ++j) {
+    const uint32_t id = __shfl_sync(0xFFFFFFFFu, node, j);
+    if ((mask >> j) & 1u) nodes[id].w[lane] = warp_rows[j * kRow + lane];
+  }
+}
+
+// A sub-segment: items [begin, end) of node t.
+struct SubSeg {
+  uint64_t begin = 0, end = 0;
+  uint32_t t = 0;
+  bool first = false;  // the first of its segment (it keeps node t)
+  bool last = false;   // the last of its segment
+};
+
+__device__ __forceinline__ SubSeg sub_segment(const uint32_t* target, const Items& it, uint64_t i) {
+  SubSeg g;
+  g.begin = i;
+  g.t = target[i];
+  g.first = i == 0 || target[i - 1] != g.t;
+  g.end = next_head(target, it.keys, i, it.n);
+  g.last = g.end == it.n || target[g.end] != g.t;
+  return g;
+}
+
+// The dry run's pushed-down root: one child, no bounds.
+__device__ __forceinline__ void virtual_root_row(uint32_t* row) {
+  for (int w = 0; w < kNodeWords; ++w) row[w] = 0;
+  row[1] = kNil;
+  row[kLinkWord] = kNil;
+  row[kMetaWord] = meta_new(1, false);
+}
+
+// Merges the sub-segment's winning items with the node's pairs (its staged
+// row) in its key range [keys[begin], keys[end]) (unbounded on a side where
+// the segment ends), in key order: emit(key, value) for every resulting pair.
+// Returns the pairs emitted; `added` / `removed` count keys new to the node
+// and keys deleted from it.
+template <class Emit>
+__device__ __forceinline__ int merge_walk(const Items& it, const SubSeg& g, const uint32_t* row, Emit&& emit,
+                                          int& added, int& removed) {
+  int a = 0, eb = static_cast<int>(meta_count(row[kMetaWord]));
+  if (!g.first) {
+    const uint32_t lo = it.keys[g.begin];
+    while (a < eb && row[2 * a] < lo) ++a;
+  }
+  if (!g.last) {
+    const uint32_t hi = it.keys[g.end];
+    while (eb > a && row[2 * (eb - 1)] >= hi) --eb;
+  }
+  uint64_t u = g.begin;
+  int out = 0;
+  for (;;) {
+    while (u < g.end && !it.winner(u)) ++u;
+    const bool ha = a < eb, hu = u < g.end;
+    if (!ha && !hu) break;
+    const uint32_t ke = ha ? row[2 * a] : 0u, ku = hu ? it.keys[u] : 0u;
+    if (ha && (!hu || ke < ku)) {
+      emit(ke, static_cast<uint64_t>(row[2 * a + 1]));
+      ++a;
+      ++out;
+    } else {
+      const bool del = it.deletes(u);
+      const bool present = ha && ke == ku;
+      if (!del) {
+        emit(ku, kItemFlag + u);  // the value is fetched only by the caller that writes
+        ++out;
+        if (!present) ++added;
+      } else if (present) {
+        ++removed;
+      }
+      if (present) ++a;
+      ++u;
+    }
+  }
+  return out;
+}
+
+// route: each item's node at `level` (levels above it are unchanged, so the
+// child for a key is exact; a link is followed where a key is at or past a
+// node's high key, as in any B-link descent). Read-only loads: nothing
+// writes the upper levels during this kernel.
+__global__ void route_kernel(TreeRef tree, const uint32_t* __restrict__ keys, uint64_t n, int root_level, int level,
+                             uint32_t* __restrict__ target) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t k = keys[i];
+  uint32_t node = kRoot;
+  int l = root_level;
+  while (l > level) {
+    const uint4* p = reinterpret_cast<const uint4*>(tree.nodes[node].w);
+    const uint4 tail = __ldg(p + 7);
+    if (tail.y != kNil && k >= tail.x) {  // right of this node: its sibling
+      node = tail.y;
+      continue;
+    }
+    const int c = static_cast<int>(meta_count(tail.w));
+    uint32_t child = __ldg(p).y;
+    for (int q = 0; q < 7; ++q) {
+      const uint4 v = __ldg(p + q);
+      if (2 * q < c && v.x <= k) child = v.y;
+      if (2 * q + 1 < c && v.z <= k) child = v.w;
+    }
+    node = child;
+    --l;
+  }
+  target[i] = node;
+}
+
+// A merged pair into the node row being assembled: an existing pair's
+// value, or the value of item `from - kItemFlag`.
+__device__ __forceinline__ void put_pair(uint32_t* orow, int slot, uint32_t key, uint64_t from, const Items& it) {
+  orow[2 * slot] = key;
+  orow[2 * slot + 1] = from >= kItemFlag ? it.vals[it.slot(from - kItemFlag)] : static_cast<uint32_t>(from);
+}
+
+// Completes a node row: unused pairs zero, the bounds and the meta word.
+__device__ __forceinline__ void seal_row(uint32_t* orow, int count, uint32_t high, uint32_t link, uint32_t low,
+                                         uint32_t meta) {
+  for (int z = 2 * count; z < kPairWords; ++z) orow[z] = 0;
+  orow[kHighWord] = high;
+  orow[kLinkWord] = link;
+  orow[kLowWord] = low;
+  orow[kMetaWord] = meta;
+}
+
+// merged[i] of a sub-segment that the count kernel already wrote.
+constexpr uint32_t kSettled = 0xFFFFFFFFu;
+
+// count: N and the number of new nodes of every sub-segment. The common
+// case - a segment of one sub-segment whose merge fits its node - is written
+// here at once, in place (marked settled); only splits and long segments are
+// left to the write kernel. kDry: nothing is written.
+template <bool kDry>
+__global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items it, LevelOut out, int fill,
+                                                            bool leaf_level, bool virtual_root) {
+  __shared__ uint32_t in_rows[kMergeBlock * kRow];
+  __shared__ uint32_t out_rows[kDry ? 1 : kMergeBlock * kRow];
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i == it.n) out.fresh[i] = 0;
+  const bool head = i < it.n && is_head(out.target, it.keys, i);
+  if (i < it.n && !head) out.fresh[i] = 0;
+  SubSeg g;
+  if (head) g = sub_segment(out.target, it, i);
+  const bool virt = head && virtual_root && g.t == kRoot;
+  warp_load_nodes(tree.nodes, g.t, head && !virt, in_rows);
+  uint32_t* row = in_rows + threadIdx.x * kRow;
+  uint32_t* orow = out_rows + (kDry ? 0 : threadIdx.x * kRow);
+  bool pending = false;
+  long long delta = 0;
+  if (head) {
+    if (virt) virtual_root_row(row);
+    int added = 0, removed = 0, slot = 0;
+    const int N = merge_walk(
+        it, g, row,
+        [&](uint32_t key, uint64_t from) {
+          if constexpr (!kDry) {
+            if (slot < kCapacity) put_pair(orow, slot, key, from, it);
+          }
+          ++slot;
+        },
+        added, removed);
+    const int k = nodes_for(N, g.first, fill);
+    const int fresh = k - (g.first ? 1 : 0);
+    out.fresh[i] = static_cast<unsigned long long>(fresh);
+    if (g.first && g.last && k == 1) {
+      out.merged[i] = kSettled;
+      if constexpr (!kDry) {
+        seal_row(orow, N, row[kHighWord], row[kLinkWord], row[kLowWord],
+                 meta_release(row[kMetaWord], static_cast<uint32_t>(N), leaf_level));
+        pending = true;
+        delta = static_cast<long long>(added) - removed;
+      }
+    } else {
+      out.merged[i] = static_cast<uint32_t>(N);
+      if (g.t == kRoot && fresh > 0) atomicOr(out.flags, 1ull);
+    }
+  }
+  // Whether the write kernel has work (one atomic per warp).
+  const unsigned left = __ballot_sync(0xFFFFFFFFu, head && out.merged[i] != kSettled);
+  if (lane_id() == 0 && left != 0) atomicAdd(out.flags + 2, 1ull);
+  if constexpr (!kDry) {
+    warp_store_nodes(tree.nodes, g.t, pending, out_rows);
+    if (leaf_level) {
+      const long long d = warp_sum(delta);
+      if (lane_id() == 0 && d != 0) atomicAdd(out.flags + 1, static_cast<unsigned long long>(d));
+    }
+  }
+}
+
+// write: the nodes of every sub-segment the count kernel left (firsts ==
+// false: the sub-segments after a segment's first; true: the first ones),
+// and the next level's items. Each node is assembled in the thread's row of
+// shared memory; a sub-segment's last node is stored by the warp,
+// coalesced, the others (splits) by the thread. kDry: separators only (the
+// fixed pool's counting run).
+template <bool kDry>
+__global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items it, LevelOut out, int fill,
+                                                            bool leaf_level, bool firsts, uint32_t pool_base,
+                                                            uint32_t pushed_root, bool virtual_root) {
+  __shared__ uint32_t in_rows[kMergeBlock * kRow];
+  __shared__ uint32_t out_rows[kDry ? 1 : kMergeBlock * kRow];
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // merged[] is valid at heads only; a settled head needs no sub-segment scan.
+  const bool head = i < it.n && is_head(out.target, it.keys, i) && out.merged[i] != kSettled;
+  SubSeg g;
+  if (head) g = sub_segment(out.target, it, i);
+  const bool mine = head && g.first == firsts;
+  // The root's content was pushed down into `pushed_root`: merge into that.
+  const uint32_t t = (g.t == kRoot && pushed_root != kNil) ? pushed_root : g.t;
+  const bool virt = mine && virtual_root && g.t == kRoot;
+  warp_load_nodes(tree.nodes, t, mine && !virt, in_rows);
+  uint32_t* row = in_rows + threadIdx.x * kRow;
+  uint32_t* orow = out_rows + (kDry ? 0 : threadIdx.x * kRow);
+  long long delta = 0;
+  bool pending = false;  // orow holds this thread's last node, for the warp to store
+  uint32_t pending_id = 0;
+  if (mine) {
+    if (virt) virtual_root_row(row);
+    const uint32_t old_high = row[kHighWord], old_link = row[kLinkWord], old_low = row[kLowWord],
+                   old_meta = row[kMetaWord];
+    const int N = static_cast<int>(out.merged[i]);
+    const int k = nodes_for(N, g.first, fill);
+    const uint64_t base = out.base[i];
+    auto id_of = [&](int q) -> uint32_t {
+      return (g.first && q == 0) ? t : pool_base + static_cast<uint32_t>(base + q - (g.first ? 1 : 0));
+    };
+    // Bounds of the last node: the next sub-segment of the segment that has
+    // nodes, else the node's old ones.
+    uint32_t end_high = old_high, end_link = old_link;
+    if (!g.last) {
+      uint64_t h = g.end;
+      while (h < it.n && out.target[h] == g.t && out.fresh[h] == 0) h = next_head(out.target, it.keys, h, it.n);
+      if (h < it.n && out.target[h] == g.t) {
+        end_high = it.keys[h];
+        end_link = pool_base + static_cast<uint32_t>(out.base[h]);
+      }
+    }
+    uint32_t* sep_k = out.sep_keys + base;
+    uint32_t* sep_v = out.sep_vals + base;
+    // Node q holds merged pairs [q N / k, (q + 1) N / k).
+    int q = 0, o = 0, slot = 0;
+    int next_bound = k > 0 ? N / k : 0;  // (q + 1) N / k for q = 0
+    uint32_t low = g.first ? old_low : it.keys[g.begin];
+    auto finish = [&](uint32_t high, uint32_t link) {
+      const uint32_t id = id_of(q);
+      if (!(g.first && q == 0)) {
+        sep_k[q - (g.first ? 1 : 0)] = low;
+        sep_v[q - (g.first ? 1 : 0)] = id;
+      }
+      if constexpr (!kDry) {
+        seal_row(orow, slot, high, link, low,
+                 (g.first && q == 0) ? meta_release(old_meta, static_cast<uint32_t>(slot), leaf_level)
+                                     : meta_new(static_cast<uint32_t>(slot), leaf_level));
+        if (q + 1 < k) {  // a split's earlier node: stored now, the row is reused
+          uint4* dst = reinterpret_cast<uint4*>(tree.nodes[id].w);
+          for (int z = 0; z < 8; ++z)
+            dst[z] = make_uint4(orow[4 * z], orow[4 * z + 1], orow[4 * z + 2], orow[4 * z + 3]);
+        } else {
+          pending = true;
+          pending_id = id;
+        }
+      }
+    };
+    int added = 0, removed = 0;
+    merge_walk(
+        it, g, row,
+        [&](uint32_t key, uint64_t from) {
+          if (o == next_bound && o > 0) {  // node q is complete: this pair starts node q + 1
+            finish(key, id_of(q + 1));
+            ++q;
+            slot = 0;
+            low = key;
+            next_bound = static_cast<int>((static_cast<int64_t>(q) + 1) * N / k);
+          }
+          if constexpr (!kDry) put_pair(orow, slot, key, from, it);
+          ++slot;
+          ++o;
+        },
+        added, removed);
+    if (k > 0) finish(end_high, end_link);
+    delta = static_cast<long long>(added) - removed;
+  }
+  if constexpr (!kDry) {
+    warp_store_nodes(tree.nodes, pending_id, pending, out_rows);
+    if (leaf_level) {
+      const long long d = warp_sum(delta);
+      if (lane_id() == 0 && d != 0) atomicAdd(out.flags + 1, static_cast<unsigned long long>(d));
+    }
+  }
+}
+
+// The root splits: its content moves to node `to`, the root becomes an
+// inner node with that single child (pivot 0 = low key 0, no bounds).
+__global__ void push_down_kernel(TreeRef tree, uint32_t to) {
+  const unsigned l = threadIdx.x;
+  uint32_t* root = tree.nodes[kRoot].w;
+  const uint32_t w = root[l];
+  const uint32_t meta = root[kMetaWord];
+  __syncwarp();
+  tree.nodes[to].w[l] = l == kMetaWord ? meta_new(meta_count(meta), meta_leaf(meta)) : w;
+  uint32_t nw = 0;
+  if (l == 1) nw = to;
+  if (l == kLinkWord) nw = kNil;
+  if (l == kMetaWord) nw = meta_release(meta, 1, false);
+  root[l] = nw;
+}
+
+__global__ void header_kernel(TreeHeader* h, unsigned long long next_free, unsigned long long height,
+                              unsigned long long leaves_added, const unsigned long long* flags) {
+  const unsigned long long* size_delta = flags + 1;
+  h->next_free = next_free;
+  h->height = height;
+  h->leaves += leaves_added;
+  h->size += *size_delta;
+}
+
+constexpr const char* kFreshScanName = "cub::DeviceScan::ExclusiveSum (btree merged updates)";
+
+auto fresh_scan(const unsigned long long* in, unsigned long long* out, uint64_t items, cudaStream_t s) {
+  return [in, out, items, s](void* p, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(p, bytes, in, out, static_cast<int64_t>(items), s);
+  };
+}
+
+}  // namespace
+
+void BTree::reserve_merge(uint64_t items) {
+  const uint64_t m = std::max<uint64_t>(items, 1) + 1;
+  d_mtarget_.reserve_discard(m, "btree merged updates");
+  d_mfresh_.reserve_discard(m, "btree merged updates");
+  d_mbase_.reserve_discard(m, "btree merged updates");
+  d_mmerged_.reserve_discard(m, "btree merged updates");
+}
+
+uint64_t BTree::merge_levels(uint64_t n, bool dry, double& ms) {
+  // Level 0's items: the sorted list (keys, slots) with the staged values and types.
+  Items it;
+  it.keys = d_list_keys_;
+  it.perm = d_list_perm_;
+  it.vals = d_args_.data();
+  it.tagged = d_list_perm_ != nullptr && list_tagged_;
+  it.types = it.tagged ? nullptr : d_types_.data();
+  it.n = n;
+  const int leaf_keys = leaf_fill(opt_.fill), inner_children = inner_fill(opt_.fill);
+  TreeHeader& h = h_hdr_[0];
+  const uint64_t real_height = h.height;
+  uint64_t next_free = h.next_free, height = h.height, total = 0;
+  int cur = 0;
+  unsigned long long* flags = d_scalars_.data();
+  GPUDICT_CUDA(cudaMemsetAsync(flags, 0, 3 * sizeof(unsigned long long), stream_));
+  for (int level = 0; it.n > 0; ++level) {
+    const bool leaf_level = level == 0;
+    const int fill = leaf_level ? leaf_keys : inner_children;
+    // The dry run's root after a split: a virtual node with one child.
+    const bool virtual_root = dry && static_cast<uint64_t>(level) + 1 == height && height > real_height;
+    reserve_merge(it.n);
+    temp_.prepare(kFreshScanName, fresh_scan(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+    LevelOut out;
+    out.target = d_mtarget_.data();
+    out.fresh = d_mfresh_.data();
+    out.base = d_mbase_.data();
+    out.merged = d_mmerged_.data();
+    out.flags = flags;
+    timer_.start(stream_);
+    route_kernel<<<blocks_for(it.n, 256), 256, 0, stream_>>>(ref(), it.keys, it.n, static_cast<int>(height) - 1, level,
+                                                             out.target);
+    GPUDICT_CHECK_LAUNCH("btree route_kernel");
+    if (dry)
+      count_kernel<true><<<blocks_for(it.n + 1, kMergeBlock), kMergeBlock, 0, stream_>>>(ref(), it, out, fill,
+                                                                                          leaf_level, virtual_root);
+    else
+      count_kernel<false><<<blocks_for(it.n + 1, kMergeBlock), kMergeBlock, 0, stream_>>>(ref(), it, out, fill,
+                                                                                           leaf_level, false);
+    GPUDICT_CHECK_LAUNCH("btree count_kernel");
+    temp_.run(kFreshScanName, fresh_scan(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+    GPUDICT_CUDA(cudaMemcpyAsync(h_u64_.data(), d_mbase_.data() + it.n, sizeof(unsigned long long),
+                                 cudaMemcpyDeviceToHost, stream_));
+    GPUDICT_CUDA(cudaMemcpyAsync(h_u64_.data() + 1, flags, 3 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
+                                 stream_));
+    ms += timer_.stop(stream_);  // waits: the host needs the node count
+    const uint64_t fresh = h_u64_[0];
+    const bool root_splits = h_u64_[1] != 0 && static_cast<uint64_t>(level) + 1 == height;
+    const bool left = h_u64_[3] != 0;  // sub-segments the count kernel left (splits, long segments)
+    const uint64_t need = fresh + (root_splits ? 1 : 0);
+    total += need;
+    if (!dry && next_free + need > capacity_) {
+      if (opt_.node_pool != 0)  // the dry run said it fits: never expected
+        throw RuntimeFailure("btree: internal error: merged updates outgrew the node pool the dry run sized");
+      ms += grow_pool(std::max<uint64_t>(next_free + need + 1024, capacity_ + capacity_ / 2));
+    }
+    if (need > 0xFFFFFFF0ull - next_free) throw RuntimeFailure("btree: more than 2^32 - 16 nodes");
+    const int nxt = 1 - cur;
+    d_sep_keys_[nxt].reserve_discard(std::max<uint64_t>(fresh, 1), "btree merged updates");
+    d_sep_vals_[nxt].reserve_discard(std::max<uint64_t>(fresh, 1), "btree merged updates");
+    out.sep_keys = d_sep_keys_[nxt].data();
+    out.sep_vals = d_sep_vals_[nxt].data();
+    timer_.start(stream_);
+    uint32_t pushed = kNil;
+    if (root_splits) {
+      pushed = static_cast<uint32_t>(next_free++);
+      if (!dry) {
+        push_down_kernel<<<1, 32, 0, stream_>>>(ref(), pushed);
+        GPUDICT_CHECK_LAUNCH("btree push_down_kernel");
+      }
+      ++height;
+    }
+    const uint32_t pool_base = static_cast<uint32_t>(next_free);
+    for (bool firsts : {false, true}) {
+      if (!left) break;  // the count kernel wrote every node
+      if (dry)
+        write_kernel<true><<<blocks_for(it.n, kMergeBlock), kMergeBlock, 0, stream_>>>(
+            ref(), it, out, fill, leaf_level, firsts, pool_base, kNil, virtual_root);
+      else
+        write_kernel<false><<<blocks_for(it.n, kMergeBlock), kMergeBlock, 0, stream_>>>(
+            ref(), it, out, fill, leaf_level, firsts, pool_base, pushed, false);
+      GPUDICT_CHECK_LAUNCH("btree write_kernel");
+    }
+    next_free += fresh;
+    if (!dry) {
+      h.next_free = next_free;  // the host's view (a pool growth copies the used nodes)
+      h.height = height;
+      header_kernel<<<1, 1, 0, stream_>>>(hdr_.data(), next_free, height, leaf_level ? fresh : 0, flags);
+      GPUDICT_CHECK_LAUNCH("btree header_kernel");
+    }
+    GPUDICT_CUDA(cudaMemsetAsync(flags, 0, 3 * sizeof(unsigned long long), stream_));
+    ms += timer_.stop(stream_);
+    // The next level: the new nodes, sorted by low key.
+    it = Items{};
+    it.keys = d_sep_keys_[nxt].data();
+    it.vals = d_sep_vals_[nxt].data();
+    it.n = fresh;
+    cur = nxt;
+  }
+  return total;
+}
+
+void BTree::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t) {
+  const uint64_t n = ops.size();
+  sync_header();
+  stage(b, ops, true, true);
+  prepare_list_sort(n);
+  double ms = 0.0;
+  timer_.start(stream_);
+  list_tagged_ = n < (1ull << 31);
+  const OpsRef list = sort_list(n, true, true, 0, /*force_sort=*/true, list_tagged_);
+  ms += timer_.stop(stream_);
+  d_list_keys_ = list.keys;
+  d_list_perm_ = list.perm;
+  if (opt_.node_pool != 0) {
+    // A fixed pool: count first, refuse before changing anything.
+    const uint64_t need = merge_levels(n, true, ms);
+    const uint64_t used = used_nodes();
+    if (used + need > capacity_)
+      throw_pool_full("an update batch of " + std::to_string(n) + " operations (" + std::to_string(need) +
+                      " new nodes, " + std::to_string(capacity_ - used) + " free)");
+  }
+  merge_levels(n, false, ms);
+  t.add(Phase::Update, ms);
+  sync_header();
+}
+
+}  // namespace gpudict::btree
