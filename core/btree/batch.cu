@@ -1,7 +1,10 @@
-// execute(): a batch as lists of operations run by the operations kernel.
-//   phased:     the updates (inserts and deletes together) in one validated
-//               kernel, then each query type in one plain kernel (ranges: a
-//               count pass, the offsets, a copy pass)
+// execute(): a batch as lists of operations.
+//   phased:     the updates (inserts and deletes together) merged into the
+//               tree level by level (merge_updates.cu), or with
+//               --phased-updates ops in one validated operations kernel; then
+//               each query type in the lock-step query kernel (query_kernel.cuh;
+//               --query-tile 0: the plain operations kernel). Ranges: a count
+//               pass, the offsets, a copy pass
 //   concurrent: every operation in one validated kernel. A range writes its
 //               pairs into a slot sized by a count on the pre-batch tree plus
 //               slack; a range that outgrows its slot (inserts of the batch
@@ -10,7 +13,7 @@
 // Each list is staged by slot (its position in the list), sorted as (key,
 // slot) pairs when --sort on, and its results come back by slot. Only device
 // work is timed (sort, kernels, pool growth); staging and copies are not.
-// An automatic pool grows before an update list by an eighth of its inserts;
+// Operations kernel: an automatic pool grows before an update list by an eighth of its inserts;
 // should the kernel still fill it, the updates that could not allocate are
 // abandoned cleanly (done flag 0) and run again after the pool has grown: a
 // phased batch's updates are then applied in two rounds, which the any-update
@@ -34,18 +37,14 @@ namespace gpudict::btree {
 
 namespace {
 
-__global__ void iota_kernel(uint32_t* out, uint64_t n) {
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) out[i] = static_cast<uint32_t>(i);
-}
-
-// Slots with bit 31 set for deletes (lists of fewer than 2^31 updates): the
+// Slots 0 .. n - 1; with `types`, a delete's slot tagged with kDeleteTag (the
 // merged updates then read an operation's type from its sorted slot instead
-// of a random access into the types.
-__global__ void iota_tagged_kernel(uint32_t* out, const uint8_t* types, uint64_t n) {
+// of a random access into the types).
+__global__ void iota_kernel(uint32_t* out, const uint8_t* types, uint64_t n) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n)
-    out[i] = static_cast<uint32_t>(i) | (types[i] == static_cast<uint8_t>(OpType::Delete) ? kDeleteTag : 0u);
+    out[i] = static_cast<uint32_t>(i) |
+             (types && types[i] == static_cast<uint8_t>(OpType::Delete) ? kDeleteTag : 0u);
 }
 
 // Range sizes (value, by slot) in list order, widened; entry n is 0 so that
@@ -66,12 +65,6 @@ __global__ void scatter_offsets_kernel(const unsigned long long* scan, const uin
 }
 
 constexpr const char* kRangeScanName = "cub::DeviceScan::ExclusiveSum (btree range offsets)";
-
-auto range_scan(const unsigned long long* in, unsigned long long* out, uint64_t items, cudaStream_t s) {
-  return [in, out, items, s](void* p, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(p, bytes, in, out, static_cast<int64_t>(items), s);
-  };
-}
 
 // Room for a concurrent range beyond its pre-batch count (inserts of the
 // same batch may land in it).
@@ -103,7 +96,6 @@ void BTree::reserve_list(uint64_t n) {
   d_key_out_.reserve_discard(m, "btree results");
   d_range_cap_.reserve_discard(m, "btree range slots");
   d_range_off_.reserve_discard(m + 1, "btree range offsets");
-  d_range_scan_.reserve_discard(m + 1, "btree range offsets");
   h_keys_.reserve_discard(m);
   h_args_.reserve_discard(m);
   h_types_.reserve_discard(m);
@@ -136,7 +128,7 @@ void BTree::prepare_list_sort(uint64_t n) {
   temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
 }
 
-OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, bool force_sort, bool tag_deletes) {
+OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type) {
   OpsRef ops;
   ops.n = n;
   ops.type = type;
@@ -151,19 +143,30 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
   ops.keys = d_keys_[0].data();
   ops.perm = nullptr;
   ops.use_finger = false;
-  if ((!opt_.sort && !force_sort) || n < 2) return ops;
+  if (!opt_.sort || n < 2) return ops;
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  if (tag_deletes)
-    iota_tagged_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), d_types_.data(), n);
-  else
-    iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n);
+  iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), nullptr, n);
   GPUDICT_CHECK_LAUNCH("iota_kernel");
   temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
   ops.keys = keys.Current();
   ops.perm = perm.Current();
   ops.use_finger = true;
   return ops;
+}
+
+void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32_t*& perm_out) {
+  keys_out = d_keys_[0].data();
+  perm_out = nullptr;
+  if (n < 2) return;
+  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
+  iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n < kTaggedLists ? d_types_.data() : nullptr,
+                                                       n);
+  GPUDICT_CHECK_LAUNCH("iota_kernel");
+  temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
+  keys_out = keys.Current();
+  perm_out = perm.Current();
 }
 
 void BTree::launch_phased_queries(const TreeRef& tree, const OpsRef& list) {
@@ -264,7 +267,10 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   const bool two_keys = type == OpType::Count || type == OpType::Range;
   stage(b, ops, two_keys, false);
   prepare_list_sort(n);
-  if (type == OpType::Range) temp_.prepare(kRangeScanName, range_scan(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
+  if (type == OpType::Range) {
+    d_range_scan_.reserve_discard(n + 1, "btree range offsets");
+    temp_.prepare(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
+  }
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
   OpsRef list = sort_list(n, two_keys, false, code);
@@ -301,7 +307,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
       gather_counts_kernel<<<blocks_for(n + 1, 256), 256, 0, stream_>>>(d_value_.data(), list.perm,
                                                                         d_range_off_.data(), n);
       GPUDICT_CHECK_LAUNCH("gather_counts_kernel");
-      temp_.run(kRangeScanName, range_scan(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
+      temp_.run(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
       scatter_offsets_kernel<<<blocks_for(n + 1, 256), 256, 0, stream_>>>(d_range_scan_.data(), list.perm,
                                                                           d_range_off_.data(), n);
       GPUDICT_CHECK_LAUNCH("scatter_offsets_kernel");

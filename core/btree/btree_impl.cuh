@@ -10,6 +10,7 @@
 //   query_kernel.cuh      phased queries in lock-step (kernels_query.cu)
 #pragma once
 
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -28,8 +29,19 @@
 
 namespace gpudict::btree {
 
-// A sorted update list's slot with this bit set is a delete (merged updates).
+// A sorted update list's slot with this bit set is a delete (merged updates;
+// lists of fewer than kTaggedLists updates, longer ones read their types).
 inline constexpr uint32_t kDeleteTag = 0x80000000u;
+inline constexpr uint64_t kTaggedLists = 1ull << 31;
+
+// An exclusive sum of `items` u64 counts (range offsets, new-node numbers),
+// as a CUB call for CubTemp.
+inline auto exclusive_sum_u64(const unsigned long long* in, unsigned long long* out, uint64_t items,
+                              cudaStream_t s) {
+  return [in, out, items, s](void* p, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(p, bytes, in, out, static_cast<int64_t>(items), s);
+  };
+}
 
 struct Options {
   uint64_t node_pool = 0;  // nodes; 0: automatic (grows between kernels)
@@ -103,10 +115,11 @@ class BTree final : public Dictionary {
   void stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types);
   // Sorts the staged list (when sorting is on) and returns its descriptor
   // with the result arrays; device work on the stream, not timed here.
-  // force_sort: sort even with --sort off; tag_deletes: slots of deletes get
-  // kDeleteTag (n < 2^31).
-  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, bool force_sort = false,
-                   bool tag_deletes = false);
+  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type);
+  // The staged update list sorted for merged updates (whatever --sort says):
+  // keys and slots, a delete's slot tagged with kDeleteTag when n <
+  // kTaggedLists; perm null for a list of one.
+  void sort_update_list(uint64_t n, const uint32_t*& keys, const uint32_t*& perm);
   // Grows the CUB buffer for sort_list(n) now, outside a timed region.
   void prepare_list_sort(uint64_t n);
   // Launches a validated list (updates, concurrent batches), in rounds when
@@ -124,7 +137,7 @@ class BTree final : public Dictionary {
   // level. merge_levels runs the levels on the sorted list (dry: counts the
   // new nodes without writing) and returns the nodes they take.
   void run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t);
-  uint64_t merge_levels(uint64_t n, bool dry, double& ms);
+  uint64_t merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms);
   void reserve_merge(uint64_t items);
   uint64_t scratch_bytes() const;
 
@@ -155,13 +168,10 @@ class BTree final : public Dictionary {
   DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
   // Merged updates: per item of a level, its node, new nodes and N of the
   // sub-segment starting there, their scan; each level's new nodes (low
-  // key, id) for the next level; the sorted list of level 0.
+  // key, id) for the next level.
   DeviceBuffer<uint32_t> d_mtarget_, d_mmerged_;
   DeviceBuffer<unsigned long long> d_mfresh_, d_mbase_;
   DeviceBuffer<uint32_t> d_sep_keys_[2], d_sep_vals_[2];
-  const uint32_t* d_list_keys_ = nullptr;
-  const uint32_t* d_list_perm_ = nullptr;
-  bool list_tagged_ = false;  // d_list_perm_ carries kDeleteTag
 
   // Pinned host staging (reused across batches).
   PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_;

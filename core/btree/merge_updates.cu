@@ -40,7 +40,6 @@
 // A fixed pool is never left half-updated: the levels are first run without
 // writing (count, separators) to learn how many nodes the batch takes, and
 // the batch is refused (exit 3) before anything changes if they do not fit.
-#include <cub/device/device_scan.cuh>
 #include <cuda_pipeline.h>
 
 #include <algorithm>
@@ -127,10 +126,10 @@ __device__ __forceinline__ int nodes_for(int N, bool first, int fill) {
 __device__ __forceinline__ void warp_load_nodes(const Node* nodes, uint32_t node, bool has, uint32_t* rows) {
   const unsigned lane = lane_id();
   uint32_t* warp_rows = rows + (threadIdx.x & ~31u) * kRow;
-  const unsigned mask = __ballot_sync(0xFFFFFFFFu, has);
+  const unsigned mask = __ballot_sync(kFullMask, has);
 #pragma unroll 8
   for (int j = 0; j < 32; ++j) {
-    const uint32_t id = __shfl_sync(0xFFFFFFFFu, node, j);
+    const uint32_t id = __shfl_sync(kFullMask, node, j);
     if ((mask >> j) & 1u) __pipeline_memcpy_async(warp_rows + j * kRow + lane, nodes[id].w + lane, 4);
   }
   __pipeline_commit();
@@ -143,10 +142,10 @@ __device__ __forceinline__ void warp_store_nodes(Node* nodes, uint32_t node, boo
   const unsigned lane = lane_id();
   const uint32_t* warp_rows = rows + (threadIdx.x & ~31u) * kRow;
   __syncwarp();
-  const unsigned mask = __ballot_sync(0xFFFFFFFFu, has);
+  const unsigned mask = __ballot_sync(kFullMask, has);
 #pragma unroll 8
   for (int j = 0; j < 32; ++j) {
-    const uint32_t id = __shfl_sync(0xFFFFFFFFu, node, j);
+    const uint32_t id = __shfl_sync(kFullMask, node, j);
     if ((mask >> j) & 1u) nodes[id].w[lane] = warp_rows[j * kRow + lane];
   }
 }
@@ -241,7 +240,7 @@ __global__ void route_kernel(TreeRef tree, const uint32_t* __restrict__ keys, ui
       continue;
     }
     const int c = static_cast<int>(meta_count(tail.w));
-    uint32_t child = __ldg(p).y;
+    uint32_t child = kNil;  // pivot 0 is the node's low key <= k: the loop always sets it
     for (int q = 0; q < 7; ++q) {
       const uint4 v = __ldg(p + q);
       if (2 * q < c && v.x <= k) child = v.y;
@@ -323,7 +322,7 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
     }
   }
   // Whether the write kernel has work (one atomic per warp).
-  const unsigned left = __ballot_sync(0xFFFFFFFFu, head && out.merged[i] != kSettled);
+  const unsigned left = __ballot_sync(kFullMask, head && out.merged[i] != kSettled);
   if (lane_id() == 0 && left != 0) atomicAdd(out.flags + 2, 1ull);
   if constexpr (!kDry) {
     warp_store_nodes(tree.nodes, g.t, pending, out_rows);
@@ -463,12 +462,6 @@ __global__ void header_kernel(TreeHeader* h, unsigned long long next_free, unsig
 
 constexpr const char* kFreshScanName = "cub::DeviceScan::ExclusiveSum (btree merged updates)";
 
-auto fresh_scan(const unsigned long long* in, unsigned long long* out, uint64_t items, cudaStream_t s) {
-  return [in, out, items, s](void* p, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(p, bytes, in, out, static_cast<int64_t>(items), s);
-  };
-}
-
 }  // namespace
 
 void BTree::reserve_merge(uint64_t items) {
@@ -479,13 +472,13 @@ void BTree::reserve_merge(uint64_t items) {
   d_mmerged_.reserve_discard(m, "btree merged updates");
 }
 
-uint64_t BTree::merge_levels(uint64_t n, bool dry, double& ms) {
+uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms) {
   // Level 0's items: the sorted list (keys, slots) with the staged values and types.
   Items it;
-  it.keys = d_list_keys_;
-  it.perm = d_list_perm_;
+  it.keys = keys;
+  it.perm = perm;
   it.vals = d_args_.data();
-  it.tagged = d_list_perm_ != nullptr && list_tagged_;
+  it.tagged = perm != nullptr && n < kTaggedLists;
   it.types = it.tagged ? nullptr : d_types_.data();
   it.n = n;
   const int leaf_keys = leaf_fill(opt_.fill), inner_children = inner_fill(opt_.fill);
@@ -495,20 +488,23 @@ uint64_t BTree::merge_levels(uint64_t n, bool dry, double& ms) {
   int cur = 0;
   unsigned long long* flags = d_scalars_.data();
   GPUDICT_CUDA(cudaMemsetAsync(flags, 0, 3 * sizeof(unsigned long long), stream_));
+  // One host wait per level (the node count); the timer runs from one
+  // level's writes on into the next level's routing and counting.
+  bool timing = false;
   for (int level = 0; it.n > 0; ++level) {
     const bool leaf_level = level == 0;
     const int fill = leaf_level ? leaf_keys : inner_children;
     // The dry run's root after a split: a virtual node with one child.
     const bool virtual_root = dry && static_cast<uint64_t>(level) + 1 == height && height > real_height;
     reserve_merge(it.n);
-    temp_.prepare(kFreshScanName, fresh_scan(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+    temp_.prepare(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
     LevelOut out;
     out.target = d_mtarget_.data();
     out.fresh = d_mfresh_.data();
     out.base = d_mbase_.data();
     out.merged = d_mmerged_.data();
     out.flags = flags;
-    timer_.start(stream_);
+    if (!timing) timer_.start(stream_);
     route_kernel<<<blocks_for(it.n, 256), 256, 0, stream_>>>(ref(), it.keys, it.n, static_cast<int>(height) - 1, level,
                                                              out.target);
     GPUDICT_CHECK_LAUNCH("btree route_kernel");
@@ -519,12 +515,13 @@ uint64_t BTree::merge_levels(uint64_t n, bool dry, double& ms) {
       count_kernel<false><<<blocks_for(it.n + 1, kMergeBlock), kMergeBlock, 0, stream_>>>(ref(), it, out, fill,
                                                                                            leaf_level, false);
     GPUDICT_CHECK_LAUNCH("btree count_kernel");
-    temp_.run(kFreshScanName, fresh_scan(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+    temp_.run(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
     GPUDICT_CUDA(cudaMemcpyAsync(h_u64_.data(), d_mbase_.data() + it.n, sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, stream_));
     GPUDICT_CUDA(cudaMemcpyAsync(h_u64_.data() + 1, flags, 3 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
                                  stream_));
     ms += timer_.stop(stream_);  // waits: the host needs the node count
+    timing = false;
     const uint64_t fresh = h_u64_[0];
     const bool root_splits = h_u64_[1] != 0 && static_cast<uint64_t>(level) + 1 == height;
     const bool left = h_u64_[3] != 0;  // sub-segments the count kernel left (splits, long segments)
@@ -542,6 +539,7 @@ uint64_t BTree::merge_levels(uint64_t n, bool dry, double& ms) {
     out.sep_keys = d_sep_keys_[nxt].data();
     out.sep_vals = d_sep_vals_[nxt].data();
     timer_.start(stream_);
+    timing = true;
     uint32_t pushed = kNil;
     if (root_splits) {
       pushed = static_cast<uint32_t>(next_free++);
@@ -570,7 +568,12 @@ uint64_t BTree::merge_levels(uint64_t n, bool dry, double& ms) {
       GPUDICT_CHECK_LAUNCH("btree header_kernel");
     }
     GPUDICT_CUDA(cudaMemsetAsync(flags, 0, 3 * sizeof(unsigned long long), stream_));
-    ms += timer_.stop(stream_);
+    // The timer stops here only if the next level allocates larger arrays
+    // (host work that is not device time) or there is none.
+    if (fresh == 0 || fresh + 1 > d_mtarget_.capacity()) {
+      ms += timer_.stop(stream_);
+      timing = false;
+    }
     // The next level: the new nodes, sorted by low key.
     it = Items{};
     it.keys = d_sep_keys_[nxt].data();
@@ -588,20 +591,19 @@ void BTree::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops,
   prepare_list_sort(n);
   double ms = 0.0;
   timer_.start(stream_);
-  list_tagged_ = n < (1ull << 31);
-  const OpsRef list = sort_list(n, true, true, 0, /*force_sort=*/true, list_tagged_);
+  const uint32_t* keys = nullptr;
+  const uint32_t* perm = nullptr;
+  sort_update_list(n, keys, perm);
   ms += timer_.stop(stream_);
-  d_list_keys_ = list.keys;
-  d_list_perm_ = list.perm;
   if (opt_.node_pool != 0) {
     // A fixed pool: count first, refuse before changing anything.
-    const uint64_t need = merge_levels(n, true, ms);
+    const uint64_t need = merge_levels(keys, perm, n, true, ms);
     const uint64_t used = used_nodes();
     if (used + need > capacity_)
       throw_pool_full("an update batch of " + std::to_string(n) + " operations (" + std::to_string(need) +
                       " new nodes, " + std::to_string(capacity_ - used) + " free)");
   }
-  merge_levels(n, false, ms);
+  merge_levels(keys, perm, n, false, ms);
   t.add(Phase::Update, ms);
   sync_header();
 }

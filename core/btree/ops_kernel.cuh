@@ -5,9 +5,10 @@
 // all lanes working on each.
 //
 // Two instantiations of the kernel:
-//   kValidated = false  phased queries: no writer runs, nodes are read through
-//                       the read-only cache (TreeRef::read_plain)
-//   kValidated = true   phased updates and concurrent batches: every node is
+//   kValidated = false  phased queries with --query-tile 0: no writer runs,
+//                       nodes are read through the read-only cache
+//                       (TreeRef::read_plain)
+//   kValidated = true   concurrent batches and --phased-updates ops: every node is
 //                       read as a seqlock snapshot (TreeRef::try_read) and
 //                       updates latch what they change
 //

@@ -284,9 +284,8 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
       op.node = start_read ? (sibling ? fin.inner_h.link : kRoot) : op.node;
       op.from_cache = take ? (start_read && sibling) : op.from_cache;
       busy = busy || start_read;
-      Frag<G> cur;
-#pragma unroll
-      for (int s = 0; s < W; ++s) cur.w[s] = use_leaf ? fin.leaf_f.w[s] : fin.inner_f.w[s];
+      Frag<G> cur = fin.inner_f;
+      select_frag(use_leaf, fin.leaf_f, cur);
       const uint32_t cur_node = use_leaf ? fin.leaf : fin.inner;
       const bool use = use_leaf || use_inner;
       const NodeHead cur_h = select_head(use_leaf, fin.leaf_h, fin.inner_h);

@@ -61,7 +61,7 @@ struct TreeRef {
   template <unsigned G>
   __device__ __forceinline__ void read_plain(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
     constexpr int W = Frag<G>::W;
-    // G = 4: two 16-byte loads per lane; the tile still reads one line per instruction.
+    // 32 / G words per lane in one vector load: the tile reads its line in one instruction.
     ld_readonly_vec<W>(words(node) + t.thread_rank() * W, f.w);
     meta = word_at(t, f, kMetaWord);
   }
