@@ -1,5 +1,5 @@
 // Memory-model primitives for structures that device threads modify while
-// others read them (the B-Tree; later the slab hash). Each is one PTX
+// others read them (the B-Tree, the slab hash). Each is one PTX
 // instruction with an explicit order and scope, so the code states which
 // ordering it relies on instead of leaning on `volatile` or on whatever the
 // compiler emits for a plain access:

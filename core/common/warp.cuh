@@ -42,6 +42,18 @@ __device__ __forceinline__ unsigned group_mask(unsigned lane) {
   }
 }
 
+// Inclusive prefix sum over the warp's lanes (lane l: v of lanes 0 .. l).
+// Every lane of the warp calls it.
+template <class T>
+__device__ __forceinline__ T warp_inclusive_sum(T v) {
+  const unsigned lane = lane_id();
+#pragma unroll
+  for (unsigned d = 1; d < kWarpSize; d <<= 1) {
+    const T y = __shfl_up_sync(kFullMask, v, d);
+    if (lane >= d) v += y;
+  }
+  return v;
+}
 
 // An aligned group of G consecutive lanes whose collectives run on the whole
 // warp (mask: every lane; width G for shuffles). Every lane of the warp must

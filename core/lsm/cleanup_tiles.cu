@@ -120,16 +120,7 @@ __device__ void tile_setup(TileShared<kValues>& sh, const CleanupSource& src, co
   // The slice starts 1 to 4 slots into its span: room for the key before it.
   const uint32_t lead = ((a0 - 1u) & 3u) + 1u;
   const uint32_t span = lv ? (lead + len + 3u) & ~3u : 0u;
-  uint32_t span_incl = span, quad_incl = quads;
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const uint32_t ys = __shfl_up_sync(kFullMask, span_incl, d);
-    const uint32_t yq = __shfl_up_sync(kFullMask, quad_incl, d);
-    if (m >= static_cast<unsigned>(d)) {
-      span_incl += ys;
-      quad_incl += yq;
-    }
-  }
+  const uint32_t span_incl = warp_inclusive_sum(span), quad_incl = warp_inclusive_sum(quads);
   if (lv) {
     sh.a[m] = a0;
     sh.len[m] = len;
@@ -269,12 +260,7 @@ __device__ void tile_mask_scan(TileShared<kValues>& sh) {
   const unsigned lane = lane_id(), warp = warp_in_block();
   if (threadIdx.x < kTileWords) {
     c = __popc(sh.mask[threadIdx.x]);
-    incl = c;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const uint32_t y = __shfl_up_sync(kFullMask, incl, d);
-      if (lane >= static_cast<unsigned>(d)) incl += y;
-    }
+    incl = warp_inclusive_sum(c);
     if (lane == 31) sh.word_warp[warp] = incl;
   }
   __syncthreads();
@@ -392,8 +378,7 @@ __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource s
   // k-th splitter (rank k - 1, 2k - 1, ...) starts a tile.
   uint32_t rank = a == 0 ? 0u : (a - 1) / plan.spacing;
   for (int d = lanes >> 1; d > 0; d >>= 1) rank += __shfl_xor_sync(kFullMask, rank, d);
-  if (valid && (rank + 1) % plan.group == 0)
-    bounds[static_cast<uint64_t>((rank + 1) / plan.group) * L + m] = a;
+  if (valid && (rank + 1) % kTileGroup == 0) bounds[static_cast<uint64_t>((rank + 1) / kTileGroup) * L + m] = a;
   if (g < static_cast<uint64_t>(L)) {
     bounds[g] = 0;                                   // tile 0 starts at every level's start
     bounds[plan.tiles * L + g] = src.n[g];           // the last tile ends at every level's end
@@ -463,7 +448,7 @@ __global__ void __launch_bounds__(kTileThreads)
       s_keys[level][o] = k;
       s_values[level][o] = sh.value[x];
       s_status[level][o] = 0;
-      if ((o & (sa::kFanout - 1)) == 0) s_fences[level][o / sa::kFanout] = k;
+      sa::put_fence(s_fences[level], o, k);
     }
     next += __popc(ballot);
   }
@@ -479,7 +464,7 @@ __global__ void placebo_kernel(uint32_t* __restrict__ keys, uint32_t* __restrict
     keys[i] = kMaxKey;
     values[i] = 0u;
     status[i] = kTombstone;
-    if ((i & (sa::kFanout - 1)) == 0) fences[i / sa::kFanout] = kMaxKey;
+    sa::put_fence(fences, i, kMaxKey);
   }
 }
 
@@ -523,7 +508,6 @@ CleanupPlan plan_cleanup(const uint64_t* sizes, int count) {
     total += (sizes[m] - 1) / lo;  // splitters at S, 2S, ... < size
   }
   for (int m = count; m <= kMaxLevels; ++m) p.first_splitter[m] = total;
-  p.group = kTileGroup;
   p.splitters = total;
   p.tiles = total / kTileGroup + 1;
   return p;

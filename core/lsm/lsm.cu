@@ -16,9 +16,8 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
-#include "core/lsm/lsm_impl.cuh"
 #include "core/lsm/cleanup_tiles.cuh"
-#include "core/lsm/merge.cuh"
+#include "core/lsm/lsm_impl.cuh"
 
 namespace gpudict {
 

@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kMergeThreads)
     out.keys[o] = key;
     out.values[o] = value;
     out.status[o] = st;
-    if (out.fences != nullptr && (o & (sa::kFanout - 1)) == 0) out.fences[o / sa::kFanout] = key;
+    if (out.fences != nullptr) sa::put_fence(out.fences, o, key);
   }
 }
 

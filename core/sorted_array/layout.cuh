@@ -28,6 +28,12 @@ inline constexpr uint64_t kMaxKeys = (1ull << 31) - (1ull << 16);
 inline constexpr uint64_t round_up(uint64_t x, uint64_t m) { return (x + m - 1) / m * m; }
 inline constexpr uint64_t div_up(uint64_t x, uint64_t m) { return (x + m - 1) / m; }
 
+// Level 1 of the fence index holds every kFanout-th key of level 0: whoever
+// writes the key at position o of a level also writes its fence.
+__host__ __device__ __forceinline__ void put_fence(uint32_t* fences, uint64_t o, uint32_t key) {
+  if ((o & (kFanout - 1)) == 0) fences[o / kFanout] = key;
+}
+
 // Level sizes and where levels >= 1 sit in the fence buffer (entries).
 struct FenceLayout {
   int levels = 1;                  // including level 0; the top level is levels - 1

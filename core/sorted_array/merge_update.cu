@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kMergeThreads)
         const uint32_t o = i + static_cast<uint32_t>(s_off[local]);
         out_keys[o] = ak[r];
         out_values[o] = av[r];
-        if ((o & (kFanout - 1)) == 0) out_fences[o / kFanout] = ak[r];
+        put_fence(out_fences, o, ak[r]);
       }
     }
   }
@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(kMergeThreads)
         const K key = b_keys[j];
         out_keys[o] = key;
         out_values[o] = static_cast<V>(b_payload[j]);
-        if ((o & (kFanout - 1)) == 0) out_fences[o / kFanout] = key;
+        put_fence(out_fences, o, key);
       }
     }
   }
