@@ -184,15 +184,17 @@ def figure7(args):
     out = [f"Figure 7: concurrent batches of 2^{args.fig7_batch_log2} operations on 2^{args.fig7_log2_n} initial keys, "
            "G ops/s against the initial utilization", "", f"| load factor | {head} |",
            "|---|" + "---|" * (len(pools) * len(mixes))]
-    for lf in args.fig7_load_factors:
-        row = []
-        for pname, pextra in pools:
-            for g, (mix, hit) in mixes.items():
-                y = write(args, f"f7-{g}.yaml", f"""seed: {args.seed}
+    # One workload per mix; the load factor and the pool are options.
+    yamls = {g: write(args, f"f7-{g}.yaml", f"""seed: {args.seed}
 initial: {{count: {n}}}
 steps:
   - phase: {{name: mix, batches: {args.fig7_batches}, batch_size: {bs}, mode: concurrent, mix: {mix}, hit_ratio: {hit}}}
-""")
+""") for g, (mix, hit) in mixes.items()}
+    for lf in args.fig7_load_factors:
+        row = []
+        for pname, pextra in pools:
+            for g in mixes:
+                y = yamls[g]
                 tag = f"f7-{g}-lf{lf}" + ("-pre" if pextra else "")
                 st = [s for s in steps_of(run(args, y, ["--load-factor", str(lf)] + pextra, tag)) if s["name"] == "mix"]
                 row.append(rate(st[0]))

@@ -110,7 +110,7 @@ __device__ __forceinline__ uint32_t tile_allocate(TileAlloc& a, const PoolRef& p
 #pragma unroll
     for (uint32_t q = 0; q < kBitsWordsPerLane; ++q) all &= a.bits[q];
     const bool has = all != 0xFFFFFFFFu;
-    const unsigned lanes = (__ballot_sync(tmask, has) >> tbase) & kTileLanes;
+    const unsigned lanes = tile_ballot(tmask, tbase, has);
     if (lanes) {
       const unsigned owner = __ffs(lanes) - 1;
       uint32_t addr = 0, ok = 0;

@@ -40,6 +40,12 @@ inline constexpr uint32_t kSlabBytes = 128;
 // reads in flight per warp (docs/slabhash.md, "tile size").
 inline constexpr uint32_t kTile = 4;
 inline constexpr uint32_t kTileLanes = (1u << kTile) - 1u;  // a tile's lanes, as bits from its first
+
+// Tile-local ballot: bit l = lane l of the tile (tmask: the lanes that call
+// it, the whole warp or the tile alone).
+__device__ __forceinline__ unsigned tile_ballot(unsigned tmask, unsigned tbase, bool p) {
+  return (__ballot_sync(tmask, p) >> tbase) & kTileLanes;
+}
 inline constexpr uint32_t kEmptyKey = 0xFFFFFFFFu;
 inline constexpr uint32_t kNullSlab = 0xFFFFFFFFu;
 inline constexpr uint32_t kSpecialStoredKey = 0;

@@ -101,11 +101,6 @@ __device__ __forceinline__ void prefetch_slab(const Slab* s, bool bulk) {
   asm volatile("prefetch.global.L2 [%0];" ::"l"(p + 96));
 }
 
-// Tile-local ballot: bit l = lane l of the tile.
-__device__ __forceinline__ unsigned tile_ballot(unsigned tmask, unsigned tbase, bool p) {
-  return (__ballot_sync(tmask, p) >> tbase) & kTileLanes;
-}
-
 // Hits of the tile in this slab, and this lane's rank among them for each of
 // its slots, in slot order (lane-major: every slot of lane l before those of
 // lane l + 1), which is chain order within the slab.
@@ -251,7 +246,6 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
   // Every tile takes kTile operations at a time; the grid's tiles stride over the batch.
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   uint64_t next_chunk = static_cast<uint64_t>(tile_id) * kTile;
-  bool loaded = false;
 
   TileAlloc alloc;
   // Per-lane tallies (a lane serves fewer than 2^32 operations), summed over
@@ -269,7 +263,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     // takes its next chunk: each lane loads and hashes its own operation.
     const bool refill = !s.busy && s.pending == 0 && !s.claim_out && next_chunk < in.n;  // tile-uniform
     if (refill) {
-      if (loaded) write_results<kOps>(me, out);
+      write_results<kOps>(me, out);  // nothing for a lane that has had no operation yet
       const uint64_t i = next_chunk + tl;
       me = LaneOp{};
       me.active = i < in.n;
@@ -287,7 +281,6 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
       const uint64_t left = in.n - next_chunk;
       s.pending = left >= kTile ? kTileLanes : (1u << left) - 1u;
       next_chunk += stride;
-      loaded = true;
     }
 
     // A free tile starts its next operation: its key, bucket, type and value
@@ -508,7 +501,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     }
     if (done) s.busy = false;
   }
-  if (loaded) write_results<kOps>(me, out);
+  write_results<kOps>(me, out);
   killed += __popc(kill_old & kill_bits);  // the last step's deletes
 
   const unsigned long long c = warp_sum(static_cast<unsigned long long>(claimed));
