@@ -35,6 +35,7 @@ void prepare_mode(uint32_t ops) {
     case kSetInsert: prepare<L, M, kSetInsert>(); break;
     case kSetDelete: prepare<L, M, kSetDelete>(); break;
     case kSetUpdates: prepare<L, M, kSetUpdates>(); break;
+    case kSetPoint: prepare<L, M, kSetPoint>(); break;
     default: prepare<L, M, kSetAll>(); break;
   }
 }
@@ -48,6 +49,7 @@ void launch_mode(uint32_t ops, const TableRef& t, const OpsIn& in, const OpsOut&
     case kSetInsert: launch<L, M, kSetInsert>(t, in, out, stream); break;
     case kSetDelete: launch<L, M, kSetDelete>(t, in, out, stream); break;
     case kSetUpdates: launch<L, M, kSetUpdates>(t, in, out, stream); break;
+    case kSetPoint: launch<L, M, kSetPoint>(t, in, out, stream); break;
     default: launch<L, M, kSetAll>(t, in, out, stream); break;
   }
 }

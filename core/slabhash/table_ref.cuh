@@ -84,6 +84,8 @@ struct OpsIn {
   uint8_t prefetch = kPrefetchOff;
 };
 
+// found, value and offset are cleared by the host before a batch's passes: a
+// lookup that finds nothing writes nothing.
 struct OpsOut {
   uint8_t* found = nullptr;        // lookup
   uint32_t* value = nullptr;       // lookup: value; count: pairs; range: pairs written

@@ -1,14 +1,13 @@
 // The batch kernel: every operation type of the slab hash, served by tiles of
 // 4 lanes with warp-cooperative work sharing (seed 004, IV-A).
 //
-// Each lane brings one operation (or none). A tile of 4 lanes serves the
-// operations of its lanes one at a time: the operation's bucket and stored
-// key (each lane hashed its own key) are shuffled to the tile, the tile reads
-// one slab per step (32 bytes per lane: one 128-byte line), each lane tests
-// its 4 pairs (8 keys in the set layout) and a ballot tells the tile where
-// the key or the first empty slot is. The eight tiles of a warp step together
-// (batch_kernel below says why and how), each on its own operation; a tile
-// that has served its 4 lanes takes the next 4 operations.
+// Each lane loads and hashes one operation of its warp's chunk of 32. A tile
+// of 4 lanes serves one operation at a time: its bucket and stored key are
+// shuffled to the tile, the tile reads one slab per step (32 bytes per lane:
+// one 128-byte line), each lane tests its 4 pairs (8 keys in the set layout)
+// and a ballot tells the tile where the key or the first empty slot is. The
+// eight tiles of a warp step together (batch_kernel below says why and how),
+// each on its own operation; a free tile takes the chunk's next one.
 // --prefetch l2/bulk ask L2 for each new operation's base slab when its lanes
 // load it (measured in docs/slabhash.md).
 //
@@ -141,6 +140,7 @@ enum : uint32_t {
   kSetCount = 1u << kOpCount,
   kSetRange = 1u << kOpRange,
   kSetUpdates = kSetInsert | kSetDelete,
+  kSetPoint = kSetUpdates | kSetLookup,  // the point operations: a concurrent batch without counts or ranges
   kSetAll = kSetUpdates | kSetLookup | kSetCount | kSetRange,
 };
 
@@ -169,48 +169,53 @@ constexpr int min_blocks(uint32_t ops, bool key_layout) {
   return (ops & ~(kSetLookup | kSetCount)) == 0 || (ops == kSetDelete && !key_layout) ? 8
          : ops == kSetDelete || ops == kSetRange                                     ? 6
          : ops == kSetInsert                                                         ? 5
-         : ops == kSetUpdates                                                        ? 4
+         : ops == kSetUpdates || ops == kSetPoint                                    ? 4
                                                                                      : 3;
 }
 
-// This lane's own operation (it brought it; its tile serves it).
-struct LaneOp {
-  bool active = false;
-  uint32_t type = 0, key = 0, arg = 0, idx = 0, bucket = 0, stored = 0;
-  uint32_t found = 0, value = 0, offset = 0;  // results, written when the tile moves on
+// The operation this lane loaded for its warp's chunk (any tile of the warp
+// may serve it).
+struct QueuedOp {
+  uint32_t type = 0, arg = 0, idx = 0, bucket = 0, stored = 0;
 };
 
-// The operation a tile serves now (the same in all its lanes).
+// What a tile needs of an operation to serve it (the same in all its lanes).
+struct OpState {
+  uint32_t op = 0, stored = 0, bucket = 0, arg = 0, idx = 0;
+};
+
+// The operation a tile serves now.
 struct TileOp {
-  bool busy = false;     // serving operation j of its lanes
-  unsigned j = 0;        // the lane of the tile that brought it
-  unsigned pending = 0;  // lanes whose operations are still to serve (bit l)
-  uint32_t op = 0, stored = 0, bucket = 0, arg = 0;
+  bool busy = false;
+  OpState o;
   Slab* cur = nullptr;   // the slab the next step reads
   uint32_t acc = 0;      // count / range: matches counted
   uint32_t written = 0;  // range: values written
   uint32_t roff = 0;     // range: reserved offset
   bool filling = false;  // range: in the fill pass
   bool claim_out = false;  // an insert's claim (CAS) of the last step is still to be checked
-  unsigned claim_j = 0;    // ... for the operation of lane claim_j
+  bool retry = false;      // a claim was lost: serve that insert again before anything else
 };
 
-template <uint32_t kOps>
-__device__ __forceinline__ void write_results(const LaneOp& o, const OpsOut& out) {
-  if (!o.active || o.type < kOpLookup) return;
-  if ((kOps & kSetLookup) && o.type == kOpLookup) out.found[o.idx] = static_cast<uint8_t>(o.found);
-  out.value[o.idx] = o.value;
-  if ((kOps & kSetRange) && o.type == kOpRange) out.offset[o.idx] = o.offset;
+// An insert kept by its tile while its claim is checked (and, lost, until it
+// is served again) without 4 more registers per lane: lane tl of the tile
+// holds field tl of it.
+__device__ __forceinline__ uint32_t insert_field(const OpState& o, unsigned tl) {
+  return tl == 0 ? o.stored : tl == 1 ? o.bucket : tl == 2 ? o.arg : o.idx;
 }
 
 // The batch kernel. Every warp runs ONE loop whose every iteration is a step
-// of all eight of its tiles: a tile that finished its operation starts the
-// next one of its lanes, one that finished all of them takes its next ones
-// (the tiles of a persistent grid stride over the batch), then every busy tile
-// reads one slab and acts on it. All shuffles and ballots of a step are
-// executed by the whole warp with the full mask, outside any branch on the
-// operation or its outcome: with a per-tile mask (not a constant) the
-// compiler guards each shuffle with a convergence check (MATCH.ANY, REDUX,
+// of all eight of its tiles: every free tile starts the next operation of the
+// warp's chunk (32 operations, one loaded and hashed by each lane; the warps
+// of a persistent grid stride over the batch), then every busy tile reads one
+// slab and acts on it. The warp loads its next chunk, all lanes at once, when
+// every operation of the last one has started: tiles that each loaded their
+// own 4 operations took turns doing so in divergent branches the warp paid
+// for in almost every step (Nsight Compute: 30% of the lookup kernel's
+// instructions). A tile writes its operation's results itself when done.
+// All shuffles and ballots of a step are executed by the whole warp with the
+// full mask, outside any branch on the operation or its outcome: with a
+// per-tile mask (not a constant) the compiler guards each shuffle with a convergence check (MATCH.ANY, REDUX,
 // BRA.DIV) that cost more issue slots than the work itself (Nsight Compute on
 // the old kernel: 30 instructions per lookup, the ADU pipe 88% busy). Only
 // the rare steps a tile takes alone - allocating a slab and linking it - use
@@ -220,10 +225,10 @@ __device__ __forceinline__ void write_results(const LaneOp& o, const OpsOut& out
 // Atomics whose results matter are checked one step later, after the next
 // slab read has been issued, so that their round trip overlaps it instead of
 // stalling the warp: an insert that tried to claim a slot counts as done, and
-// if the next step finds the CAS lost, the insert goes back to the tile's
-// pending operations and starts again from the head of its chain (a lost
-// claim changed nothing); the tile takes no new chunk meanwhile. Deletes
-// count the alive bits they cleared the same way.
+// if the next step finds the CAS lost, the tile serves that insert again as
+// soon as it is free, before any new operation, from the head of its chain (a
+// lost claim changed nothing). The tile keeps the insert meanwhile in
+// insert_field form. Deletes count the alive bits they cleared the same way.
 template <class L, Mode M, uint32_t kOps>
 __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     batch_kernel(const __grid_constant__ TableRef t, const __grid_constant__ OpsIn in,
@@ -243,71 +248,80 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
   const unsigned tbase = lane & ~(kTile - 1);
   const unsigned tmask = group_mask<kTile>(lane);  // the tile alone (allocation, link)
   const uint32_t tile_id = (blockIdx.x * warps_per_block() + warp_in_block()) * (kWarpSize / kTile) + lane / kTile;
-  // Every tile takes kTile operations at a time; the grid's tiles stride over the batch.
-  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  uint64_t next_chunk = static_cast<uint64_t>(tile_id) * kTile;
 
   TileAlloc alloc;
   // Per-lane tallies (a lane serves fewer than 2^32 operations), summed over
   // the warp at the end.
   uint32_t claimed = 0, killed = 0, replaced = 0, linked = 0;
-  LaneOp me;
+  QueuedOp q;
   TileOp s;
+  // The warp's chunk (warp-uniform): `count` operations, lane l holding the
+  // l-th; the first `started` of them have been taken by a tile. The warps
+  // of the grid stride over the batch; next_chunk is where the next starts.
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  uint64_t next_chunk = static_cast<uint64_t>(blockIdx.x) * blockDim.x + warp_in_block() * kWarpSize;
+  uint32_t count = 0, started = 0;
   // This lane's atomics of the last step whose results are still to be used.
   typename L::ClaimResult cas_old{};
   bool cas_lane = false;  // this lane issued the claim
+  uint32_t claim_w = 0, again_w = 0;  // insert_field of the insert claimed, of the one lost
   uint32_t kill_old = 0, kill_bits = 0;  // delete: the alive mask before, the bits cleared
 
   for (;;) {
-    // A tile with nothing left of its chunk writes its lanes' results and
-    // takes its next chunk: each lane loads and hashes its own operation.
-    const bool refill = !s.busy && s.pending == 0 && !s.claim_out && next_chunk < in.n;  // tile-uniform
-    if (refill) {
-      write_results<kOps>(me, out);  // nothing for a lane that has had no operation yet
-      const uint64_t i = next_chunk + tl;
-      me = LaneOp{};
-      me.active = i < in.n;
-      me.type = only_type(kOps);
-      if (me.active) {
-        if constexpr (!kOneType) me.type = in.type ? in.type[i] : in.uniform;
-        me.key = in.key[i];
-        if constexpr (kInserts) me.arg = in.arg ? in.arg[i] : 0u;
-        me.idx = in.index ? in.index[i] : static_cast<uint32_t>(i);
-        t.route(me.key, me.bucket, me.stored);
-        // Ask L2 for the base slab now: the tile reads it within a few steps.
-        if (in.prefetch != kPrefetchOff) prefetch_slab(t.base + me.bucket, in.prefetch == kPrefetchBulk);
-      }
-      // The chunk's operations are lanes 0 .. min(kTile, n - next_chunk) - 1.
+    // Every operation of the chunk has started: the warp loads the next one.
+    if (started == count && next_chunk < in.n) {  // warp-uniform
+      const uint64_t i = next_chunk + lane;
       const uint64_t left = in.n - next_chunk;
-      s.pending = left >= kTile ? kTileLanes : (1u << left) - 1u;
+      count = left < kWarpSize ? static_cast<uint32_t>(left) : kWarpSize;
+      started = 0;
       next_chunk += stride;
+      if (lane < count) {
+        q.type = only_type(kOps);
+        if constexpr (!kOneType) q.type = in.type ? in.type[i] : in.uniform;
+        const uint32_t key = in.key[i];
+        if constexpr (kInserts) q.arg = in.arg ? in.arg[i] : 0u;
+        q.idx = in.index ? in.index[i] : static_cast<uint32_t>(i);
+        t.route(key, q.bucket, q.stored);
+        // Ask L2 for the base slab now: a tile reads it within a few steps.
+        if (in.prefetch != kPrefetchOff) prefetch_slab(t.base + q.bucket, in.prefetch == kPrefetchBulk);
+      }
     }
 
-    // A free tile starts its next operation: its key, bucket, type and value
-    // come from the lane that brought it.
-    const bool start = !s.busy && s.pending != 0;  // tile-uniform
-    if (start) {
-      s.j = __ffs(s.pending) - 1;
-      s.pending &= s.pending - 1;
+    // Free tiles start operations: one whose claim was lost serves it again;
+    // the others take the chunk's next operations in tile order.
+    const bool free_tile = !s.busy && !s.retry;                      // tile-uniform
+    const unsigned takers = __ballot_sync(kFullMask, free_tile && tl == 0);  // one bit per tile, at its base
+    const uint32_t take = started + __popc(takers & ((1u << tbase) - 1u));
+    const bool start = free_tile && take < count;
+    started = min(count, started + __popc(takers));
+    const unsigned src = start ? take : 0u;
+    OpState x;
+    x.stored = __shfl_sync(kFullMask, q.stored, src);
+    x.bucket = __shfl_sync(kFullMask, q.bucket, src);
+    x.idx = __shfl_sync(kFullMask, q.idx, src);
+    x.op = only_type(kOps);
+    if constexpr (!kOneType) x.op = __shfl_sync(kFullMask, q.type, src);
+    if constexpr (kInserts) x.arg = __shfl_sync(kFullMask, q.arg, src);
+    const bool restart = !s.busy && s.retry;  // tile-uniform; only inserts set retry
+    if constexpr (kInserts) {
+      if (__any_sync(kFullMask, restart)) {  // rare: the fields come from the tile's own lanes
+        const uint32_t stored = __shfl_sync(kFullMask, again_w, tbase + 0);
+        const uint32_t bucket = __shfl_sync(kFullMask, again_w, tbase + 1);
+        const uint32_t arg = __shfl_sync(kFullMask, again_w, tbase + 2);
+        const uint32_t idx = __shfl_sync(kFullMask, again_w, tbase + 3);
+        if (restart) x = OpState{kOpInsert, stored, bucket, arg, idx};
+      }
     }
-    const unsigned src = tbase + s.j;
-    const uint32_t x_stored = __shfl_sync(kFullMask, me.stored, src);
-    const uint32_t x_bucket = __shfl_sync(kFullMask, me.bucket, src);
-    uint32_t x_op = only_type(kOps), x_arg = 0;
-    if constexpr (!kOneType) x_op = __shfl_sync(kFullMask, me.type, src);
-    if constexpr (kInserts) x_arg = __shfl_sync(kFullMask, me.arg, src);
-    if (start) {
+    if (start || restart) {
       s.busy = true;
-      s.stored = x_stored;
-      s.bucket = x_bucket;
-      s.op = x_op;
-      s.arg = x_arg;
-      s.cur = t.base + x_bucket;
+      s.o = x;
+      s.retry = false;
+      s.cur = t.base + s.o.bucket;
       s.acc = s.written = s.roff = 0;
       s.filling = false;
     }
-    // Done when every tile is past the end of the batch with no claim to check.
-    if (!__any_sync(kFullMask, s.busy || s.claim_out)) break;
+    // Done when the batch is exhausted and no tile has work or a claim to check.
+    if (started == count && next_chunk >= in.n && !__any_sync(kFullMask, s.busy || s.claim_out || s.retry)) break;
 
     // The step: every busy tile reads one slab; the warp-wide collectives of
     // what it holds.
@@ -320,7 +334,10 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
       claimed += won ? 1u : 0u;
       cas_lane = false;
       const unsigned won_lanes = tile_ballot(kFullMask, tbase, won);
-      if (s.claim_out && won_lanes == 0) s.pending |= 1u << s.claim_j;  // lost: serve it again
+      if (s.claim_out && won_lanes == 0) {  // lost: serve it again
+        s.retry = true;
+        again_w = claim_w;
+      }
       s.claim_out = false;
     }
     if constexpr (kDeletes) {
@@ -329,7 +346,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     }
     const uint32_t state = tile_state(v, kFullMask, tbase);
     const uint32_t next = tile_next(v, kFullMask, tbase);
-    const LaneMatch m = s.busy ? match_slots<L>(v, tl, s.stored, state) : LaneMatch{0u, 0u};
+    const LaneMatch m = s.busy ? match_slots<L>(v, tl, s.o.stored, state) : LaneMatch{0u, 0u};
     const unsigned hit_lanes = tile_ballot(kFullMask, tbase, m.hit != 0);
     unsigned empty_lanes = 0;
     if constexpr (kInserts) empty_lanes = tile_ballot(kFullMask, tbase, m.empty != 0);
@@ -348,13 +365,15 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     bool at_end = false;  // the chain is exhausted for this operation
     if (s.busy) {
       bool advance = false;  // go on to the next slab of the chain
-      const uint32_t op = s.op;
+      // A kernel of one type knows it at compile time (s.o.op is loop-carried:
+      // the compiler cannot prove it constant), so its other branches vanish.
+      const uint32_t op = kOneType ? only_type(kOps) : s.o.op;
       if (op == kOpLookup) {
         if constexpr (kLookups) {
           if (hit_lanes) {
-            if (tl == s.j) {
-              me.found = 1;
-              me.value = first_value;
+            if (tl == 0) {  // not found: the host cleared found and value
+              out.found[s.o.idx] = 1;
+              out.value[s.o.idx] = first_value;
             }
             done = true;
           } else {
@@ -417,7 +436,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
             // REPLACE: the key is alive here (and nowhere else).
             const unsigned w = __ffs(hit_lanes) - 1;
             if (tl == w) {
-              L::replace(s.cur, w * L::kPerLane + (__ffs(m.hit) - 1), s.stored, s.arg);
+              L::replace(s.cur, w * L::kPerLane + (__ffs(m.hit) - 1), s.o.stored, s.o.arg);
               ++replaced;
             }
             done = true;
@@ -428,11 +447,11 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
             // chain (which may now hold this very key).
             const unsigned w = __ffs(empty_lanes) - 1;
             if (tl == w) {
-              cas_old = L::claim(s.cur, w * L::kPerLane + (__ffs(m.empty) - 1), s.stored, s.arg);
+              cas_old = L::claim(s.cur, w * L::kPerLane + (__ffs(m.empty) - 1), s.o.stored, s.o.arg);
               cas_lane = true;
             }
             s.claim_out = true;
-            s.claim_j = s.j;
+            claim_w = insert_field(s.o, tl);
             done = true;
           } else if (next != kNullSlab) {
             s.cur = t.pool.slab(next);
@@ -440,7 +459,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
             // The tail is full: the tile alone allocates a slab and links it.
             const uint32_t fresh = tile_allocate(alloc, t.pool, tile_id, tl, tmask, tbase);
             if (fresh == kNullSlab) {
-              if (tl == s.j) out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = me.idx;
+              if (tl == 0) out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = s.o.idx;
               done = true;
             } else {
               uint32_t now = 0;
@@ -466,11 +485,11 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
       if (at_end) {
         done = true;
         if (op == kOpCount) {
-          if (tl == s.j) me.value = s.acc;
+          if (tl == 0) out.value[s.o.idx] = s.acc;
         } else if (op == kOpRange && s.filling) {
-          if (tl == s.j) {
-            me.offset = s.roff;
-            me.value = s.written;
+          if (tl == 0) {
+            out.offset[s.o.idx] = s.roff;
+            out.value[s.o.idx] = s.written;
           }
         }
         // lookup: not found (found stays 0); delete: nothing left; a range's
@@ -481,27 +500,26 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     if constexpr (kRanges) {
       // A range's count pass found acc values: one atomicAdd reserves room
       // for them, then the fill pass walks the chain again from its head.
-      const bool reserve = s.busy && at_end && s.op == kOpRange && !s.filling && s.acc > 0;  // tile-uniform
+      const bool reserve = s.busy && at_end && s.o.op == kOpRange && !s.filling && s.acc > 0;  // tile-uniform
       unsigned long long off = 0;
-      if (reserve && tl == s.j) off = atomicAdd(&out.ctr->range_cursor, static_cast<unsigned long long>(s.acc));
-      off = __shfl_sync(kFullMask, off, tbase + s.j);
+      if (reserve && tl == 0) off = atomicAdd(&out.ctr->range_cursor, static_cast<unsigned long long>(s.acc));
+      off = __shfl_sync(kFullMask, off, tbase);
       if (reserve) {
         if (off + s.acc > out.range_capacity) {
-          if (tl == s.j) {
+          if (tl == 0) {
             out.ctr->range_overflow = 1;
-            out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = me.idx;
+            out.unfinished[atomicAdd(&out.ctr->unfinished, 1u)] = s.o.idx;
           }
         } else {
           s.roff = static_cast<uint32_t>(off);
           s.filling = true;
-          s.cur = t.base + s.bucket;
+          s.cur = t.base + s.o.bucket;
           done = false;
         }
       }
     }
     if (done) s.busy = false;
   }
-  write_results<kOps>(me, out);
   killed += __popc(kill_old & kill_bits);  // the last step's deletes
 
   const unsigned long long c = warp_sum(static_cast<unsigned long long>(claimed));
