@@ -54,7 +54,7 @@ struct CleanupPlan {
   uint32_t spacing = 1;                             // S: a splitter every S positions of every level
   uint64_t first_splitter[kMaxLevels + 1] = {};     // splitters of the levels before, by rank
   uint64_t splitters = 0;
-  uint64_t tiles = 1;                               // splitters / k + 1 (k = kTileGroup splitters per tile)
+  uint64_t tiles = 1;                               // splitters / k + 1 (k = kTileGroup splitters per tile, cleanup_tiles.cu)
   uint64_t bound_entries() const { return (tiles + 1) * static_cast<uint64_t>(levels); }
 };
 

@@ -8,8 +8,8 @@
 // and a ballot tells the tile where the key or the first empty slot is. The
 // eight tiles of a warp step together (batch_kernel below says why and how),
 // each on its own operation; a free tile takes the chunk's next one.
-// --prefetch l2/bulk ask L2 for each new operation's base slab when its lanes
-// load it (measured in docs/slabhash.md).
+// --prefetch l2/bulk ask L2 for each new operation's base slab when the lane
+// holding it loads it (measured in docs/slabhash.md).
 //
 // Per operation (docs/slabhash.md for the argument behind each step):
 //   lookup   first alive slot with the key -> its value; else the next slab;
@@ -173,15 +173,11 @@ constexpr int min_blocks(uint32_t ops, bool key_layout) {
                                                                                      : 3;
 }
 
-// The operation this lane loaded for its warp's chunk (any tile of the warp
-// may serve it).
-struct QueuedOp {
-  uint32_t type = 0, arg = 0, idx = 0, bucket = 0, stored = 0;
-};
-
-// What a tile needs of an operation to serve it (the same in all its lanes).
+// An operation as a lane holds it for its warp's chunk (any tile of the warp
+// may serve it) and as a tile serves it (the same in all its lanes).
 struct OpState {
-  uint32_t op = 0, stored = 0, bucket = 0, arg = 0, idx = 0;
+  uint32_t op = 0;  // the type; unset in kernels of one type (they know it)
+  uint32_t stored = 0, bucket = 0, arg = 0, idx = 0;
 };
 
 // The operation a tile serves now.
@@ -194,7 +190,7 @@ struct TileOp {
   uint32_t roff = 0;     // range: reserved offset
   bool filling = false;  // range: in the fill pass
   bool claim_out = false;  // an insert's claim (CAS) of the last step is still to be checked
-  bool retry = false;      // a claim was lost: serve that insert again before anything else
+  bool retry = false;      // a claim was lost: serve that insert again as soon as the tile is free
 };
 
 // An insert kept by its tile while its claim is checked (and, lost, until it
@@ -215,9 +211,10 @@ __device__ __forceinline__ uint32_t insert_field(const OpState& o, unsigned tl) 
 // instructions). A tile writes its operation's results itself when done.
 // All shuffles and ballots of a step are executed by the whole warp with the
 // full mask, outside any branch on the operation or its outcome: with a
-// per-tile mask (not a constant) the compiler guards each shuffle with a convergence check (MATCH.ANY, REDUX,
-// BRA.DIV) that cost more issue slots than the work itself (Nsight Compute on
-// the old kernel: 30 instructions per lookup, the ADU pipe 88% busy). Only
+// per-tile mask (not a constant) the compiler guards each shuffle with a
+// convergence check (MATCH.ANY, REDUX, BRA.DIV) that cost more issue slots
+// than the work itself (Nsight Compute on the old kernel: 30 instructions
+// per lookup, the ADU pipe 88% busy; WarpTile in core/common/warp.cuh). Only
 // the rare steps a tile takes alone - allocating a slab and linking it - use
 // the tile's mask. A step whose operation is done frees the tile at once for
 // the next one, so a long chain in one tile does not hold back the others.
@@ -250,10 +247,10 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
   const uint32_t tile_id = (blockIdx.x * warps_per_block() + warp_in_block()) * (kWarpSize / kTile) + lane / kTile;
 
   TileAlloc alloc;
-  // Per-lane tallies (a lane serves fewer than 2^32 operations), summed over
+  // Per-lane tallies (a tile serves fewer than 2^32 operations), summed over
   // the warp at the end.
   uint32_t claimed = 0, killed = 0, replaced = 0, linked = 0;
-  QueuedOp q;
+  OpState q;  // this lane's operation of the chunk
   TileOp s;
   // The warp's chunk (warp-uniform): `count` operations, lane l holding the
   // l-th; the first `started` of them have been taken by a tile. The warps
@@ -276,8 +273,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
       started = 0;
       next_chunk += stride;
       if (lane < count) {
-        q.type = only_type(kOps);
-        if constexpr (!kOneType) q.type = in.type ? in.type[i] : in.uniform;
+        if constexpr (!kOneType) q.op = in.type ? in.type[i] : in.uniform;
         const uint32_t key = in.key[i];
         if constexpr (kInserts) q.arg = in.arg ? in.arg[i] : 0u;
         q.idx = in.index ? in.index[i] : static_cast<uint32_t>(i);
@@ -294,13 +290,12 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     const uint32_t take = started + __popc(takers & ((1u << tbase) - 1u));
     const bool start = free_tile && take < count;
     started = min(count, started + __popc(takers));
-    const unsigned src = start ? take : 0u;
+    const unsigned src = take;  // (a lane that starts nothing reads any lane: shuffles take it mod 32)
     OpState x;
     x.stored = __shfl_sync(kFullMask, q.stored, src);
     x.bucket = __shfl_sync(kFullMask, q.bucket, src);
     x.idx = __shfl_sync(kFullMask, q.idx, src);
-    x.op = only_type(kOps);
-    if constexpr (!kOneType) x.op = __shfl_sync(kFullMask, q.type, src);
+    if constexpr (!kOneType) x.op = __shfl_sync(kFullMask, q.op, src);
     if constexpr (kInserts) x.arg = __shfl_sync(kFullMask, q.arg, src);
     const bool restart = !s.busy && s.retry;  // tile-uniform; only inserts set retry
     if constexpr (kInserts) {
@@ -363,15 +358,15 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     // the tiles take different branches).
     bool done = false;
     bool at_end = false;  // the chain is exhausted for this operation
+    // A kernel of one type knows it at compile time (s.o.op is loop-carried:
+    // the compiler cannot prove it constant), so its other branches vanish.
+    const uint32_t op = kOneType ? only_type(kOps) : s.o.op;
     if (s.busy) {
       bool advance = false;  // go on to the next slab of the chain
-      // A kernel of one type knows it at compile time (s.o.op is loop-carried:
-      // the compiler cannot prove it constant), so its other branches vanish.
-      const uint32_t op = kOneType ? only_type(kOps) : s.o.op;
       if (op == kOpLookup) {
         if constexpr (kLookups) {
           if (hit_lanes) {
-            if (tl == 0) {  // not found: the host cleared found and value
+            if (tl == 0) {
               out.found[s.o.idx] = 1;
               out.value[s.o.idx] = first_value;
             }
@@ -492,15 +487,16 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
             out.value[s.o.idx] = s.written;
           }
         }
-        // lookup: not found (found stays 0); delete: nothing left; a range's
-        // count pass: the reservation below.
+        // lookup: not found (nothing written: the host cleared found and
+        // value); delete: nothing left; a range's count pass: the reservation
+        // below.
       }
     }
 
     if constexpr (kRanges) {
       // A range's count pass found acc values: one atomicAdd reserves room
       // for them, then the fill pass walks the chain again from its head.
-      const bool reserve = s.busy && at_end && s.o.op == kOpRange && !s.filling && s.acc > 0;  // tile-uniform
+      const bool reserve = s.busy && at_end && op == kOpRange && !s.filling && s.acc > 0;  // tile-uniform
       unsigned long long off = 0;
       if (reserve && tl == 0) off = atomicAdd(&out.ctr->range_cursor, static_cast<unsigned long long>(s.acc));
       off = __shfl_sync(kFullMask, off, tbase);
