@@ -20,7 +20,6 @@
 // rule allows, and a concurrent batch's late updates look like updates that
 // ran last. A fixed pool that fills stops the run (exit 3).
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/device/device_scan.cuh>
 
 #include <algorithm>
 #include <cstdint>

@@ -279,10 +279,10 @@ Params BTree::parameters() const {
                                    : std::string("automatic (bulk build x 1.25 + 1024, grown before update "
                                                  "batches)")},
       {"bulk_fill", fill},
-      {"reads", "seqlock snapshots (acquire meta, relaxed node, fence, meta again) in update and concurrent "
-                "kernels; read-only cache in phased query kernels"},
-      {"updates", "one latch per node (CAS from the snapshot's version), proactive splits, restarts from the last "
-                  "parent or the root; no merges"},
+      {"reads", "seqlock snapshots (acquire meta, relaxed node, fence, meta again) in the operations kernel "
+                "(concurrent batches, --phased-updates ops); read-only cache in phased query kernels"},
+      {"updates", "in the operations kernel: one latch per node (CAS from the snapshot's version), proactive "
+                  "splits, restarts from the last parent or the root; no merges"},
       {"phased_updates", opt_.merge_updates
                              ? "merge: sorted, routed to their leaves, merged into each touched node by one thread; "
                                "splits level by level (split nodes filled like the bulk build)"
@@ -316,8 +316,9 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node) : (nodes * 5 / 2 + 1024) * sizeof(Node);
   // A list: keys and slots (x2 for the sort), args, types, results; the
   // bulk build sorts its pairs in the same key and slot buffers.
-  // Merged updates add 24 bytes per operation (node, N, new nodes, scan) and
-  // the new nodes' (low key, id) lists, about one per leaf-fill inserts.
+  // Merged updates add 24 bytes per operation (node, N, new nodes, scan)
+  // and 16 for the two (low key, id) lists of new nodes (at most one new
+  // node per operation).
   const uint64_t list = std::max(B * (4 * 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 24 + 16), R * 16);
   uint64_t cub = 0;
   {

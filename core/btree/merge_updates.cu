@@ -125,7 +125,7 @@ __device__ __forceinline__ int nodes_for(int N, bool first, int fill) {
 // lane of the warp calls it.
 __device__ __forceinline__ void warp_load_nodes(const Node* nodes, uint32_t node, bool has, uint32_t* rows) {
   const unsigned lane = lane_id();
-  uint32_t* warp_rows = rows + (threadIdx.x & ~31u) * kRow;
+  uint32_t* warp_rows = rows + warp_in_block() * kWarpSize * kRow;
   const unsigned mask = __ballot_sync(kFullMask, has);
 #pragma unroll 8
   for (int j = 0; j < 32; ++j) {
@@ -140,7 +140,7 @@ __device__ __forceinline__ void warp_load_nodes(const Node* nodes, uint32_t node
 // The converse: the warp stores the row of every lane with `has` to its node.
 __device__ __forceinline__ void warp_store_nodes(Node* nodes, uint32_t node, bool has, const uint32_t* rows) {
   const unsigned lane = lane_id();
-  const uint32_t* warp_rows = rows + (threadIdx.x & ~31u) * kRow;
+  const uint32_t* warp_rows = rows + warp_in_block() * kWarpSize * kRow;
   __syncwarp();
   const unsigned mask = __ballot_sync(kFullMask, has);
 #pragma unroll 8
@@ -292,6 +292,7 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
   uint32_t* row = in_rows + threadIdx.x * kRow;
   uint32_t* orow = out_rows + (kDry ? 0 : threadIdx.x * kRow);
   bool pending = false;
+  bool settled = false;  // merged and written back in place here
   long long delta = 0;
   if (head) {
     if (virt) virtual_root_row(row);
@@ -308,7 +309,8 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
     const int k = nodes_for(N, g.first, fill);
     const int fresh = k - (g.first ? 1 : 0);
     out.fresh[i] = static_cast<unsigned long long>(fresh);
-    if (g.first && g.last && k == 1) {
+    settled = g.first && g.last && k == 1;
+    if (settled) {
       out.merged[i] = kSettled;
       if constexpr (!kDry) {
         seal_row(orow, N, row[kHighWord], row[kLinkWord], row[kLowWord],
@@ -322,7 +324,7 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
     }
   }
   // Whether the write kernel has work (one atomic per warp).
-  const unsigned left = __ballot_sync(kFullMask, head && out.merged[i] != kSettled);
+  const unsigned left = __ballot_sync(kFullMask, head && !settled);
   if (lane_id() == 0 && left != 0) atomicAdd(out.flags + 2, 1ull);
   if constexpr (!kDry) {
     warp_store_nodes(tree.nodes, g.t, pending, out_rows);
@@ -485,7 +487,6 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
   TreeHeader& h = h_hdr_[0];
   const uint64_t real_height = h.height;
   uint64_t next_free = h.next_free, height = h.height, total = 0;
-  int cur = 0;
   unsigned long long* flags = d_scalars_.data();
   GPUDICT_CUDA(cudaMemsetAsync(flags, 0, 3 * sizeof(unsigned long long), stream_));
   // One host wait per level (the node count); the timer runs from one
@@ -533,7 +534,7 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
       ms += grow_pool(std::max<uint64_t>(next_free + need + 1024, capacity_ + capacity_ / 2));
     }
     if (need > 0xFFFFFFF0ull - next_free) throw RuntimeFailure("btree: more than 2^32 - 16 nodes");
-    const int nxt = 1 - cur;
+    const int nxt = (level + 1) & 1;  // this level's separators; the items came from the other buffer
     d_sep_keys_[nxt].reserve_discard(std::max<uint64_t>(fresh, 1), "btree merged updates");
     d_sep_vals_[nxt].reserve_discard(std::max<uint64_t>(fresh, 1), "btree merged updates");
     out.sep_keys = d_sep_keys_[nxt].data();
@@ -579,7 +580,6 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     it.keys = d_sep_keys_[nxt].data();
     it.vals = d_sep_vals_[nxt].data();
     it.n = fresh;
-    cur = nxt;
   }
   return total;
 }

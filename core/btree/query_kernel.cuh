@@ -1,6 +1,6 @@
 // Phased queries (lookup, successor, count, range) in lock-step: the kernel
-// that runs a query list while no writer runs (after the update kernel of a
-// phased batch, before a concurrent batch's kernel, or on the final tree).
+// that runs a query list while no writer runs (after a phased batch's
+// updates, merged or by the operations kernel, before a concurrent batch's kernel, or on the final tree).
 //
 // Why a kernel of its own: in ops_kernel every tile serves one operation at
 // a time, and the tiles of a warp diverge (each follows its own path), so
