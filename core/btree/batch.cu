@@ -78,6 +78,14 @@ auto list_sort(cub::DoubleBuffer<uint32_t>& keys, cub::DoubleBuffer<uint32_t>& p
     return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, 32, s);
   };
 }
+// The same from the constant slots 0, 1, ... (BTree::d_iota_) on key bits
+// `bits`: keys_in -> keys_out, slots -> perm_out.
+auto list_sort_slots(const uint32_t* keys_in, uint32_t* keys_out, const uint32_t* slots, uint32_t* perm_out,
+                     uint64_t n, cudaStream_t s, SortBits bits) {
+  return [=](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, keys_in, keys_out, slots, perm_out, n, bits.begin, bits.end, s);
+  };
+}
 
 }  // namespace
 
@@ -95,6 +103,12 @@ void BTree::reserve_list(uint64_t n) {
   d_key_out_.reserve_discard(m, "btree results");
   d_range_cap_.reserve_discard(m, "btree range slots");
   d_range_off_.reserve_discard(m + 1, "btree range offsets");
+  if (d_iota_.capacity() < m) {  // constant: written when it grows, not per sort
+    d_iota_.reserve_discard(m, "btree operation slots");
+    iota_kernel<<<blocks_for(d_iota_.capacity(), 256), 256, 0, stream_>>>(d_iota_.data(), nullptr,
+                                                                           d_iota_.capacity());
+    GPUDICT_CHECK_LAUNCH("iota_kernel");
+  }
   h_keys_.reserve_discard(m);
   h_args_.reserve_discard(m);
   h_types_.reserve_discard(m);
@@ -106,10 +120,16 @@ void BTree::reserve_list(uint64_t n) {
   h_u64_.reserve_discard(m + 1);
 }
 
-void BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types) {
+SortBits BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types) {
   const uint64_t n = ops.size();
   reserve_list(n);
-  for (uint64_t s = 0; s < n; ++s) h_keys_[s] = static_cast<uint32_t>(b.keys[ops[s]]);
+  uint32_t lo = 0xFFFFFFFFu, hi = 0;
+  for (uint64_t s = 0; s < n; ++s) {
+    const uint32_t k = static_cast<uint32_t>(b.keys[ops[s]]);
+    h_keys_[s] = k;
+    lo = std::min(lo, k);
+    hi = std::max(hi, k);
+  }
   copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
   if (with_args) {
     for (uint64_t s = 0; s < n; ++s) h_args_[s] = static_cast<uint32_t>(b.args[ops[s]]);
@@ -119,15 +139,18 @@ void BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_ar
     for (uint64_t s = 0; s < n; ++s) h_types_[s] = static_cast<uint8_t>(b.types[ops[s]]);
     copy_to_device(stream_, d_types_.data(), h_types_.data(), n);
   }
+  return query_sort_bits(lo, hi, n);
 }
 
 void BTree::prepare_list_sort(uint64_t n) {
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
   temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
+  temp_.prepare(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
+                                               d_perm_[0].data(), n, stream_, SortBits{}));
 }
 
-OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type) {
+OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
   OpsRef ops;
   ops.n = n;
   ops.type = type;
@@ -143,13 +166,14 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
   ops.perm = nullptr;
   ops.use_finger = false;
   if (!opt_.sort || n < 2) return ops;
-  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
-  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), nullptr, n);
-  GPUDICT_CHECK_LAUNCH("iota_kernel");
-  temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
-  ops.keys = keys.Current();
-  ops.perm = perm.Current();
+  if (bits.end == 0) {  // every key the same: the list is sorted as staged
+    ops.use_finger = true;
+    return ops;
+  }
+  temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(), d_perm_[0].data(),
+                                           n, stream_, bits));
+  ops.keys = d_keys_[1].data();
+  ops.perm = d_perm_[0].data();
   ops.use_finger = true;
   return ops;
 }
@@ -264,7 +288,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   const uint64_t n = ops.size();
   if (n == 0) return;
   const bool two_keys = type == OpType::Count || type == OpType::Range;
-  stage(b, ops, two_keys, false);
+  const SortBits bits = stage(b, ops, two_keys, false);
   prepare_list_sort(n);
   if (type == OpType::Range) {
     d_range_scan_.reserve_discard(n + 1, "btree range offsets");
@@ -272,7 +296,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   }
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
-  OpsRef list = sort_list(n, two_keys, false, code);
+  OpsRef list = sort_list(n, two_keys, false, code, bits);
   launch_phased_queries(ref(), list);
   double ms = timer_.stop(stream_);
   sync_header();
@@ -364,10 +388,10 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   uint64_t slots = 0;
   if (!ranges.empty()) {
     const uint64_t m = ranges.size();
-    stage(b, ranges, true, false);
+    const SortBits bits = stage(b, ranges, true, false);
     prepare_list_sort(m);
     timer_.start(stream_);
-    launch_phased_queries(ref(), sort_list(m, true, false, static_cast<uint8_t>(OpType::Count)));
+    launch_phased_queries(ref(), sort_list(m, true, false, static_cast<uint8_t>(OpType::Count), bits));
     ms += timer_.stop(stream_);
     sync_header();
     copy_to_host(stream_, h_value_.data(), d_value_.data(), m * sizeof(uint32_t));

@@ -298,7 +298,7 @@ uint64_t BTree::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
-               d_mtarget_.bytes() + d_mmerged_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes();
+               d_mtarget_.bytes() + d_mmerged_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes();
   for (int i = 0; i < 2; ++i)
     s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes();
   return s;
@@ -314,17 +314,24 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // Automatic pool: up to 1.5 x that after growth, and the old pool while
   // the grown one is filled.
   const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node) : (nodes * 5 / 2 + 1024) * sizeof(Node);
-  // A list: keys and slots (x2 for the sort), args, types, results; the
-  // bulk build sorts its pairs in the same key and slot buffers.
+  // A list: keys and slots (x2 for the sort), the constant slots, args,
+  // types, results; the bulk build sorts its pairs in the same key and slot
+  // buffers.
   // Merged updates add 24 bytes per operation (node, N, new nodes, scan)
   // and 16 for the two (low key, id) lists of new nodes (at most one new
   // node per operation).
-  const uint64_t list = std::max(B * (4 * 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 24 + 16), R * 16);
+  const uint64_t list = std::max(B * (4 * 4 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 24 + 16), R * 16);
   uint64_t cub = 0;
   {
     size_t bytes = 0;
     cub::DoubleBuffer<uint32_t> dk(nullptr, nullptr), dv(nullptr, nullptr);
     if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, std::max(B, R), 0, 32) == cudaSuccess) cub = bytes;
+    cudaGetLastError();
+    // A list's sort from the constant slots (no double buffer: CUB's own).
+    const uint32_t* in = nullptr;
+    uint32_t* out = nullptr;
+    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, in, out, B, 0, 32) == cudaSuccess)
+      cub = std::max<uint64_t>(cub, bytes);
     cudaGetLastError();
     cub += cub / 4 + 4096;
   }

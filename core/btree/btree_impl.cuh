@@ -21,6 +21,7 @@
 #include "core/api/registry.hpp"
 #include "core/btree/node.hpp"
 #include "core/btree/ops_kernel.cuh"
+#include "core/btree/sort_bits.hpp"
 #include "core/common/cub_temp.cuh"
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
@@ -111,11 +112,13 @@ class BTree final : public Dictionary {
 
   // batch.cu
   void reserve_list(uint64_t n);
-  // Copies the keys (and args, types) of batch operations `ops` to the device.
-  void stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types);
-  // Sorts the staged list (when sorting is on) and returns its descriptor
+  // Copies the keys (and args, types) of batch operations `ops` to the
+  // device; returns the bits a query list of those keys is sorted on.
+  SortBits stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types);
+  // Sorts the staged list (when sorting is on) on key bits `bits` (queries:
+  // stage()'s; lists with updates: all of them) and returns its descriptor
   // with the result arrays; device work on the stream, not timed here.
-  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type);
+  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits = {});
   // The staged update list sorted for merged updates (whatever --sort says):
   // keys and slots, a delete's slot tagged with kDeleteTag when n <
   // kTaggedLists; perm null for a list of one.
@@ -159,6 +162,7 @@ class BTree final : public Dictionary {
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];
+  DeviceBuffer<uint32_t> d_iota_;  // 0, 1, 2, ...: the slots a list's sort carries (reserve_list)
   DeviceBuffer<uint32_t> d_args_;
   DeviceBuffer<uint8_t> d_types_;
   DeviceBuffer<uint8_t> d_found_, d_done_;

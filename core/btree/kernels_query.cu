@@ -16,13 +16,14 @@ void launch_queries_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream) {
   auto kernel = query_kernel<G, kType>;
   // Every resident tile gets an equal contiguous run of the list (a run of
   // a sorted list keeps the finger useful), launched in one wave.
-  const uint64_t resident = static_cast<uint64_t>(resident_blocks(kernel, kBlock, 0)) * (kBlock / G);
+  const size_t smem = kType == kRange ? kRangeStageBytes<G> : 0;  // ranges: the tiles' output rings
+  const uint64_t resident = static_cast<uint64_t>(resident_blocks(kernel, kBlock, smem)) * (kBlock / G);
   const uint64_t per_tile = std::max<uint64_t>(1, (ops.n + resident - 1) / resident);
   if (per_tile > 0xFFFFFFFFull) throw RuntimeFailure("btree: query list too long for one launch");
   ops.per_tile = static_cast<uint32_t>(per_tile);
   const uint64_t tiles = (ops.n + per_tile - 1) / per_tile;
   const uint64_t blocks = (tiles * G + kBlock - 1) / kBlock;
-  kernel<<<static_cast<unsigned>(blocks), kBlock, 0, stream>>>(tree, ops);
+  kernel<<<static_cast<unsigned>(blocks), kBlock, smem, stream>>>(tree, ops);
   GPUDICT_CHECK_LAUNCH("btree query_kernel");
 }
 

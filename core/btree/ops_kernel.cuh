@@ -44,7 +44,7 @@ struct OpsRef {
   uint64_t start = 0;
   uint64_t stride = 1;
   uint32_t per_tile = 0;    // operations per tile, a multiple of G
-  bool use_finger = false;  // the list is sorted by key
+  bool use_finger = false;  // the list is sorted by key (a query list: on the bits of sort_bits.hpp)
   uint8_t type = 0;         // every operation's type when `types` is null
   const uint32_t* keys = nullptr;   // by position (sorted or in list order)
   const uint32_t* perm = nullptr;   // slot j of position s; null: j = s
