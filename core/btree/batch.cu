@@ -3,8 +3,9 @@
 //               tree level by level (merge_updates.cu), or with
 //               --phased-updates ops in one validated operations kernel; then
 //               each query type in the lock-step query kernel (query_kernel.cuh;
-//               --query-tile 0: the plain operations kernel). Ranges: a count
-//               pass, the offsets, a copy pass
+//               --query-tile 0: the plain operations kernel). Ranges: one
+//               pass in the lock-step kernel (ranges.cu); in the operations
+//               kernel a count pass, the offsets, a copy pass
 //   concurrent: every operation in one validated kernel. A range writes its
 //               pairs into a slot sized by a count on the pre-batch tree plus
 //               slack; a range that outgrows its slot (inserts of the batch
@@ -232,6 +233,10 @@ void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   r.reset(batch.size());
   if (batch.size() == 0) return;
   const BatchPlan plan(batch);
+  for (uint32_t i : plan.of(OpType::Insert)) {  // the keys' span (one-pass range sizing; deletes ignored)
+    key_lo_ = std::min<uint32_t>(key_lo_, static_cast<uint32_t>(batch.keys[i]));
+    key_hi_ = std::max<uint32_t>(key_hi_, static_cast<uint32_t>(batch.keys[i]));
+  }
   const bool concurrent = batch.mode == ExecMode::Concurrent;
   if (concurrent && plan.updates() > 0 && plan.queries() > 0) {
     run_concurrent(batch, plan, r, t);
@@ -290,6 +295,14 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   const bool two_keys = type == OpType::Count || type == OpType::Range;
   const SortBits bits = stage(b, ops, two_keys, false);
   prepare_list_sort(n);
+  if (type == OpType::Range && opt_.query_tile != 0) {  // one pass (ranges.cu)
+    const double ms = run_lockstep_ranges(n, bits);
+    collect_ranges(ops, r);
+    t.add(phase, ms);
+    return;
+  }
+  // The operations kernel (--query-tile 0): ranges in two passes, a count
+  // pass and a copy pass to offsets from a scan of the counts.
   if (type == OpType::Range) {
     d_range_scan_.reserve_discard(n + 1, "btree range offsets");
     temp_.prepare(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
@@ -322,9 +335,8 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
     }
     case OpType::Range: {
       // Sizes are exact (nothing changes between the passes). Offsets follow
-      // the sorted list order, so the ranges of a tile's run fill one
-      // contiguous stretch of the output (whole lines, not scattered partial
-      // ones); computed on the device (gather by position, scan, scatter
+      // the sorted list order (neighbouring ranges write neighbouring
+      // output); computed on the device (gather by position, scan, scatter
       // back by slot).
       timer_.start(stream_);
       gather_counts_kernel<<<blocks_for(n + 1, 256), 256, 0, stream_>>>(d_value_.data(), list.perm,
@@ -335,9 +347,8 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
                                                                           d_range_off_.data(), n);
       GPUDICT_CHECK_LAUNCH("scatter_offsets_kernel");
       ms += timer_.stop(stream_);
-      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
-      copy_to_host(stream_, h_u64_.data(), d_range_off_.data(), (n + 1) * sizeof(unsigned long long));
-      const uint64_t total = h_u64_[n];
+      copy_to_host(stream_, h_u64_.data(), d_range_off_.data() + n, sizeof(unsigned long long));
+      const uint64_t total = h_u64_[0];
       if (total > 0) {
         d_range_keys_.reserve_discard(total, "btree range results");
         d_range_values_.reserve_discard(total, "btree range results");
@@ -350,26 +361,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
         ms += timer_.stop(stream_);
         sync_header();
       }
-      // The results list ranges in batch order: each range's pairs are
-      // moved from its device offset to the running offset here.
-      const uint64_t base = r.range_keys.size();
-      r.range_keys.resize(base + total);
-      r.range_values.resize(base + total);
-      if (total > 0) {
-        h_keys_.reserve_discard(total);
-        h_args_.reserve_discard(total);
-        copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), total * sizeof(uint32_t));
-        copy_to_host(stream_, h_args_.data(), d_range_values_.data(), total * sizeof(uint32_t));
-      }
-      uint64_t at = base;
-      for (uint64_t s = 0; s < n; ++s) {
-        const uint32_t i = ops[s];
-        r.key[i] = at;
-        r.value[i] = h_value_[s];
-        std::copy_n(h_keys_.data() + h_u64_[s], h_value_[s], r.range_keys.begin() + static_cast<std::ptrdiff_t>(at));
-        std::copy_n(h_args_.data() + h_u64_[s], h_value_[s], r.range_values.begin() + static_cast<std::ptrdiff_t>(at));
-        at += h_value_[s];
-      }
+      collect_ranges(ops, r);
       break;
     }
     default: throw InputError("btree: " + std::string(op_name(type)) + " is not a query");

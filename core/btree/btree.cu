@@ -187,6 +187,8 @@ TreeRef BTree::ref() const {
 uint64_t BTree::used_nodes() const { return std::min<uint64_t>(h_hdr_[0].next_free, capacity_); }
 
 void BTree::reset_empty() {
+  key_lo_ = 0xFFFFFFFFu;
+  key_hi_ = 0;
   Node root{};
   root.w[kHighWord] = 0;
   root.w[kLinkWord] = kNil;
@@ -298,7 +300,9 @@ uint64_t BTree::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
-               d_mtarget_.bytes() + d_mmerged_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes();
+               d_mtarget_.bytes() + d_mmerged_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
+               d_line_owner_.bytes() + d_tile_pairs_.bytes() + d_tile_base_.bytes() + d_range_tmp_keys_.bytes() +
+               d_range_tmp_values_.bytes();
   for (int i = 0; i < 2; ++i)
     s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes();
   return s;
@@ -336,8 +340,10 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
     cub += cub / 4 + 4096;
   }
   // Range results are allocated per batch as large as they come; a nominal
-  // 8 pairs per query here.
-  const uint64_t ranges = Q * 8 * 8;
+  // 8 pairs per query here, 13 with the one-pass output's headroom (the last
+  // list's pairs per range x 1.25 + 4), twice (claimed lines, then in list
+  // order).
+  const uint64_t ranges = Q * 13 * 8 * 2;
   return pool + list + cub + ranges + 4096;
 }
 
@@ -359,6 +365,7 @@ Stats BTree::stats() const {
       {"pool-nodes", std::to_string(capacity_)},
       {"pool-grows", std::to_string(grows_)},
       {"pool-retries", std::to_string(retries_)},
+      {"range-reruns", std::to_string(range_reruns_)},
   };
   return s;
 }

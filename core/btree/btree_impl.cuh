@@ -5,6 +5,7 @@
 //   build.cu              build(): sort, keep-last dedupe, bottom-up nodes
 //   batch.cu              execute(): staging, sorting, the kernels' lists,
 //                         results, concurrent ranges and retries
+//   ranges.cu             phased ranges in one lock-step pass, the results
 //   check.cu              the structural checker (btree_check.hpp)
 //   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
 //   query_kernel.cuh      phased queries in lock-step (kernels_query.cu)
@@ -136,6 +137,17 @@ class BTree final : public Dictionary {
                    DeviceTime& t);
   void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
 
+  // ranges.cu
+  // Output lines for one-pass ranges (claimed lines and the results in list order).
+  void reserve_range_lines(uint64_t lines);
+  // The staged range list in one lock-step pass (sort included); offsets by
+  // slot in d_range_off_, sizes in d_value_, pairs in d_range_keys_/values_.
+  // Returns the device time.
+  double run_lockstep_ranges(uint64_t n, SortBits bits);
+  // The staged range list's results (offsets, sizes and pairs on the device)
+  // into r, in batch order; returns the pairs added.
+  uint64_t collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r);
+
   // merge_updates.cu: a phased batch's updates merged into the tree level by
   // level. merge_levels runs the levels on the sorted list (dry: counts the
   // new nodes without writing) and returns the nodes they take.
@@ -158,7 +170,8 @@ class BTree final : public Dictionary {
   uint64_t retries_ = 0;            // update lists re-run after the pool filled
 
   CubTemp temp_;
-  DeviceBuffer<unsigned long long> d_scalars_;
+  DeviceBuffer<unsigned long long> d_scalars_;  // [0, 3): merged updates' flags; [0]: the build's count
+  static constexpr int kRangeCursor = 3;        // d_scalars_[3]: one-pass ranges' line cursor
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];
@@ -170,6 +183,13 @@ class BTree final : public Dictionary {
   DeviceBuffer<unsigned long long> d_range_off_;   // by slot (a phased range pass: offsets in list order)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
+  // One-pass ranges (ranges.cu): claimed lines, their owners, the tiles'
+  // stream lengths and starts; what sizes the output.
+  DeviceBuffer<uint32_t> d_range_tmp_keys_, d_range_tmp_values_;
+  DeviceBuffer<unsigned long long> d_line_owner_, d_tile_pairs_, d_tile_base_;
+  uint32_t key_lo_ = 0xFFFFFFFFu, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
+  double range_underestimate_ = 1.0;  // the last range list's pairs / its estimate, in [1, 16]
+  uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
   // Merged updates: per item of a level, its node, new nodes and N of the
   // sub-segment starting there, their scan; each level's new nodes (low
   // key, id) for the next level.

@@ -109,6 +109,12 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     t.add(Phase::Build, 0.0);
     return;
   }
+  key_lo_ = 0xFFFFFFFFu;
+  key_hi_ = 0;
+  for (uint64_t k : initial.keys) {
+    key_lo_ = std::min<uint32_t>(key_lo_, static_cast<uint32_t>(k));
+    key_hi_ = std::max<uint32_t>(key_hi_, static_cast<uint32_t>(k));
+  }
   for (int i = 0; i < 2; ++i) {
     d_keys_[i].reserve_discard(n, "btree build keys");
     d_perm_[i].reserve_discard(n, "btree build values");

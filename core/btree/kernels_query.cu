@@ -12,19 +12,40 @@ namespace gpudict::btree {
 namespace {
 
 template <unsigned G, uint8_t kType>
-void launch_queries_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream) {
-  auto kernel = query_kernel<G, kType>;
+QueryGrid grid_t(uint64_t n) {
   // Every resident tile gets an equal contiguous run of the list (a run of
   // a sorted list keeps the finger useful), launched in one wave.
   const size_t smem = kType == kRange ? kRangeStageBytes<G> : 0;  // ranges: the tiles' output rings
-  const uint64_t resident = static_cast<uint64_t>(resident_blocks(kernel, kBlock, smem)) * (kBlock / G);
-  const uint64_t per_tile = std::max<uint64_t>(1, (ops.n + resident - 1) / resident);
+  const uint64_t resident =
+      static_cast<uint64_t>(resident_blocks(query_kernel<G, kType>, kBlock, smem)) * (kBlock / G);
+  const uint64_t per_tile = std::max<uint64_t>(1, (n + resident - 1) / resident);
   if (per_tile > 0xFFFFFFFFull) throw RuntimeFailure("btree: query list too long for one launch");
-  ops.per_tile = static_cast<uint32_t>(per_tile);
-  const uint64_t tiles = (ops.n + per_tile - 1) / per_tile;
-  const uint64_t blocks = (tiles * G + kBlock - 1) / kBlock;
-  kernel<<<static_cast<unsigned>(blocks), kBlock, smem, stream>>>(tree, ops);
+  QueryGrid g;
+  g.per_tile = static_cast<uint32_t>(per_tile);
+  g.tiles = (n + per_tile - 1) / per_tile;
+  g.blocks = (g.tiles * G + kBlock - 1) / kBlock;
+  g.smem = smem;
+  return g;
+}
+
+template <unsigned G, uint8_t kType>
+void launch_queries_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream) {
+  const QueryGrid g = grid_t<G, kType>(ops.n);
+  ops.per_tile = g.per_tile;
+  ops.tiles = g.tiles;
+  query_kernel<G, kType><<<static_cast<unsigned>(g.blocks), kBlock, g.smem, stream>>>(tree, ops);
   GPUDICT_CHECK_LAUNCH("btree query_kernel");
+}
+
+template <unsigned G>
+QueryGrid grid_g(uint8_t type, uint64_t n) {
+  switch (type) {
+    case kLookup: return grid_t<G, kLookup>(n);
+    case kSuccessor: return grid_t<G, kSuccessor>(n);
+    case kCount: return grid_t<G, kCount>(n);
+    case kRange: return grid_t<G, kRange>(n);
+    default: throw RuntimeFailure("btree: the lock-step query kernel serves queries only");
+  }
 }
 
 template <unsigned G>
@@ -40,12 +61,22 @@ void launch_queries_g(const TreeRef& tree, const OpsRef& ops, cudaStream_t strea
 
 }  // namespace
 
+QueryGrid query_grid(int qtile, uint8_t type, uint64_t n) {
+  switch (qtile) {
+    case 4: return grid_g<4>(type, n);
+    case 8: return grid_g<8>(type, n);
+    default: throw InputError("btree: query tile of " + std::to_string(qtile) + " lanes is not built");
+  }
+}
+
 void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
   if (ops.n == 0) return;
   // A concurrent range's bounded slot (range_cap) is the operations kernel's business.
   if (ops.range_cap != nullptr) throw RuntimeFailure("btree: the lock-step query kernel writes unbounded ranges only");
-  // A tile's ranges are written from one cursor: offsets in list order, consecutive positions.
-  if (ops.type == kRange && ops.stride != 1) throw RuntimeFailure("btree: lock-step ranges need a list of stride 1");
+  // Tile i serves list positions [i per_tile, (i + 1) per_tile): batch.cu
+  // places the tiles' range streams in list order from that.
+  if (ops.type == kRange && (ops.stride != 1 || ops.start != 0 || ops.line_cursor == nullptr))
+    throw RuntimeFailure("btree: lock-step ranges need a whole list of stride 1 and their output lines");
   switch (qtile) {
     case 4: launch_queries_g<4>(tree, ops, stream); break;
     case 8: launch_queries_g<8>(tree, ops, stream); break;

@@ -28,6 +28,14 @@ void launch_ops(int tile, bool validated, const TreeRef& tree, const OpsRef& ops
 // Phased query lists (query_kernel.cuh): no writer runs. qtile: 4 or 8
 // lanes per operation. Defined in kernels_query.cu.
 void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
+// How launch_queries spreads a list of n queries of `type` over tiles.
+struct QueryGrid {
+  uint32_t per_tile = 0;  // list positions per tile (tile i: [i per_tile, (i + 1) per_tile))
+  uint64_t tiles = 0;
+  uint64_t blocks = 0;
+  size_t smem = 0;  // dynamic shared memory per block
+};
+QueryGrid query_grid(int qtile, uint8_t type, uint64_t n);
 
 // The definition, included by the two kernel translation units only.
 #define GPUDICT_BTREE_DEFINE_LAUNCH(G, V)                                                                   \

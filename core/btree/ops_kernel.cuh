@@ -44,6 +44,7 @@ struct OpsRef {
   uint64_t start = 0;
   uint64_t stride = 1;
   uint32_t per_tile = 0;    // operations per tile, a multiple of G
+  uint64_t tiles = 0;       // lock-step query kernel: the tiles that serve the list (query_grid)
   bool use_finger = false;  // the list is sorted by key (a query list: on the bits of sort_bits.hpp)
   uint8_t type = 0;         // every operation's type when `types` is null
   const uint32_t* keys = nullptr;   // by position (sorted or in list order)
@@ -53,14 +54,20 @@ struct OpsRef {
   uint8_t* found = nullptr;         // lookup, successor
   uint32_t* value = nullptr;        // lookup/successor value, count, range size
   uint32_t* key_out = nullptr;      // successor key
-  // By slot: first pair of the range's output. The lock-step query kernel
-  // needs them in list order (position i's range right after position
-  // i - 1's): it writes a tile's ranges from one cursor.
+  // By slot: first pair of the range's output (the operations kernel).
   const unsigned long long* range_offset = nullptr;
   const uint32_t* range_cap = nullptr;  // by slot: room at that offset; null: as large as needed
   uint32_t* range_keys = nullptr;
   uint32_t* range_values = nullptr;
   uint8_t* done = nullptr;  // by slot: 1 once an update has taken effect (null: not recorded)
+  // Phased ranges in the lock-step query kernel, one pass (query_kernel.cuh,
+  // "Range output"): range_keys/range_values hold range_lines 32-pair lines,
+  // claimed by tiles from *line_cursor.
+  uint64_t range_lines = 0;
+  unsigned long long* line_cursor = nullptr;
+  unsigned long long* line_owner = nullptr;   // by claimed line: tile << 32 | the line's index in the tile's output
+  unsigned long long* tile_pairs = nullptr;   // by tile: pairs of its ranges
+  unsigned long long* range_start = nullptr;  // by slot: the range's first pair in its tile's output
 };
 
 template <unsigned G, bool kValidated>

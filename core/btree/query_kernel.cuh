@@ -94,17 +94,22 @@ __device__ __forceinline__ NodeHead select_head(bool pred, const NodeHead& a, co
   return {pred ? a.high : b.high, pred ? a.link : b.link, pred ? a.low : b.low, pred ? a.meta : b.meta};
 }
 
-// Range output, staged per tile in shared memory. A tile's ranges fill one
-// contiguous stretch of the output, a few pairs per leaf visit; written
-// straight to global memory, every 128-byte line of it was completed by
-// 4-14 stores spread over many iterations, and the L2 wrote most lines back
-// half-written (Nsight Compute: 554 MB of DRAM writes and 260 MB of
-// read-for-fill for 268 MB of output, 2^22 ranges of 8). Here the pairs go
-// to a ring of two lines per array, and a line is written out whole, in
-// 16-byte stores, when the cursor leaves it; only the stretch's
-// first and last lines are written word by word (the neighbours' words in
-// them belong to other tiles).
-inline constexpr int kLineWords = 32;  // one 128-byte output line of keys (or values)
+// Range output, in one pass. A tile serves a contiguous run of the sorted
+// list, so its ranges' pairs form one stream, a few pairs per leaf visit
+// (4-14). The tile collects them in shared memory, a ring of two 32-pair
+// lines (keys, values), and when the stream leaves a line it claims a line
+// of the output with one atomicAdd on a cursor and stores the line whole,
+// in 16-byte stores (stored pair by pair, each 128-byte line was completed
+// over many iterations and the L2 wrote most of them back half-written:
+// Nsight Compute, 531 MB of DRAM writes for 268 MB of output). Each range
+// records where it starts in its tile's stream, each claimed line its tile
+// and index; afterwards (ranges.cu) a scan of the tiles' totals places the
+// streams one after another in list order, a kernel moves every line to its
+// place, and each range's start becomes an offset. So ranges need no
+// counting pass first: the count of a range is known when it ends. If the
+// output is too small, the claims past its end store nothing and the host
+// runs the list again with room for the exact total.
+inline constexpr int kLineWords = 32;  // pairs per output line: 128 bytes of keys, 128 of values
 inline constexpr int kStageWords = 2 * kLineWords;
 static_assert(2 * kCapacity < kLineWords, "a loop iteration (two leaf visits) completes at most one line");
 // Dynamic shared memory of a range launch: a ring of keys and one of values per tile.
@@ -119,32 +124,27 @@ __device__ __forceinline__ uint32_t* range_ring() {
   return range_stage + (threadIdx.x / G) * (2 * kStageWords);
 }
 
-// Writes words [lo, hi) (0 <= lo <= hi <= 32) of output line `line` from the
-// ring. Every lane of the warp calls it (no collective inside); tiles with
-// lo == hi write nothing.
+// Stores line `line` of the tile's stream (from the ring) into an output
+// line it claims, for the tiles with `store`. Every lane of the warp calls it.
 template <unsigned G>
-__device__ __forceinline__ void flush_line(const WarpTile<G>& t, const OpsRef& ops, unsigned long long line, int lo,
-                                           int hi) {
+__device__ __forceinline__ void flush_line(const WarpTile<G>& t, const OpsRef& ops, uint64_t tile, uint64_t line,
+                                           bool store) {
   constexpr int kPerLane = kLineWords / static_cast<int>(G);
-  static_assert(kPerLane % 4 == 0, "whole-line writes are 16-byte stores");
-  const int first = static_cast<int>(t.rank) * kPerLane;  // the lane's words in the line
-  const uint32_t* ring = range_ring<G>() + static_cast<int>(line & 1) * kLineWords + first;  // and in the ring
-  uint32_t* keys = ops.range_keys + line * kLineWords + first;
-  uint32_t* values = ops.range_values + line * kLineWords + first;
-  if (lo == 0 && hi == kLineWords) {
+  static_assert(kPerLane % 4 == 0, "lines are stored in 16-byte pieces");
+  unsigned long long claim = 0;
+  if (store && t.rank == 0) claim = atomicAdd(ops.line_cursor, 1ull);
+  claim = t.shfl(claim, 0);
+  if (store && claim < ops.range_lines) {
+    const int first = static_cast<int>(t.rank) * kPerLane;  // the lane's pairs in the line
+    const uint32_t* ring = range_ring<G>() + static_cast<int>(line & 1) * kLineWords + first;
+    uint32_t* keys = ops.range_keys + claim * kLineWords + first;
+    uint32_t* values = ops.range_values + claim * kLineWords + first;
 #pragma unroll
     for (int q = 0; q < kPerLane; q += 4) {
       *reinterpret_cast<uint4*>(keys + q) = *reinterpret_cast<const uint4*>(ring + q);
       *reinterpret_cast<uint4*>(values + q) = *reinterpret_cast<const uint4*>(ring + kStageWords + q);
     }
-  } else {
-#pragma unroll
-    for (int q = 0; q < kPerLane; ++q) {
-      if (first + q >= lo && first + q < hi) {
-        keys[q] = ring[q];
-        values[q] = ring[kStageWords + q];
-      }
-    }
+    if (t.rank == 0) ops.line_owner[claim] = (static_cast<unsigned long long>(tile) << 32) | line;
   }
 }
 
@@ -153,8 +153,7 @@ struct QueryOp {
   uint32_t k = 0;       // the key (count, range: lo)
   uint32_t hi = 0;      // count, range: the upper bound
   uint32_t j = 0;       // result slot
-  unsigned long long out = 0;   // range: where the next pair goes (a tile's ranges are contiguous, below)
-  int lo = 0;           // range: the first word of out's line that is the tile's (> 0 on its stretch's first line)
+  unsigned long long out = 0;   // range: the next pair's place in the tile's stream (Range output, above)
   uint32_t total = 0;   // count, range: keys so far
   uint32_t node = kNil; // the node to read next
   uint32_t steps = 0;   // nodes read (bounded: a loop would be a corrupt tree)
@@ -234,8 +233,8 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
     // Keys [p, b) of this snapshot are in [lo, hi]; the next leaf starts at
     // this snapshot's high key, so every key is counted once.
     if constexpr (kType == kRange) {
-      // Pairs [p, b) go to positions out, out + 1, ... of the ring (the
-      // kernel writes lines out once per iteration). The __syncwarp()
+      // Pairs [p, b) go to places out, out + 1, ... of the stream, in the
+      // ring (the kernel stores lines once per iteration). The __syncwarp()
       // orders these stores after the last flush's loads by other lanes.
       __syncwarp();
       uint32_t* ring = range_ring<G>();
@@ -284,21 +283,11 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
   // The window: lane r holds operation w_at + r of the tile's next G.
   uint32_t w_key = 0, w_j = 0, w_hi = 0;
   int w_size = 0, w_at = 0;
-  // Ranges: the list's offsets follow its order (batch.cu computes them
-  // so), so the ranges of a tile's run fill one stretch from the first
-  // one's offset on, in order: one cursor instead of an offset per range,
-  // and the stretch is written through the tile's ring (range_ring).
-  if constexpr (kType == kRange) {
-    if (next < end) {
-      const uint64_t pos = ops.start + next * ops.stride;
-      op.out = ops.range_offset[ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos)];
-    }
-    op.lo = static_cast<int>(op.out % kLineWords);
-  }
+  // Ranges: the tile's stream starts at 0 (Range output, above).
   // No lane returns early: the loop's exit test is a warp vote and every
   // collective needs the whole warp.
   while (__any_sync(kFullMask, reading || next < end)) {
-    // Ranges: the cursor's line (its low 32 bits suffice: an iteration adds
+    // Ranges: the stream's line (its low 32 bits suffice: an iteration adds
     // at most 2 x 14 pairs, so it ends in this line or the next).
     const unsigned line_lo = kType == kRange ? static_cast<unsigned>(op.out) / kLineWords : 0u;
     // 1. Reads that arrived move their operations on.
@@ -329,6 +318,9 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
       op.j = take ? j : op.j;
       op.hi = take ? hi : op.hi;
       op.total = take ? 0u : op.total;
+      if constexpr (kType == kRange) {
+        if (take && t.rank == 0) ops.range_start[j] = op.out;
+      }
       op.steps = take ? 0u : op.steps;
       op.down = take ? true : op.down;
       // Unsorted: neighbours are unrelated, every operation from the root.
@@ -358,23 +350,23 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
       busy = busy || need;
     }
 
-    // Ranges: a line the cursor left is complete: write it out.
+    // Ranges: a line the stream left is complete: store it.
     if constexpr (kType == kRange) {
       __syncwarp();  // the ring's stores (by any lane of the tile) before its loads
       const bool left_line = static_cast<unsigned>(op.out) / kLineWords != line_lo;
-      flush_line(t, ops, op.out / kLineWords - (left_line ? 1 : 0), op.lo, left_line ? kLineWords : op.lo);
-      op.lo = left_line ? 0 : op.lo;
+      flush_line(t, ops, tile_id, op.out / kLineWords - 1, left_line);
     }
 
     // 3. Every tile that needs a node reads it: one 128-byte line per tile.
     if (busy) ld_readonly_vec<W>(tree.words(op.node) + t.rank * W, f.w);
     reading = busy;
   }
-  // The stretch's last line, up to the cursor (every tile of the warp left
-  // the loop together).
+  // The stream's last line, if it is partly filled (every tile of the warp
+  // left the loop together), and the stream's length.
   if constexpr (kType == kRange) {
     __syncwarp();
-    flush_line(t, ops, op.out / kLineWords, op.lo, static_cast<int>(op.out % kLineWords));
+    flush_line(t, ops, tile_id, op.out / kLineWords, op.out % kLineWords != 0);
+    if (t.rank == 0 && tile_id < ops.tiles) ops.tile_pairs[tile_id] = op.out;
   }
 }
 

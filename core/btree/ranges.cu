@@ -1,0 +1,162 @@
+// Phased ranges through the lock-step query kernel, in one pass
+// (query_kernel.cuh, "Range output"): the kernel counts and copies at once,
+// each tile appending whole 32-pair lines to output lines it claims; then
+// the tiles' streams are placed one after another in list order (a scan of
+// their lengths), every claimed line is moved to its place, and each range's
+// start in its tile's stream becomes its offset. The output is sized from
+// an estimate: each range's overlap with the span of the keys ever inserted
+// times the tree's mean density, x 1.25 (and by how much the last list
+// exceeded its estimate), + 4 pairs per range and a line per tile. When a
+// list produces more, the kernel has counted them anyway and the list runs
+// once more with room for exactly that many (the stats' range-reruns).
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "core/btree/btree_impl.cuh"
+#include "core/btree/launch.cuh"
+#include "core/btree/query_kernel.cuh"
+#include "core/common/cuda_check.hpp"
+#include "core/common/grid.cuh"
+
+namespace gpudict::btree {
+
+namespace {
+
+constexpr const char* kTileScanName = "cub::DeviceScan::ExclusiveSum (btree range streams)";
+constexpr int kMoveBlock = 256;  // 8 lines per block, a warp per line
+
+// Claimed line s (of `claimed`) -> its place: tile t's stream starts at
+// base[t]; the line is its k-th, holding stream pairs [32 k, 32 k + 32)
+// (fewer at the stream's end).
+__global__ void move_lines_kernel(const uint32_t* tmp_keys, const uint32_t* tmp_values,
+                                  const unsigned long long* owner, const unsigned long long* base,
+                                  const unsigned long long* pairs, uint64_t claimed, uint32_t* keys,
+                                  uint32_t* values) {
+  const uint64_t s = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / kLineWords;
+  const unsigned w = threadIdx.x % kLineWords;
+  if (s >= claimed) return;
+  const unsigned long long o = owner[s];
+  const uint64_t tile = o >> 32, k = o & 0xFFFFFFFFull;
+  const uint64_t at = k * kLineWords + w;
+  if (at >= pairs[tile]) return;
+  keys[base[tile] + at] = tmp_keys[s * kLineWords + w];
+  values[base[tile] + at] = tmp_values[s * kLineWords + w];
+}
+
+// A range's start in its tile's stream -> its offset in the output (by slot;
+// list position p belongs to tile p / per_tile).
+__global__ void place_starts_kernel(unsigned long long* start, const uint32_t* perm, const unsigned long long* base,
+                                    uint32_t per_tile, uint64_t n) {
+  const uint64_t p = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p < n) start[perm ? perm[p] : p] += base[p / per_tile];
+}
+
+}  // namespace
+
+void BTree::reserve_range_lines(uint64_t lines) {
+  d_line_owner_.reserve_discard(lines, "btree range output");
+  d_range_tmp_keys_.reserve_discard(lines * kLineWords, "btree range output");
+  d_range_tmp_values_.reserve_discard(lines * kLineWords, "btree range output");
+  d_range_keys_.reserve_discard(lines * kLineWords, "btree range results");
+  d_range_values_.reserve_discard(lines * kLineWords, "btree range results");
+}
+
+double BTree::run_lockstep_ranges(uint64_t n, SortBits bits) {
+  const QueryGrid g = query_grid(opt_.query_tile, kRange, n);
+  d_tile_pairs_.reserve_discard(g.tiles + 1, "btree range streams");
+  d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
+  temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_pairs_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
+  // The estimate (above), from the staged keys and bounds; and each tile's
+  // last, partly filled line.
+  double expect = 0.0;
+  if (h_hdr_[0].size > 0 && key_lo_ <= key_hi_) {
+    const double size = static_cast<double>(h_hdr_[0].size);
+    const double density = size / (static_cast<double>(key_hi_) - key_lo_ + 1.0);
+    for (uint64_t s = 0; s < n; ++s) {
+      const uint32_t lo = std::max(h_keys_[s], key_lo_), hi = std::min(h_args_[s], key_hi_);
+      if (lo <= hi) expect += std::min(size, (static_cast<double>(hi) - lo + 1.0) * density);
+    }
+  }
+  const double room = expect * 1.25 * range_underestimate_ + 4.0 * static_cast<double>(n);
+  uint64_t lines = static_cast<uint64_t>(room) / kLineWords + g.tiles + 1;
+  reserve_range_lines(lines);
+  unsigned long long* cursor = d_scalars_.data() + kRangeCursor;
+
+  double ms = 0.0;
+  OpsRef list;
+  uint64_t claimed = 0;
+  for (bool first = true;; first = false) {
+    GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
+    GPUDICT_CUDA(cudaMemsetAsync(d_tile_pairs_.data() + g.tiles, 0, sizeof(unsigned long long), stream_));
+    timer_.start(stream_);
+    if (first) list = sort_list(n, true, false, kRange, bits);
+    list.range_lines = lines;
+    list.line_cursor = cursor;
+    list.line_owner = d_line_owner_.data();
+    list.tile_pairs = d_tile_pairs_.data();
+    list.range_start = d_range_off_.data();
+    list.range_keys = d_range_tmp_keys_.data();
+    list.range_values = d_range_tmp_values_.data();
+    launch_queries(opt_.query_tile, ref(), list, stream_);
+    ms += timer_.stop(stream_);
+    copy_to_host(stream_, h_u64_.data(), cursor, sizeof(unsigned long long));
+    claimed = h_u64_[0];
+    if (claimed <= lines) break;
+    // More pairs than room: the claims past the end stored nothing, but
+    // the kernel counted every line. Again, with room for all of them.
+    lines = claimed;
+    reserve_range_lines(lines);
+    ++range_reruns_;
+  }
+  sync_header();
+
+  timer_.start(stream_);
+  temp_.run(kTileScanName, exclusive_sum_u64(d_tile_pairs_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
+  if (claimed > 0) {
+    move_lines_kernel<<<blocks_for(claimed * kLineWords, kMoveBlock), kMoveBlock, 0, stream_>>>(
+        d_range_tmp_keys_.data(), d_range_tmp_values_.data(), d_line_owner_.data(), d_tile_base_.data(),
+        d_tile_pairs_.data(), claimed, d_range_keys_.data(), d_range_values_.data());
+    GPUDICT_CHECK_LAUNCH("btree move_lines_kernel");
+  }
+  place_starts_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_range_off_.data(), list.perm, d_tile_base_.data(),
+                                                                g.per_tile, n);
+  GPUDICT_CHECK_LAUNCH("btree place_starts_kernel");
+  ms += timer_.stop(stream_);
+  copy_to_host(stream_, h_u64_.data(), d_tile_base_.data() + g.tiles, sizeof(unsigned long long));
+  range_underestimate_ = std::clamp(static_cast<double>(h_u64_[0]) / std::max(expect, 1.0), 1.0, 16.0);
+  return ms;
+}
+
+uint64_t BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r) {
+  const uint64_t n = ops.size();
+  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+  copy_to_host(stream_, h_u64_.data(), d_range_off_.data(), n * sizeof(unsigned long long));
+  uint64_t total = 0;
+  for (uint64_t s = 0; s < n; ++s) total = std::max<uint64_t>(total, h_u64_[s] + h_value_[s]);
+  // The results list ranges in batch order: each range's pairs are moved
+  // from its device offset to the running offset here.
+  const uint64_t base = r.range_keys.size();
+  uint64_t sum = 0;
+  for (uint64_t s = 0; s < n; ++s) sum += h_value_[s];
+  r.range_keys.resize(base + sum);
+  r.range_values.resize(base + sum);
+  if (total > 0) {
+    h_keys_.reserve_discard(total);
+    h_args_.reserve_discard(total);
+    copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), total * sizeof(uint32_t));
+    copy_to_host(stream_, h_args_.data(), d_range_values_.data(), total * sizeof(uint32_t));
+  }
+  uint64_t at = base;
+  for (uint64_t s = 0; s < n; ++s) {
+    const uint32_t i = ops[s];
+    r.key[i] = at;
+    r.value[i] = h_value_[s];
+    std::copy_n(h_keys_.data() + h_u64_[s], h_value_[s], r.range_keys.begin() + static_cast<std::ptrdiff_t>(at));
+    std::copy_n(h_args_.data() + h_u64_[s], h_value_[s], r.range_values.begin() + static_cast<std::ptrdiff_t>(at));
+    at += h_value_[s];
+  }
+  return sum;
+}
+
+}  // namespace gpudict::btree
