@@ -3,6 +3,9 @@
 // sorted on fewer bits correctly is tested on the GPU (tests/gpu/test_btree.cu).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "core/btree/sort_bits.hpp"
 
 using gpudict::btree::query_sort_bits;
@@ -58,5 +61,8 @@ TEST_CASE("btree query sort bits: the window is a whole number of 8-bit passes w
       CHECK(b.begin < b.end);
       CHECK(b.end <= 32);
       CHECK((b.begin == 0 || (b.end - b.begin) % 8 == 0));
+      // Buckets are never wider than the mean gap between the keys.
+      const uint64_t gap = (static_cast<uint64_t>(hi) + 1) / n;
+      CHECK((1ull << b.begin) <= std::max<uint64_t>(1, gap));
     }
 }

@@ -340,10 +340,10 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
     cub += cub / 4 + 4096;
   }
   // Range results are allocated per batch as large as they come; a nominal
-  // 8 pairs per query here, 13 with the one-pass output's headroom (the last
-  // list's pairs per range x 1.25 + 4), twice (claimed lines, then in list
-  // order).
-  const uint64_t ranges = Q * 13 * 8 * 2;
+  // 8 pairs per query here, 14 with the one-pass output's headroom (the
+  // estimate x 1.25 + 4 pairs), twice (claimed lines, then in list order),
+  // plus an owner word per line.
+  const uint64_t ranges = Q * 14 * 8 * 2 + Q * 14 / 32 * 8;
   return pool + list + cub + ranges + 4096;
 }
 

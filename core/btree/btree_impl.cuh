@@ -188,7 +188,7 @@ class BTree final : public Dictionary {
   DeviceBuffer<uint32_t> d_range_tmp_keys_, d_range_tmp_values_;
   DeviceBuffer<unsigned long long> d_line_owner_, d_tile_pairs_, d_tile_base_;
   uint32_t key_lo_ = 0xFFFFFFFFu, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
-  double range_underestimate_ = 1.0;  // the last range list's pairs / its estimate, in [1, 16]
+  double range_underestimate_ = 1.0;  // pairs / estimate of a range list that ran twice, in [1, 16], decaying
   uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
   // Merged updates: per item of a level, its node, new nodes and N of the
   // sub-segment starting there, their scan; each level's new nodes (low

@@ -120,7 +120,7 @@ inline constexpr size_t kRangeStageBytes = (kBlock / G) * 2 * kStageWords * size
 // are what this kernel is short of.
 template <unsigned G>
 __device__ __forceinline__ uint32_t* range_ring() {
-  extern __shared__ uint32_t range_stage[];
+  extern __shared__ __align__(16) uint32_t range_stage[];  // 16-byte loads in flush_line
   return range_stage + (threadIdx.x / G) * (2 * kStageWords);
 }
 

@@ -5,8 +5,9 @@
 // their lengths), every claimed line is moved to its place, and each range's
 // start in its tile's stream becomes its offset. The output is sized from
 // an estimate: each range's overlap with the span of the keys ever inserted
-// times the tree's mean density, x 1.25 (and by how much the last list
-// exceeded its estimate), + 4 pairs per range and a line per tile. When a
+// times the tree's mean density, x 1.25 (and by how much a list that ran
+// twice exceeded its estimate, decaying), + 4 pairs per range and a line per
+// tile, at most half the free device memory. When a
 // list produces more, the kernel has counted them anyway and the list runs
 // once more with room for exactly that many (the stats' range-reruns).
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "core/btree/launch.cuh"
 #include "core/btree/query_kernel.cuh"
 #include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
 
 namespace gpudict::btree {
@@ -78,7 +80,13 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits) {
       if (lo <= hi) expect += std::min(size, (static_cast<double>(hi) - lo + 1.0) * density);
     }
   }
-  const double room = expect * 1.25 * range_underestimate_ + 4.0 * static_cast<double>(n);
+  double room = expect * 1.25 * range_underestimate_ + 4.0 * static_cast<double>(n);
+  // Never more than half of the free device memory (4 arrays of 4 bytes per
+  // pair, an 8-byte owner per line): a wild estimate costs a second run,
+  // not an allocation failure.
+  size_t free_bytes = 0, total_bytes = 0;
+  GPUDICT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
+  room = std::min(room, 0.5 * static_cast<double>(free_bytes) / (16.0 + 8.0 / kLineWords));
   uint64_t lines = static_cast<uint64_t>(room) / kLineWords + g.tiles + 1;
   reserve_range_lines(lines);
   unsigned long long* cursor = d_scalars_.data() + kRangeCursor;
@@ -86,6 +94,7 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits) {
   double ms = 0.0;
   OpsRef list;
   uint64_t claimed = 0;
+  bool rerun = false;
   for (bool first = true;; first = false) {
     GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
     GPUDICT_CUDA(cudaMemsetAsync(d_tile_pairs_.data() + g.tiles, 0, sizeof(unsigned long long), stream_));
@@ -104,7 +113,10 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits) {
     claimed = h_u64_[0];
     if (claimed <= lines) break;
     // More pairs than room: the claims past the end stored nothing, but
-    // the kernel counted every line. Again, with room for all of them.
+    // the kernel counted every line. Again, with room for all of them
+    // (nothing changes the tree in between, so once is enough).
+    if (!first) throw RuntimeFailure("btree: a range list claimed more output lines when run again");
+    rerun = true;
     lines = claimed;
     reserve_range_lines(lines);
     ++range_reruns_;
@@ -124,7 +136,10 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits) {
   GPUDICT_CHECK_LAUNCH("btree place_starts_kernel");
   ms += timer_.stop(stream_);
   copy_to_host(stream_, h_u64_.data(), d_tile_base_.data() + g.tiles, sizeof(unsigned long long));
-  range_underestimate_ = std::clamp(static_cast<double>(h_u64_[0]) / std::max(expect, 1.0), 1.0, 16.0);
+  // The next list's estimate is scaled up after a list that ran twice, and
+  // the scale decays again while lists fit.
+  range_underestimate_ = rerun ? std::clamp(static_cast<double>(h_u64_[0]) / std::max(expect, 1.0), 1.0, 16.0)
+                               : std::max(1.0, range_underestimate_ / 2.0);
   return ms;
 }
 

@@ -382,10 +382,11 @@ TEST_CASE("btree: ranges across many leaves, successor of the largest key") {
 }
 
 TEST_CASE("btree: query lists sorted on few key bits (a dense cluster among far keys), one-pass ranges") {
-  // The query sort drops the low bits below a quarter of the mean gap
-  // between the list's keys (core/btree/sort_bits.hpp): with keys 0 and
+  // The query sort drops low bits up to the mean gap between the list's
+  // keys, in whole 8-bit passes (core/btree/sort_bits.hpp): with keys 0 and
   // 0xFFFFFFFF in a short list, the cluster's keys share buckets and reach
-  // the kernel in no particular order (backwards steps, repeated keys).
+  // the kernel in no particular order (backwards steps, repeated keys). A
+  // list of one key is not sorted at all.
   // Ranges of every length exercise the one-pass output: ranges that start
   // and end inside 32-pair lines, lines completed by several leaves, ranges
   // longer than a line, and outputs larger than the estimate (run again).
@@ -422,8 +423,16 @@ TEST_CASE("btree: query lists sorted on few key bits (a dense cluster among far 
       }
       run_checked(*d, m, q);
     }
-    // The one-pass output is sized from the previous list's pairs per
-    // range: the jump to ranges of up to 3000 keys outgrew it and ran again.
+    // One key only: the sort is skipped (every key equal), the finger used.
+    Batch same;
+    for (int i = 0; i < 50; ++i) {
+      same.push(OpType::Lookup, 1003);
+      same.push(OpType::Range, 1003, 1003 + static_cast<uint64_t>(i) * 7);
+    }
+    run_checked(*d, m, same);
+    // The one-pass output is sized from the keys' span and the tree's mean
+    // density: ranges of up to 3000 keys on the dense cluster (the span
+    // includes 0 and 0xFFFFFFFF) outgrew it and ran again.
     CHECK(extra_u64(*d, "range-reruns") > 0);
     require_sound(*d);
   }
