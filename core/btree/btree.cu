@@ -300,7 +300,7 @@ uint64_t BTree::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
-               d_mtarget_.bytes() + d_mmerged_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
+               d_mtarget_.bytes() + d_mmerged_.bytes() + d_mleft_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
                d_line_owner_.bytes() + d_tile_pairs_.bytes() + d_tile_base_.bytes() + d_range_tmp_keys_.bytes() +
                d_range_tmp_values_.bytes();
   for (int i = 0; i < 2; ++i)
@@ -321,10 +321,10 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // A list: keys and slots (x2 for the sort), the constant slots, args,
   // types, results; the bulk build sorts its pairs in the same key and slot
   // buffers.
-  // Merged updates add 24 bytes per operation (node, N, new nodes, scan)
+  // Merged updates add 28 bytes per operation (node, N, list, new nodes, scan)
   // and 16 for the two (low key, id) lists of new nodes (at most one new
   // node per operation).
-  const uint64_t list = std::max(B * (4 * 4 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 24 + 16), R * 16);
+  const uint64_t list = std::max(B * (4 * 4 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 28 + 16), R * 16);
   uint64_t cub = 0;
   {
     size_t bytes = 0;

@@ -193,7 +193,7 @@ class BTree final : public Dictionary {
   // Merged updates: per item of a level, its node, new nodes and N of the
   // sub-segment starting there, their scan; each level's new nodes (low
   // key, id) for the next level.
-  DeviceBuffer<uint32_t> d_mtarget_, d_mmerged_;
+  DeviceBuffer<uint32_t> d_mtarget_, d_mmerged_, d_mleft_;  // d_mleft_: sub-segments left to the write kernel
   DeviceBuffer<unsigned long long> d_mfresh_, d_mbase_;
   DeviceBuffer<uint32_t> d_sep_keys_[2], d_sep_vals_[2];
 

@@ -24,7 +24,8 @@
 //             its first sub-segment, a new node for the others), else
 //             ceil(N / fill) nodes; a scan numbers the new nodes;
 //   write     the host checks (grows) the pool, then one thread per such
-//             sub-segment merges again and writes its nodes: the segment's
+//             sub-segment (the count kernel lists them, so that every thread
+//             has one) merges again and writes its nodes: the segment's
 //             node in place, new nodes chained after it in key order (the
 //             last one inherits the old high key and link). First the
 //             sub-segments that create new nodes only (they read the
@@ -92,8 +93,10 @@ struct LevelOut {
   uint32_t* sep_keys = nullptr;              // next level's items: low key and id of every new node
   uint32_t* sep_vals = nullptr;
   unsigned long long* flags = nullptr;       // [0] the root's segment needs more than one node;
-                                             // [1] keys added minus removed; [2] > 0: some sub-segment left
-                                             // to the write kernel (splits, long segments)
+                                             // [1] keys added minus removed; [2] sub-segments left to the
+                                             // write kernel (splits, long segments)
+  uint32_t* left = nullptr;                  // their first items' positions, in no order ([0, flags[2]))
+  uint64_t left_n = 0;                       // the write kernel's copy of flags[2]
 };
 
 __device__ __forceinline__ bool is_head(const uint32_t* target, const uint32_t* keys, uint64_t i) {
@@ -323,9 +326,17 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
       if (g.t == kRoot && fresh > 0) atomicOr(out.flags, 1ull);
     }
   }
-  // Whether the write kernel has work (one atomic per warp).
+  // The sub-segments left to the write kernel, listed (one atomic per
+  // warp), so that its threads are all busy: about one head in ten is left
+  // when leaves fill up, and a pass over every item ran at that fraction of
+  // its warps' lanes.
   const unsigned left = __ballot_sync(kFullMask, head && !settled);
-  if (lane_id() == 0 && left != 0) atomicAdd(out.flags + 2, 1ull);
+  if (left != 0) {  // warp-uniform
+    unsigned long long at = 0;
+    if (lane_id() == 0) at = atomicAdd(out.flags + 2, static_cast<unsigned long long>(__popc(left)));
+    at = __shfl_sync(kFullMask, at, 0);
+    if (head && !settled) out.left[at + __popc(left & ((1u << lane_id()) - 1u))] = static_cast<uint32_t>(i);
+  }
   if constexpr (!kDry) {
     warp_store_nodes(tree.nodes, g.t, pending, out_rows);
     if (leaf_level) {
@@ -347,7 +358,9 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
                                                             uint32_t pushed_root, bool virtual_root) {
   __shared__ uint32_t in_rows[kMergeBlock * kRow];
   __shared__ uint32_t out_rows[kDry ? 1 : kMergeBlock * kRow];
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  // One thread per listed sub-segment (the count kernel's list).
+  const uint64_t k = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint64_t i = k < out.left_n ? out.left[k] : it.n;
   // merged[] is valid at heads only; a settled head needs no sub-segment scan.
   const bool head = i < it.n && is_head(out.target, it.keys, i) && out.merged[i] != kSettled;
   SubSeg g;
@@ -472,6 +485,7 @@ void BTree::reserve_merge(uint64_t items) {
   d_mfresh_.reserve_discard(m, "btree merged updates");
   d_mbase_.reserve_discard(m, "btree merged updates");
   d_mmerged_.reserve_discard(m, "btree merged updates");
+  d_mleft_.reserve_discard(m, "btree merged updates");
 }
 
 uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms) {
@@ -505,6 +519,7 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     out.base = d_mbase_.data();
     out.merged = d_mmerged_.data();
     out.flags = flags;
+    out.left = d_mleft_.data();
     if (!timing) timer_.start(stream_);
     route_kernel<<<blocks_for(it.n, 256), 256, 0, stream_>>>(ref(), it.keys, it.n, static_cast<int>(height) - 1, level,
                                                              out.target);
@@ -525,7 +540,7 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     timing = false;
     const uint64_t fresh = h_u64_[0];
     const bool root_splits = h_u64_[1] != 0 && static_cast<uint64_t>(level) + 1 == height;
-    const bool left = h_u64_[3] != 0;  // sub-segments the count kernel left (splits, long segments)
+    out.left_n = h_u64_[3];  // sub-segments the count kernel left (splits, long segments)
     const uint64_t need = fresh + (root_splits ? 1 : 0);
     total += need;
     if (!dry && next_free + need > capacity_) {
@@ -552,12 +567,12 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     }
     const uint32_t pool_base = static_cast<uint32_t>(next_free);
     for (bool firsts : {false, true}) {
-      if (!left) break;  // the count kernel wrote every node
+      if (out.left_n == 0) break;  // the count kernel wrote every node
       if (dry)
-        write_kernel<true><<<blocks_for(it.n, kMergeBlock), kMergeBlock, 0, stream_>>>(
+        write_kernel<true><<<blocks_for(out.left_n, kMergeBlock), kMergeBlock, 0, stream_>>>(
             ref(), it, out, fill, leaf_level, firsts, pool_base, kNil, virtual_root);
       else
-        write_kernel<false><<<blocks_for(it.n, kMergeBlock), kMergeBlock, 0, stream_>>>(
+        write_kernel<false><<<blocks_for(out.left_n, kMergeBlock), kMergeBlock, 0, stream_>>>(
             ref(), it, out, fill, leaf_level, firsts, pool_base, pushed, false);
       GPUDICT_CHECK_LAUNCH("btree write_kernel");
     }
