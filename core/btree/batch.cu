@@ -143,12 +143,32 @@ SortBits BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool wit
   return query_sort_bits(lo, hi, n);
 }
 
-void BTree::prepare_list_sort(uint64_t n) {
+void BTree::size_list_sort(uint64_t n) {
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
   temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
   temp_.prepare(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
                                                d_perm_[0].data(), n, stream_, SortBits{}));
+}
+
+void BTree::prepare_list_sort(uint64_t n, SortBits bits) {
+  size_list_sort(n);
+  if (!opt_.sort || n < 2 || bits.end == 0) return;  // sort_list sorts nothing
+  list_graph_.prepare(list_sort_key(n, bits), stream_, [&] {
+    temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
+                                             d_perm_[0].data(), n, stream_, bits));
+  });
+}
+
+GraphCache::Key BTree::list_sort_key(uint64_t n, SortBits bits) const {
+  return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_iota_.data()),
+          key_word(d_perm_[0].data()), key_word(temp_.data()), n, static_cast<uint64_t>(bits.begin),
+          static_cast<uint64_t>(bits.end)};
+}
+
+GraphCache::Key BTree::update_sort_key(uint64_t n) const {
+  return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_perm_[0].data()),
+          key_word(d_perm_[1].data()), key_word(d_types_.data()), key_word(temp_.data()), n, 1};
 }
 
 OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
@@ -171,18 +191,39 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
     ops.use_finger = true;
     return ops;
   }
-  temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(), d_perm_[0].data(),
-                                           n, stream_, bits));
+  if (!list_graph_.launch(list_sort_key(n, bits), stream_))  // not prepared: the same sort, directly
+    temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
+                                             d_perm_[0].data(), n, stream_, bits));
   ops.keys = d_keys_[1].data();
   ops.perm = d_perm_[0].data();
   ops.use_finger = true;
   return ops;
 }
 
+void BTree::prepare_update_sort(uint64_t n) {
+  if (n < 2) return;
+  update_graph_.prepare(update_sort_key(n), stream_, [&] {
+    cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+    cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
+    iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(),
+                                                         n < kTaggedLists ? d_types_.data() : nullptr, n);
+    GPUDICT_CHECK_LAUNCH("iota_kernel");
+    temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
+    // Which buffer CUB's passes leave the output in: the same at every
+    // replay, and for every n (always four 8-bit passes).
+    update_out_ = keys.selector;
+  });
+}
+
 void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32_t*& perm_out) {
   keys_out = d_keys_[0].data();
   perm_out = nullptr;
   if (n < 2) return;
+  if (update_graph_.launch(update_sort_key(n), stream_)) {
+    keys_out = d_keys_[update_out_].data();
+    perm_out = d_perm_[update_out_].data();
+    return;
+  }
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
   iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n < kTaggedLists ? d_types_.data() : nullptr,
@@ -294,7 +335,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   if (n == 0) return;
   const bool two_keys = type == OpType::Count || type == OpType::Range;
   const SortBits bits = stage(b, ops, two_keys, false);
-  prepare_list_sort(n);
+  prepare_list_sort(n, bits);
   if (type == OpType::Range && opt_.query_tile != 0) {  // one pass (ranges.cu)
     const double ms = run_lockstep_ranges(n, bits);
     collect_ranges(ops, r);
@@ -309,9 +350,13 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   }
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
+  trace_.mark(stream_, "start");
   OpsRef list = sort_list(n, two_keys, false, code, bits);
+  trace_.mark(stream_, "sort");
   launch_phased_queries(ref(), list);
+  trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
+  trace_.flush("btree phased queries");
   sync_header();
 
   switch (type) {
@@ -381,7 +426,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   if (!ranges.empty()) {
     const uint64_t m = ranges.size();
     const SortBits bits = stage(b, ranges, true, false);
-    prepare_list_sort(m);
+    prepare_list_sort(m, bits);
     timer_.start(stream_);
     launch_phased_queries(ref(), sort_list(m, true, false, static_cast<uint8_t>(OpType::Count), bits));
     ms += timer_.stop(stream_);

@@ -161,7 +161,7 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
-  d_scalars_ = DeviceBuffer<unsigned long long>(4, "btree counters");
+  d_scalars_ = DeviceBuffer<unsigned long long>(kRangeCursor + 1, "btree counters");
   h_u64_.reserve_discard(4);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;

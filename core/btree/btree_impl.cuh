@@ -27,6 +27,8 @@
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
+#include "core/common/graph_cache.hpp"
+#include "core/common/trace_events.hpp"
 #include "core/common/pinned_buffer.cuh"
 
 namespace gpudict::btree {
@@ -124,8 +126,14 @@ class BTree final : public Dictionary {
   // keys and slots, a delete's slot tagged with kDeleteTag when n <
   // kTaggedLists; perm null for a list of one.
   void sort_update_list(uint64_t n, const uint32_t*& keys, const uint32_t*& perm);
-  // Grows the CUB buffer for sort_list(n) now, outside a timed region.
-  void prepare_list_sort(uint64_t n);
+  // Grows the CUB buffer for the list sorts of n keys, outside a timed region.
+  void size_list_sort(uint64_t n);
+  // The same, and captures sort_list(n, ..., bits)'s sort as a CUDA graph.
+  void prepare_list_sort(uint64_t n, SortBits bits = {});
+  // The same for sort_update_list(n) (the slot iota and the sort).
+  void prepare_update_sort(uint64_t n);
+  GraphCache::Key list_sort_key(uint64_t n, SortBits bits) const;
+  GraphCache::Key update_sort_key(uint64_t n) const;
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree.
   void launch_rounds(const OpsRef& list);
@@ -152,7 +160,8 @@ class BTree final : public Dictionary {
   // level. merge_levels runs the levels on the sorted list (dry: counts the
   // new nodes without writing) and returns the nodes they take.
   void run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t);
-  uint64_t merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms);
+  uint64_t merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
+                        bool timing = false);
   void reserve_merge(uint64_t items);
   uint64_t scratch_bytes() const;
 
@@ -161,6 +170,7 @@ class BTree final : public Dictionary {
   Options opt_;
   cudaStream_t stream_ = nullptr;
   EventTimer timer_;
+  TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a batch on stderr
 
   DeviceBuffer<Node> pool_;
   uint64_t capacity_ = 0;
@@ -170,8 +180,13 @@ class BTree final : public Dictionary {
   uint64_t retries_ = 0;            // update lists re-run after the pool filled
 
   CubTemp temp_;
-  DeviceBuffer<unsigned long long> d_scalars_;  // [0, 3): merged updates' flags; [0]: the build's count
-  static constexpr int kRangeCursor = 3;        // d_scalars_[3]: one-pass ranges' line cursor
+  // The list sorts as CUDA graphs (a dozen small stream operations each;
+  // core/common/graph_cache.hpp).
+  GraphCache list_graph_, update_graph_;
+  int update_out_ = 0;  // d_keys_/d_perm_[update_out_]: the update sort's output
+  DeviceBuffer<unsigned long long> d_scalars_;  // [0, kMergeFlags): merged updates' flags; [0]: the build's count
+  static constexpr int kMergeFlags = 4;
+  static constexpr int kRangeCursor = 4;        // d_scalars_[4]: one-pass ranges' line cursor
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];

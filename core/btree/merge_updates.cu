@@ -22,7 +22,9 @@
 //             coalesced line per node;
 //   scan      the others take one node if N <= 14 (the segment's own node for
 //             its first sub-segment, a new node for the others), else
-//             ceil(N / fill) nodes; a scan numbers the new nodes;
+//             ceil(N / fill) nodes; the host reads their total (and the
+//             flags) - a level above the leaves with nothing left ends the
+//             batch here - and a scan numbers the new nodes;
 //   write     the host checks (grows) the pool, then one thread per such
 //             sub-segment (the count kernel lists them, so that every thread
 //             has one) merges again and writes its nodes: the segment's
@@ -94,7 +96,7 @@ struct LevelOut {
   uint32_t* sep_vals = nullptr;
   unsigned long long* flags = nullptr;       // [0] the root's segment needs more than one node;
                                              // [1] keys added minus removed; [2] sub-segments left to the
-                                             // write kernel (splits, long segments)
+                                             // write kernel (splits, long segments); [3] new nodes
   uint32_t* left = nullptr;                  // their first items' positions, in no order ([0, flags[2]))
   uint64_t left_n = 0;                       // the write kernel's copy of flags[2]
 };
@@ -297,6 +299,7 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
   bool pending = false;
   bool settled = false;  // merged and written back in place here
   long long delta = 0;
+  unsigned long long new_nodes = 0;
   if (head) {
     if (virt) virtual_root_row(row);
     int added = 0, removed = 0, slot = 0;
@@ -312,6 +315,7 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
     const int k = nodes_for(N, g.first, fill);
     const int fresh = k - (g.first ? 1 : 0);
     out.fresh[i] = static_cast<unsigned long long>(fresh);
+    new_nodes = static_cast<unsigned long long>(fresh);
     settled = g.first && g.last && k == 1;
     if (settled) {
       out.merged[i] = kSettled;
@@ -337,6 +341,10 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
     at = __shfl_sync(kFullMask, at, 0);
     if (head && !settled) out.left[at + __popc(left & ((1u << lane_id()) - 1u))] = static_cast<uint32_t>(i);
   }
+  // The level's new nodes in all, for the host (read with the flags; the
+  // scan's total would be a second copy). Few warps have any.
+  const unsigned long long warp_new = warp_sum(new_nodes);
+  if (lane_id() == 0 && warp_new != 0) atomicAdd(out.flags + 3, warp_new);
   if constexpr (!kDry) {
     warp_store_nodes(tree.nodes, g.t, pending, out_rows);
     if (leaf_level) {
@@ -466,13 +474,16 @@ __global__ void push_down_kernel(TreeRef tree, uint32_t to) {
   root[l] = nw;
 }
 
+// The level's counters into the header, then the flags cleared for the
+// next level (one launch instead of a kernel and a memset).
 __global__ void header_kernel(TreeHeader* h, unsigned long long next_free, unsigned long long height,
-                              unsigned long long leaves_added, const unsigned long long* flags) {
-  const unsigned long long* size_delta = flags + 1;
+                              unsigned long long leaves_added, unsigned long long* flags, int nflags) {
+  const unsigned long long size_delta = flags[1];
   h->next_free = next_free;
   h->height = height;
   h->leaves += leaves_added;
-  h->size += *size_delta;
+  h->size += size_delta;
+  for (int f = 0; f < nflags; ++f) flags[f] = 0;
 }
 
 constexpr const char* kFreshScanName = "cub::DeviceScan::ExclusiveSum (btree merged updates)";
@@ -488,7 +499,8 @@ void BTree::reserve_merge(uint64_t items) {
   d_mleft_.reserve_discard(m, "btree merged updates");
 }
 
-uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms) {
+uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
+                             bool timing) {
   // Level 0's items: the sorted list (keys, slots) with the staged values and types.
   Items it;
   it.keys = keys;
@@ -502,10 +514,10 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
   const uint64_t real_height = h.height;
   uint64_t next_free = h.next_free, height = h.height, total = 0;
   unsigned long long* flags = d_scalars_.data();
-  GPUDICT_CUDA(cudaMemsetAsync(flags, 0, 3 * sizeof(unsigned long long), stream_));
+  GPUDICT_CUDA(cudaMemsetAsync(flags, 0, kMergeFlags * sizeof(unsigned long long), stream_));
   // One host wait per level (the node count); the timer runs from one
-  // level's writes on into the next level's routing and counting.
-  bool timing = false;
+  // level's writes on into the next level's routing and counting (and,
+  // when `timing` says it is running, from the caller's sort into level 0).
   for (int level = 0; it.n > 0; ++level) {
     const bool leaf_level = level == 0;
     const int fill = leaf_level ? leaf_keys : inner_children;
@@ -521,9 +533,11 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     out.flags = flags;
     out.left = d_mleft_.data();
     if (!timing) timer_.start(stream_);
+    trace_.mark(stream_, "L-start");
     route_kernel<<<blocks_for(it.n, 256), 256, 0, stream_>>>(ref(), it.keys, it.n, static_cast<int>(height) - 1, level,
                                                              out.target);
     GPUDICT_CHECK_LAUNCH("btree route_kernel");
+    trace_.mark(stream_, "route");
     if (dry)
       count_kernel<true><<<blocks_for(it.n + 1, kMergeBlock), kMergeBlock, 0, stream_>>>(ref(), it, out, fill,
                                                                                           leaf_level, virtual_root);
@@ -531,16 +545,27 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
       count_kernel<false><<<blocks_for(it.n + 1, kMergeBlock), kMergeBlock, 0, stream_>>>(ref(), it, out, fill,
                                                                                            leaf_level, false);
     GPUDICT_CHECK_LAUNCH("btree count_kernel");
-    temp_.run(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
-    GPUDICT_CUDA(cudaMemcpyAsync(h_u64_.data(), d_mbase_.data() + it.n, sizeof(unsigned long long),
+    trace_.mark(stream_, "count");
+    // The new nodes' numbers: at the leaves here (they nearly always split
+    // some), above them only after the host read (a level that ends the
+    // batch needs none).
+    if (leaf_level) {
+      temp_.run(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+      trace_.mark(stream_, "scan");
+    }
+    GPUDICT_CUDA(cudaMemcpyAsync(h_u64_.data(), flags, kMergeFlags * sizeof(unsigned long long),
                                  cudaMemcpyDeviceToHost, stream_));
-    GPUDICT_CUDA(cudaMemcpyAsync(h_u64_.data() + 1, flags, 3 * sizeof(unsigned long long), cudaMemcpyDeviceToHost,
-                                 stream_));
+    trace_.mark(stream_, "copy");
     ms += timer_.stop(stream_);  // waits: the host needs the node count
     timing = false;
-    const uint64_t fresh = h_u64_[0];
-    const bool root_splits = h_u64_[1] != 0 && static_cast<uint64_t>(level) + 1 == height;
-    out.left_n = h_u64_[3];  // sub-segments the count kernel left (splits, long segments)
+    const uint64_t fresh = h_u64_[3];
+    const bool root_splits = h_u64_[0] != 0 && static_cast<uint64_t>(level) + 1 == height;
+    out.left_n = h_u64_[2];  // sub-segments the count kernel left (splits, long segments)
+    // Above the leaves, a level whose nodes all took their items in place
+    // is done: nothing to write, and its header update would change nothing
+    // (sizes change at the leaves only); the flags are cleared at the next
+    // batch's start.
+    if (!leaf_level && fresh == 0 && out.left_n == 0 && !root_splits) break;
     const uint64_t need = fresh + (root_splits ? 1 : 0);
     total += need;
     if (!dry && next_free + need > capacity_) {
@@ -555,7 +580,12 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     out.sep_keys = d_sep_keys_[nxt].data();
     out.sep_vals = d_sep_vals_[nxt].data();
     timer_.start(stream_);
+    trace_.mark(stream_, "(host)");
     timing = true;
+    if (!leaf_level) {
+      temp_.run(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+      trace_.mark(stream_, "scan");
+    }
     uint32_t pushed = kNil;
     if (root_splits) {
       pushed = static_cast<uint32_t>(next_free++);
@@ -575,15 +605,18 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
         write_kernel<false><<<blocks_for(out.left_n, kMergeBlock), kMergeBlock, 0, stream_>>>(
             ref(), it, out, fill, leaf_level, firsts, pool_base, pushed, false);
       GPUDICT_CHECK_LAUNCH("btree write_kernel");
+      trace_.mark(stream_, "write");
     }
     next_free += fresh;
     if (!dry) {
       h.next_free = next_free;  // the host's view (a pool growth copies the used nodes)
       h.height = height;
-      header_kernel<<<1, 1, 0, stream_>>>(hdr_.data(), next_free, height, leaf_level ? fresh : 0, flags);
+      header_kernel<<<1, 1, 0, stream_>>>(hdr_.data(), next_free, height, leaf_level ? fresh : 0, flags, kMergeFlags);
       GPUDICT_CHECK_LAUNCH("btree header_kernel");
+    } else {
+      GPUDICT_CUDA(cudaMemsetAsync(flags, 0, kMergeFlags * sizeof(unsigned long long), stream_));
     }
-    GPUDICT_CUDA(cudaMemsetAsync(flags, 0, 3 * sizeof(unsigned long long), stream_));
+    trace_.mark(stream_, "header");
     // The timer stops here only if the next level allocates larger arrays
     // (host work that is not device time) or there is none.
     if (fresh == 0 || fresh + 1 > d_mtarget_.capacity()) {
@@ -603,23 +636,32 @@ void BTree::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops,
   const uint64_t n = ops.size();
   sync_header();
   stage(b, ops, true, true);
-  prepare_list_sort(n);
+  // Level 0's arrays and scan storage first (the sort's graph keys on the
+  // CUB buffer): the timed segment can run on from the sort into level 0.
+  reserve_merge(n);
+  temp_.prepare(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), n + 1, stream_));
+  size_list_sort(n);
+  prepare_update_sort(n);
   double ms = 0.0;
   timer_.start(stream_);
+  trace_.mark(stream_, "start");
   const uint32_t* keys = nullptr;
   const uint32_t* perm = nullptr;
   sort_update_list(n, keys, perm);
-  ms += timer_.stop(stream_);
-  if (opt_.node_pool != 0) {
-    // A fixed pool: count first, refuse before changing anything.
+  trace_.mark(stream_, "sort");
+  const bool fixed_pool = opt_.node_pool != 0;
+  if (fixed_pool) {
+    ms += timer_.stop(stream_);
+    // Count first, refuse before changing anything.
     const uint64_t need = merge_levels(keys, perm, n, true, ms);
     const uint64_t used = used_nodes();
     if (used + need > capacity_)
       throw_pool_full("an update batch of " + std::to_string(n) + " operations (" + std::to_string(need) +
                       " new nodes, " + std::to_string(capacity_ - used) + " free)");
   }
-  merge_levels(keys, perm, n, false, ms);
+  merge_levels(keys, perm, n, false, ms, !fixed_pool);  // an automatic pool: the sort's segment goes on
   t.add(Phase::Update, ms);
+  trace_.flush("btree merged updates");
   sync_header();
 }
 

@@ -45,6 +45,8 @@ class CubTemp {
     buf_.reserve_discard(bytes + bytes / 4, "CUB temporary storage");
   }
   uint64_t bytes() const { return buf_.bytes(); }
+  // The buffer (a CUDA graph that captured a call keys on it).
+  const void* data() const { return buf_.data(); }
   void release() { buf_.release(); }
 
  private:

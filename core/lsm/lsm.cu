@@ -170,8 +170,8 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   for (int i = 0; i < max_levels; ++i) level_sizes[i] = b_ << i;
   const CleanupPlan cleanup_plan = plan_cleanup(level_sizes, max_levels);
   const uint64_t rebuild = std::max(2 * stored_max * 8 + per, per + per + cleanup_scratch_bytes(cleanup_plan));
-  // Update scratch: sort buffers (key, payload) x 2, unique keys and payloads, splits.
-  const uint64_t update = B * (2 * 4 + 2 * 4 + 4 + 4 + 4) + (stored_max / 2048 + 2) * 8;
+  // Update scratch: sort buffers (key, payload) x 2, unique keys and payloads.
+  const uint64_t update = B * (2 * 4 + 2 * 4 + 4 + 4 + 4);
   // Queries: inputs and outputs, successor walk lists, count/range bounds for
   // a block of up to 2^20 queries over up to 32 levels (occupied levels are
   // at most max_levels), and a nominal candidate buffer: candidates
@@ -272,7 +272,7 @@ void Lsm::drop_snapshot(const std::string& name) {
 
 uint64_t Lsm::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_counters_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + upd_values_.bytes() + chunk_.bytes() +
-               splits_.bytes() + cl_bounds_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
+               cl_bounds_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
                q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
                q_offset_out_.bytes() + range_keys_.bytes() + range_values_.bytes();

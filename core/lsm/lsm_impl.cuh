@@ -27,6 +27,8 @@
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
+#include "core/common/graph_cache.hpp"
+#include "core/common/trace_events.hpp"
 #include "core/common/pinned_buffer.cuh"
 #include "core/lsm/level.cuh"
 
@@ -114,6 +116,7 @@ class Lsm final : public Dictionary {
   uint64_t b_;
   cudaStream_t stream_ = nullptr;
   EventTimer timer_;
+  TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a batch on stderr
 
   // The pool outlives every level (declared before the lists: destroyed after).
   std::shared_ptr<LevelPool> pool_;
@@ -132,6 +135,7 @@ class Lsm final : public Dictionary {
   uint64_t last_cleanup_stale_ = 0;  // stale elements the last cleanup found (exact: stored - live)
 
   CubTemp temp_;
+  GraphCache resolve_graph_;  // an update batch's sort and reduce-by-key (update.cu)
   DeviceBuffer<unsigned long long> d_counters_;
 
   // Update scratch.
@@ -142,7 +146,6 @@ class Lsm final : public Dictionary {
   DeviceBuffer<uint32_t> uniq_payload_;
   RunBuffers chunk_;
   RunBuffers pp_[2];  // merge intermediates; build's sort buffers
-  DeviceBuffer<uint64_t> splits_;
   DeviceBuffer<uint32_t> cl_bounds_;    // cleanup: each tile's first position in every level
   DeviceBuffer<uint64_t> tile_count_;   // cleanup: kept records per tile
   DeviceBuffer<uint64_t> tile_offset_;  // cleanup: their exclusive scan (the last entry: the total)

@@ -1,12 +1,15 @@
-// The stable two-run merge (merge.cuh), by merge path:
+// The stable two-run merge (merge.cuh), by merge path: the output is cut
+// into tiles of kMergeTile elements, one block per tile (22 KB of shared
+// memory: eight blocks per multiprocessor).
 //
-//  1. partition: the output is cut into tiles of kMergeTile elements; for each
-//     tile boundary d a thread finds split(d) = the number of `newer`
-//     elements among the first d outputs, by binary search on the diagonal
-//     (newer[i] precedes older[j] iff newer[i] <= older[j]: ties go to newer);
-//  2. one block per tile stages the tile's keys of both runs (at most
-//     kMergeTile in all) in shared memory; each element finds its output
-//     position by a short binary search in the other run's part:
+//  1. the block's first two warps find the split of its two tile boundaries
+//     d (the number of `newer` elements among the first d outputs; newer[i]
+//     precedes older[j] iff newer[i] <= older[j]: ties go to newer), each by
+//     a 32-way search (core/common/merge_path.cuh) - in the tile kernel
+//     itself, not in a partition kernel before it;
+//  2. the block stages the tile's keys of both runs (at most kMergeTile in
+//     all) in shared memory; each element finds its output position by a
+//     short binary search in the other run's part:
 //        newer element x: d0 + x + #(older keys <  key)
 //        older element y: d0 + y + #(newer keys <= key)
 //     and writes key, value and status there (and the level-1 fence when the
@@ -18,6 +21,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
+#include "core/common/merge_path.cuh"
 #include "core/lsm/level.cuh"
 #include "core/sorted_array/search_index.cuh"
 
@@ -29,80 +33,67 @@ constexpr int kMergeThreads = 256;
 constexpr int kMergePerThread = 8;
 constexpr uint32_t kMergeTile = kMergeThreads * kMergePerThread;
 
-__global__ void merge_partition_kernel(const uint32_t* __restrict__ a, uint64_t na, const uint32_t* __restrict__ b,
-                                       uint64_t nb, uint64_t tiles, uint64_t* __restrict__ split) {
-  const uint64_t t = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t > tiles) return;
-  const uint64_t d = min(t * kMergeTile, na + nb);
-  uint64_t lo = d > nb ? d - nb : 0;
-  uint64_t hi = min(d, na);
-  while (lo < hi) {
-    const uint64_t mid = (lo + hi) >> 1;
-    if (a[mid] <= b[d - 1 - mid])  // a[mid] precedes b[d-1-mid]: more than mid newer elements
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  split[t] = lo;
-}
-
-__global__ void __launch_bounds__(kMergeThreads)
-    merge_tile_kernel(const RunIn a, const RunIn b, const RunOut out, const uint64_t* __restrict__ split) {
+__global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a, const RunIn b, const RunOut out) {
+  // The tile's input (a's part, then b's) and its output order, staged.
   __shared__ uint32_t s_keys[kMergeTile];
+  __shared__ uint32_t s_values[kMergeTile];
+  __shared__ uint8_t s_status[kMergeTile];
+  __shared__ uint16_t s_from[kMergeTile];  // output position -> input position
+  __shared__ uint64_t s_split[2];
+  static_assert(kMergeTile <= 65536, "s_from holds 16-bit positions");
   const uint64_t total = a.n + b.n;
   const uint64_t d0 = static_cast<uint64_t>(blockIdx.x) * kMergeTile;
   const uint64_t d1 = min(d0 + kMergeTile, total);
-  const uint64_t i0 = split[blockIdx.x], i1 = split[blockIdx.x + 1];
+  const unsigned w = warp_in_block();
+  if (w < 2) {
+    const uint64_t split = warp_merge_path_split(a.keys, a.n, b.keys, b.n, w == 0 ? d0 : d1);
+    if (lane_id() == 0) s_split[w] = split;
+  }
+  __syncthreads();
+  const uint64_t i0 = s_split[0], i1 = s_split[1];
   const uint64_t j0 = d0 - i0;
   const uint32_t na = static_cast<uint32_t>(i1 - i0);
   const uint32_t nt = static_cast<uint32_t>(d1 - d0);
   const uint32_t nb = nt - na;
-  for (uint32_t x = threadIdx.x; x < nt; x += kMergeThreads)
-    s_keys[x] = x < na ? a.keys[i0 + x] : b.keys[j0 + (x - na)];
+  // Coalesced loads of everything the tile moves, all in flight at once
+  // (values and status were read per element after its search before: a
+  // chain of dependent loads per thread).
+  for (uint32_t x = threadIdx.x; x < nt; x += kMergeThreads) {
+    const bool in_a = x < na;
+    const uint64_t src = in_a ? i0 + x : j0 + (x - na);
+    s_keys[x] = in_a ? a.keys[src] : b.keys[src];
+    s_values[x] = in_a ? a.values[src] : b.values[src];
+    s_status[x] = in_a ? a.status[src] : b.status[src];
+  }
   __syncthreads();
   const uint32_t* s_a = s_keys;
   const uint32_t* s_b = s_keys + na;
-
-#pragma unroll
-  for (int r = 0; r < kMergePerThread; ++r) {
-    const uint32_t x = r * kMergeThreads + threadIdx.x;
-    if (x >= nt) continue;
-    uint32_t key, value;
-    uint8_t st;
-    uint64_t o;
-    if (x < na) {
-      key = s_a[x];
-      o = d0 + x + sa::count_before(s_b, nb, key, false);
-      value = a.values[i0 + x];
-      st = a.status[i0 + x];
-    } else {
-      const uint32_t y = x - na;
-      key = s_b[y];
-      o = d0 + y + sa::count_before(s_a, na, key, true);
-      value = b.values[j0 + y];
-      st = b.status[j0 + y];
-    }
-    out.keys[o] = key;
-    out.values[o] = value;
-    out.status[o] = st;
-    if (out.fences != nullptr) sa::put_fence(out.fences, o, key);
+  for (uint32_t x = threadIdx.x; x < nt; x += kMergeThreads) {
+    const uint32_t key = s_keys[x];
+    const uint32_t o = x < na ? x + sa::count_before(s_b, nb, key, false)
+                              : (x - na) + sa::count_before(s_a, na, key, true);
+    s_from[o] = static_cast<uint16_t>(x);
+  }
+  __syncthreads();
+  // The tile's output range, written in order (coalesced).
+  for (uint32_t o = threadIdx.x; o < nt; o += kMergeThreads) {
+    const uint32_t x = s_from[o];
+    const uint32_t key = s_keys[x];
+    out.keys[d0 + o] = key;
+    out.values[d0 + o] = s_values[x];
+    out.status[d0 + o] = s_status[x];
+    if (out.fences != nullptr) sa::put_fence(out.fences, d0 + o, key);
   }
 }
 
 }  // namespace
 
-uint64_t merge_split_entries(uint64_t total) { return div_up(total, kMergeTile) + 1; }
-
-void merge_runs(const RunIn& newer, const RunIn& older, const RunOut& out, DeviceBuffer<uint64_t>& splits,
-                cudaStream_t stream) {
+void merge_runs(const RunIn& newer, const RunIn& older, const RunOut& out, cudaStream_t stream) {
   const uint64_t total = newer.n + older.n;
   if (total == 0) return;
   const uint64_t tiles = div_up(total, kMergeTile);
-  if (splits.capacity() < tiles + 1) throw RuntimeFailure("lsm merge: split scratch too small");
-  merge_partition_kernel<<<blocks_for(tiles + 1, 256), 256, 0, stream>>>(newer.keys, newer.n, older.keys, older.n,
-                                                                        tiles, splits.data());
-  GPUDICT_CHECK_LAUNCH("merge_partition_kernel");
-  merge_tile_kernel<<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(newer, older, out, splits.data());
+  if (tiles > 0x7FFFFFFFull) throw RuntimeFailure("lsm merge: more than 2^31 tiles");
+  merge_tile_kernel<<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(newer, older, out);
   GPUDICT_CHECK_LAUNCH("merge_tile_kernel");
 }
 

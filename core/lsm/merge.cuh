@@ -8,7 +8,6 @@
 
 #include <cstdint>
 
-#include "core/common/device_buffer.hpp"
 
 namespace gpudict::lsm {
 
@@ -26,13 +25,8 @@ struct RunOut {
   uint32_t* fences;  // level-1 fences of the output (fences[o / 32] = keys[o]), or null
 };
 
-// Entries of split scratch that merging `total` elements needs.
-uint64_t merge_split_entries(uint64_t total);
-
-// out[0, newer.n + older.n) = the stable merge. `splits` must hold
-// merge_split_entries(newer.n + older.n) entries (reserved by the caller:
-// nothing is allocated here).
-void merge_runs(const RunIn& newer, const RunIn& older, const RunOut& out, DeviceBuffer<uint64_t>& splits,
-                cudaStream_t stream);
+// out[0, newer.n + older.n) = the stable merge (one kernel; nothing is
+// allocated).
+void merge_runs(const RunIn& newer, const RunIn& older, const RunOut& out, cudaStream_t stream);
 
 }  // namespace gpudict::lsm

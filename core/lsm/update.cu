@@ -26,7 +26,7 @@
 // end). Larger batches read the count first to know their chunks.
 //
 // Everything a group of up to 32 chunks needs (the new levels, the ping-pong
-// buffers, the merge splits) is allocated before its timed segment; the
+// buffers) is allocated before its timed segment; the
 // levels merged away are released after the stream is synchronised.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -166,24 +166,43 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   unsigned long long* d_runs = d_counters_.data();
   unsigned long long* d_live = d_counters_.data() + 1;
   unsigned long long* d_tombs = d_counters_.data() + 2;
-  cub::DoubleBuffer<uint32_t> dk(upd_keys_[0].data(), upd_keys_[1].data());
-  cub::DoubleBuffer<uint32_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
-  auto sort = [&](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_);
+  // The resolve - the stable sort of (key, delete|index) and the
+  // reduce-by-key - as one CUDA graph (a dozen small stream operations:
+  // core/common/graph_cache.hpp), captured here, outside the timed segment.
+  auto sort_of = [&](cub::DoubleBuffer<uint32_t>& dk, cub::DoubleBuffer<uint32_t>& dp) {
+    return [&](void* p, size_t& bytes) { return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_); };
   };
-  auto reduce = [&](void* p, size_t& bytes) {
-    return cub::DeviceReduce::ReduceByKey(p, bytes, dk.Current(), uniq_keys_.data(), dp.Current(),
-                                          uniq_payload_.data(), d_runs, ResolveOp{}, m, stream_);
+  auto reduce_of = [&](cub::DoubleBuffer<uint32_t>& dk, cub::DoubleBuffer<uint32_t>& dp) {
+    return [&](void* p, size_t& bytes) {
+      return cub::DeviceReduce::ReduceByKey(p, bytes, dk.Current(), uniq_keys_.data(), dp.Current(),
+                                            uniq_payload_.data(), d_runs, ResolveOp{}, m, stream_);
+    };
   };
-  temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
-  temp_.prepare("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
+  auto enqueue_resolve = [&](bool run) {
+    cub::DoubleBuffer<uint32_t> dk(upd_keys_[0].data(), upd_keys_[1].data());
+    cub::DoubleBuffer<uint32_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
+    if (!run) {  // grow the CUB buffer only
+      temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort_of(dk, dp));
+      temp_.prepare("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce_of(dk, dp));
+      return;
+    }
+    GPUDICT_CUDA(cudaMemsetAsync(d_counters_.data(), 0, 3 * sizeof(unsigned long long), stream_));
+    temp_.run("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort_of(dk, dp));
+    temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce_of(dk, dp));
+  };
+  enqueue_resolve(false);
+  const GraphCache::Key resolve_key = {
+      key_word(d_counters_.data()),    key_word(upd_keys_[0].data()), key_word(upd_keys_[1].data()),
+      key_word(upd_payload_[0].data()), key_word(upd_payload_[1].data()), key_word(uniq_keys_.data()),
+      key_word(uniq_payload_.data()),  key_word(temp_.data()),          m};
+  resolve_graph_.prepare(resolve_key, stream_, [&] { enqueue_resolve(true); });
   // Opens the timed segment (closed after the first group of chunks, or
   // right after the resolve when the host must read the count).
   auto resolve = [&] {
     timer_.start(stream_);
-    GPUDICT_CUDA(cudaMemsetAsync(d_counters_.data(), 0, 3 * sizeof(unsigned long long), stream_));
-    temp_.run("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
-    temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
+    trace_.mark(stream_, "start");
+    if (!resolve_graph_.launch(resolve_key, stream_)) enqueue_resolve(true);
+    trace_.mark(stream_, "resolve");
   };
   double ms = 0;
   uint64_t chunks = 1;  // m <= b: one chunk, whatever the resolved count
@@ -196,8 +215,8 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     chunks = div_up(u, b_);
   }
 
-  // The chunks, in groups: a group's new levels, ping-pong buffers and
-  // splits are acquired before its timed segment, and the levels it merges
+  // The chunks, in groups: a group's new levels and ping-pong buffers
+  // are acquired before its timed segment, and the levels it merges
   // away go back to the pool after it (the next group reuses them).
   const bool track = opt_.stale_fraction > 0;
   const LsmView before = make_view(live_);  // the pre-batch levels (presence count)
@@ -206,7 +225,7 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     // The level each chunk creates: r -> r + 1 sets the lowest zero bit k.
     std::vector<int> target;
     std::vector<std::shared_ptr<Level>> fresh;
-    uint64_t max_inter = 0, max_total = 0;
+    uint64_t max_inter = 0;
     bool need_chunk = false;
     uint64_t r = live_.r;
     for (uint64_t c = c0; c < c1; ++c, ++r) {
@@ -218,7 +237,6 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
       target.push_back(k);
       if (k >= 1) need_chunk = true;
       if (k >= 2) max_inter = std::max<uint64_t>(max_inter, b_ << (k - 1));
-      max_total = std::max<uint64_t>(max_total, b_ << k);
     }
     for (int k : target) fresh.push_back(pool_->acquire(k));
     if (need_chunk) chunk_.reserve(b_, "lsm chunk buffer");
@@ -226,7 +244,6 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
       pp_[0].reserve(max_inter, "lsm merge buffer");
       pp_[1].reserve(max_inter, "lsm merge buffer");
     }
-    splits_.reserve_discard(merge_split_entries(max_total), "lsm merge splits");
 
     // One chunk: the resolve runs here, after the allocations above (a
     // cudaMalloc inside a timed segment would count host time as device
@@ -251,6 +268,7 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
       expand_chunk_kernel<<<blocks_for(b_, kExpandThreads, 4096), kExpandThreads, 0, stream_>>>(
           uniq_keys_.data(), uniq_payload_.data(), upd_values_.data(), d_runs, first, b_, sk, sv, ss, d_tombs);
       GPUDICT_CHECK_LAUNCH("expand_chunk_kernel");
+      trace_.mark(stream_, "expand");
       if (k == 0) {
         sa::build_fence_levels(out.kv, 0, stream_);
       } else {
@@ -263,7 +281,8 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
           const RunOut o = last ? RunOut{out.kv.keys.data(), out.kv.values.data(), out.status.data(),
                                          out.kv.fences.data()}
                                 : RunOut{tmp.keys.data(), tmp.values.data(), tmp.status.data(), nullptr};
-          merge_runs(a, older, o, splits_, stream_);
+          merge_runs(a, older, o, stream_);
+          trace_.mark(stream_, "merge");
           a = RunIn{o.keys, o.values, o.status, a.n + older.n};
         }
         sa::build_fence_levels(out.kv, 1, stream_);
@@ -272,9 +291,11 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
       live_.at[k] = std::move(fresh[c - c0]);
       live_.r += 1;
     }
+    trace_.mark(stream_, "fence");
     ms += timer_.stop(stream_);
     release_dropped();
   }
+  trace_.flush("lsm update batch");
   unsigned long long counters[3];
   copy_to_host(stream_, counters, d_counters_.data(), sizeof(counters));
   const uint64_t u = counters[0], live_before = counters[1], tombs = counters[2];

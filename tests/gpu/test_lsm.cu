@@ -17,8 +17,10 @@
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
 #include "core/api/registry.hpp"
+#include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
 #include "core/lsm/lsm.hpp"
+#include "core/lsm/merge.cuh"
 #include "model_compare.hpp"
 
 using namespace gpudict;
@@ -953,4 +955,80 @@ TEST_CASE("lsm: device memory estimate covers what it holds") {
   WorkloadBounds bigger = bounds;
   bigger.max_resident *= 4;
   CHECK(d->device_bytes_needed(bigger) > need);
+}
+
+// The merge itself (core/lsm/merge.cu: each tile finds its boundary splits
+// with a 32-way warp search): runs of every size relation, few distinct keys
+// (long runs of equal keys across many tiles, in both inputs), keys 0 and
+// 0xFFFFFFFF. Values tag the run and position, so the check is exact: on
+// equal keys every `newer` element first, each run in its own order.
+TEST_CASE("lsm: merge path across tiles: equal keys in both runs, stability, empty runs") {
+  std::mt19937_64 rng(99);
+  struct Sizes {
+    uint64_t na, nb, distinct;
+  };
+  for (const Sizes& z : {Sizes{0, 5000, 3}, Sizes{5000, 0, 3}, Sizes{1, 1, 1}, Sizes{3000, 7001, 2},
+                         Sizes{7001, 3000, 5}, Sizes{2048, 2048, 1}, Sizes{100000, 40000, 7},
+                         Sizes{1u << 20, 1u << 20, 1u << 30}, Sizes{1u << 20, 3, 4}}) {
+    CAPTURE(z.na);
+    CAPTURE(z.nb);
+    CAPTURE(z.distinct);
+    auto run_of = [&](uint64_t n, uint32_t tag) {
+      std::vector<uint32_t> keys(n), values(n);
+      const uint64_t span = z.distinct;
+      for (auto& k : keys) {
+        const uint64_t r = rng() % span;
+        k = r == 0 ? 0u : (r == 1 ? 0xFFFFFFFFu : static_cast<uint32_t>(r * 2654435761u % 0xFFFFFFFFull));
+      }
+      std::sort(keys.begin(), keys.end());
+      for (uint64_t i = 0; i < n; ++i) values[i] = tag | static_cast<uint32_t>(i);
+      return std::make_pair(keys, values);
+    };
+    const auto [ak, av] = run_of(z.na, 0u);
+    const auto [bk, bv] = run_of(z.nb, 0x80000000u);
+    // The reference: a stable merge, ties to `newer` (a).
+    std::vector<uint32_t> rk, rv;
+    for (uint64_t i = 0, j = 0; i < z.na || j < z.nb;) {
+      if (j == z.nb || (i < z.na && ak[i] <= bk[j])) {
+        rk.push_back(ak[i]);
+        rv.push_back(av[i++]);
+      } else {
+        rk.push_back(bk[j]);
+        rv.push_back(bv[j++]);
+      }
+    }
+    const uint64_t total = z.na + z.nb;
+    DeviceBuffer<uint32_t> dak(std::max<uint64_t>(z.na, 1)), dav(std::max<uint64_t>(z.na, 1)),
+        dbk(std::max<uint64_t>(z.nb, 1)), dbv(std::max<uint64_t>(z.nb, 1)), ok(total), ov(total);
+    DeviceBuffer<uint8_t> das(std::max<uint64_t>(z.na, 1)), dbs(std::max<uint64_t>(z.nb, 1)), os(total);
+    std::vector<uint8_t> as(z.na), bs(z.nb);
+    for (uint64_t i = 0; i < z.na; ++i) as[i] = static_cast<uint8_t>(i & 1);
+    for (uint64_t j = 0; j < z.nb; ++j) bs[j] = static_cast<uint8_t>((j & 1) ^ 1);
+    auto up = [](void* d, const void* h, size_t bytes) {
+      if (bytes) REQUIRE(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) == cudaSuccess);
+    };
+    up(dak.data(), ak.data(), z.na * 4);
+    up(dav.data(), av.data(), z.na * 4);
+    up(das.data(), as.data(), z.na);
+    up(dbk.data(), bk.data(), z.nb * 4);
+    up(dbv.data(), bv.data(), z.nb * 4);
+    up(dbs.data(), bs.data(), z.nb);
+    lsm::merge_runs(lsm::RunIn{dak.data(), dav.data(), das.data(), z.na},
+                    lsm::RunIn{dbk.data(), dbv.data(), dbs.data(), z.nb},
+                    lsm::RunOut{ok.data(), ov.data(), os.data(), nullptr}, nullptr);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    std::vector<uint32_t> gk(total), gv(total);
+    std::vector<uint8_t> gs(total);
+    REQUIRE(cudaMemcpy(gk.data(), ok.data(), total * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(gv.data(), ov.data(), total * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+    REQUIRE(cudaMemcpy(gs.data(), os.data(), total, cudaMemcpyDeviceToHost) == cudaSuccess);
+    uint64_t bad = 0;
+    for (uint64_t o = 0; o < total; ++o) {
+      const uint32_t v = rv[o];
+      const uint8_t st = (v & 0x80000000u) ? static_cast<uint8_t>(((v & 0x7FFFFFFFu) & 1) ^ 1)
+                                           : static_cast<uint8_t>(v & 1);
+      bad += gk[o] != rk[o] || gv[o] != v || gs[o] != st;
+    }
+    CHECK(bad == 0);
+  }
 }

@@ -1,0 +1,103 @@
+// A short, fixed sequence of stream work replayed as one CUDA graph. A CUB
+// radix sort is a dozen stream operations (two memsets, a histogram, a scan,
+// then a memset and a kernel per 8-bit pass), each enqueued by the host
+// after CUB's dispatch logic; at 2^20 pairs the device finishes them faster
+// than the host issues them, so inside a timed region it spends 40-70 us
+// waiting (GPUDICT_TRACE=1 showed a 2^20-pair sort taking 120-146 us in the
+// stream against 86 us of kernels). Captured once per key - every pointer
+// and size the sequence depends on - by prepare(), outside timed regions
+// (instantiation costs host time), and replayed by launch() with one call.
+// A pointer in a key that was freed and allocated again at the same address
+// is still valid: the graph holds no memory of its own.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/errors.hpp"
+
+namespace gpudict {
+
+class GraphCache {
+ public:
+  // Everything the captured work depends on: buffers, sizes, bit ranges.
+  using Key = std::array<uint64_t, 12>;
+  // Graphs kept (the least recently used goes): a batch's query lists of
+  // several types, or updates between queries, each keep theirs.
+  static constexpr size_t kEntries = 8;
+
+  GraphCache() = default;
+  ~GraphCache() { reset(); }
+  GraphCache(const GraphCache&) = delete;
+  GraphCache& operator=(const GraphCache&) = delete;
+
+  // Captures enqueue() - stream work on `s` only, no synchronisation, no
+  // allocation - into a graph for `key`, unless one for that key is cached.
+  // Nothing runs on the device here.
+  template <class F>
+  void prepare(const Key& key, cudaStream_t s, F&& enqueue) {
+    if (find(key) != nullptr) return;
+    if (entries_.size() == kEntries) {
+      cudaGraphExecDestroy(entries_.front().exec);
+      entries_.erase(entries_.begin());
+    }
+    GPUDICT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    cudaGraph_t graph = nullptr;
+    try {
+      enqueue();
+    } catch (...) {
+      cudaStreamEndCapture(s, &graph);  // leaves the stream usable
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      throw;
+    }
+    GPUDICT_CUDA(cudaStreamEndCapture(s, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    GPUDICT_CUDA(err);
+    entries_.push_back({key, exec});
+  }
+
+  // Replays the graph cached for `key` on `s` and returns true, or returns
+  // false when there is none (the caller then runs the work directly, e.g.
+  // on a path that skipped prepare()).
+  bool launch(const Key& key, cudaStream_t s) {
+    Entry* e = find(key);
+    if (e == nullptr) return false;
+    GPUDICT_CUDA(cudaGraphLaunch(e->exec, s));
+    return true;
+  }
+
+  void reset() {
+    for (Entry& e : entries_) cudaGraphExecDestroy(e.exec);
+    entries_.clear();
+  }
+
+ private:
+  struct Entry {
+    Key key;
+    cudaGraphExec_t exec;
+  };
+  // The entry for `key`, moved to the back (most recently used), or null.
+  Entry* find(const Key& key) {
+    for (size_t i = 0; i < entries_.size(); ++i) {
+      if (entries_[i].key != key) continue;
+      const Entry e = entries_[i];
+      entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+      entries_.push_back(e);
+      return &entries_.back();
+    }
+    return nullptr;
+  }
+  std::vector<Entry> entries_;
+};
+
+// A pointer as a key word.
+inline uint64_t key_word(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+
+}  // namespace gpudict

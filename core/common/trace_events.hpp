@@ -1,0 +1,73 @@
+// A diagnostic: with GPUDICT_TRACE=1 in the environment, a structure marks
+// points of a batch on its stream (a CUDA event each) and prints, per mark,
+// the device time since the previous one to stderr. Time between two marks
+// is the work between them plus any time the device waited for the host to
+// launch it, so gaps in a timed region show up at the mark after them.
+// Disabled (the default), mark() and flush() cost a branch.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "core/common/cuda_check.hpp"
+
+namespace gpudict {
+
+class TraceEvents {
+ public:
+  TraceEvents() : on_(std::getenv("GPUDICT_TRACE") != nullptr && std::getenv("GPUDICT_TRACE")[0] == '1') {}
+  ~TraceEvents() {
+    for (cudaEvent_t e : pool_) cudaEventDestroy(e);
+  }
+  TraceEvents(const TraceEvents&) = delete;
+  TraceEvents& operator=(const TraceEvents&) = delete;
+
+  bool on() const { return on_; }
+
+  // Records an event named `what` on `s` (the first mark of a trace is its origin).
+  void mark(cudaStream_t s, const char* what) {
+    if (!on_) return;
+    if (used_ == pool_.size()) {
+      cudaEvent_t e{};
+      GPUDICT_CUDA(cudaEventCreate(&e));
+      pool_.push_back(e);
+    }
+    GPUDICT_CUDA(cudaEventRecord(pool_[used_], s));
+    names_.emplace_back(what);
+    ++used_;
+  }
+
+  // Waits for the last mark and prints "trace <title>: what us, ..." (one
+  // line per trace), then starts a new trace.
+  void flush(const char* title) {
+    if (!on_ || used_ == 0) return;
+    GPUDICT_CUDA(cudaEventSynchronize(pool_[used_ - 1]));
+    std::string line = std::string("trace ") + title + ":";
+    float total = 0.f;
+    for (size_t i = 1; i < used_; ++i) {
+      float ms = 0.f;
+      GPUDICT_CUDA(cudaEventElapsedTime(&ms, pool_[i - 1], pool_[i]));
+      total += ms;
+      char buf[96];
+      std::snprintf(buf, sizeof buf, " %s %.1f", names_[i].c_str(), ms * 1e3f);
+      line += buf;
+    }
+    char buf[48];
+    std::snprintf(buf, sizeof buf, " | total %.1f us", total * 1e3f);
+    std::fprintf(stderr, "%s%s\n", line.c_str(), buf);
+    used_ = 0;
+    names_.clear();
+  }
+
+ private:
+  bool on_ = false;
+  std::vector<cudaEvent_t> pool_;
+  std::vector<std::string> names_;
+  size_t used_ = 0;
+};
+
+}  // namespace gpudict
