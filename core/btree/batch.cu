@@ -209,9 +209,10 @@ void BTree::prepare_update_sort(uint64_t n) {
                                                          n < kTaggedLists ? d_types_.data() : nullptr, n);
     GPUDICT_CHECK_LAUNCH("iota_kernel");
     temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
-    // Which buffer CUB's passes leave the output in: the same at every
-    // replay, and for every n (always four 8-bit passes).
-    update_out_ = keys.selector;
+    // Which buffer CUB leaves the output in (kept with the graph: the same
+    // at every replay, but not for every n - CUB's single-tile sort of a
+    // short list ends in the other buffer than its four onesweep passes).
+    return keys.selector;
   });
 }
 
@@ -219,9 +220,10 @@ void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32
   keys_out = d_keys_[0].data();
   perm_out = nullptr;
   if (n < 2) return;
-  if (update_graph_.launch(update_sort_key(n), stream_)) {
-    keys_out = d_keys_[update_out_].data();
-    perm_out = d_perm_[update_out_].data();
+  int out = 0;
+  if (update_graph_.launch(update_sort_key(n), stream_, &out)) {
+    keys_out = d_keys_[out].data();
+    perm_out = d_perm_[out].data();
     return;
   }
   cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());

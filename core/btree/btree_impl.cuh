@@ -183,7 +183,6 @@ class BTree final : public Dictionary {
   // The list sorts as CUDA graphs (a dozen small stream operations each;
   // core/common/graph_cache.hpp).
   GraphCache list_graph_, update_graph_;
-  int update_out_ = 0;  // d_keys_/d_perm_[update_out_]: the update sort's output
   DeviceBuffer<unsigned long long> d_scalars_;  // [0, kMergeFlags): merged updates' flags; [0]: the build's count
   static constexpr int kMergeFlags = 4;
   static constexpr int kRangeCursor = 4;        // d_scalars_[4]: one-pass ranges' line cursor

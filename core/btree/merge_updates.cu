@@ -563,8 +563,9 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     out.left_n = h_u64_[2];  // sub-segments the count kernel left (splits, long segments)
     // Above the leaves, a level whose nodes all took their items in place
     // is done: nothing to write, and its header update would change nothing
-    // (sizes change at the leaves only); the flags are cleared at the next
-    // batch's start.
+    // (sizes change at the leaves only). Its flags are all zero already:
+    // the root flag and the two totals are set only with new nodes or left
+    // sub-segments, the size delta only at the leaves.
     if (!leaf_level && fresh == 0 && out.left_n == 0 && !root_splits) break;
     const uint64_t need = fresh + (root_splits ? 1 : 0);
     total += need;

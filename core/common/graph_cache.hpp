@@ -7,8 +7,10 @@
 // stream against 86 us of kernels). Captured once per key - every pointer
 // and size the sequence depends on - by prepare(), outside timed regions
 // (instantiation costs host time), and replayed by launch() with one call.
-// A pointer in a key that was freed and allocated again at the same address
-// is still valid: the graph holds no memory of its own.
+// The graph holds no memory of its own: a pointer in a key that was freed and
+// allocated again at the same address is valid again, provided the caller
+// sized the buffers for the key's sizes before each launch, as every caller
+// does (CUB's temporary storage too: prepared before each timed segment).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -16,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "core/common/cuda_check.hpp"
@@ -38,7 +41,10 @@ class GraphCache {
 
   // Captures enqueue() - stream work on `s` only, no synchronisation, no
   // allocation - into a graph for `key`, unless one for that key is cached.
-  // Nothing runs on the device here.
+  // Nothing runs on the device here. An enqueue() that returns an int (host
+  // state the captured work leaves behind, such as which buffer of a CUB
+  // DoubleBuffer holds the output) has it kept with the graph: launch()
+  // hands it back.
   template <class F>
   void prepare(const Key& key, cudaStream_t s, F&& enqueue) {
     if (find(key) != nullptr) return;
@@ -48,8 +54,12 @@ class GraphCache {
     }
     GPUDICT_CUDA(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
     cudaGraph_t graph = nullptr;
+    int payload = 0;
     try {
-      enqueue();
+      if constexpr (std::is_void_v<decltype(enqueue())>)
+        enqueue();
+      else
+        payload = enqueue();
     } catch (...) {
       cudaStreamEndCapture(s, &graph);  // leaves the stream usable
       if (graph != nullptr) cudaGraphDestroy(graph);
@@ -60,16 +70,18 @@ class GraphCache {
     const cudaError_t err = cudaGraphInstantiate(&exec, graph, 0);
     cudaGraphDestroy(graph);
     GPUDICT_CUDA(err);
-    entries_.push_back({key, exec});
+    entries_.push_back({key, exec, payload});
   }
 
-  // Replays the graph cached for `key` on `s` and returns true, or returns
-  // false when there is none (the caller then runs the work directly, e.g.
-  // on a path that skipped prepare()).
-  bool launch(const Key& key, cudaStream_t s) {
+  // Replays the graph cached for `key` on `s` and returns true (and its
+  // enqueue()'s int in *payload), or returns false when there is none (the
+  // caller then runs the work directly, e.g. on a path that skipped
+  // prepare()).
+  bool launch(const Key& key, cudaStream_t s, int* payload = nullptr) {
     Entry* e = find(key);
     if (e == nullptr) return false;
     GPUDICT_CUDA(cudaGraphLaunch(e->exec, s));
+    if (payload != nullptr) *payload = e->payload;
     return true;
   }
 
@@ -82,6 +94,7 @@ class GraphCache {
   struct Entry {
     Key key;
     cudaGraphExec_t exec;
+    int payload;
   };
   // The entry for `key`, moved to the back (most recently used), or null.
   Entry* find(const Key& key) {

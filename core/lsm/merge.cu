@@ -1,5 +1,5 @@
 // The stable two-run merge (merge.cuh), by merge path: the output is cut
-// into tiles of kMergeTile elements, one block per tile (22 KB of shared
+// into tiles of kMergeTile elements, one block per tile (22.5 KB of shared
 // memory: eight blocks per multiprocessor).
 //
 //  1. the block's first two warps find the split of its two tile boundaries

@@ -191,17 +191,20 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce_of(dk, dp));
   };
   enqueue_resolve(false);
-  const GraphCache::Key resolve_key = {
-      key_word(d_counters_.data()),    key_word(upd_keys_[0].data()), key_word(upd_keys_[1].data()),
-      key_word(upd_payload_[0].data()), key_word(upd_payload_[1].data()), key_word(uniq_keys_.data()),
-      key_word(uniq_payload_.data()),  key_word(temp_.data()),          m};
-  resolve_graph_.prepare(resolve_key, stream_, [&] { enqueue_resolve(true); });
+  // Every buffer the resolve touches, read when prepared and again when
+  // launched (a buffer moved in between would not match the graph).
+  auto resolve_key = [&]() -> GraphCache::Key {
+    return {key_word(d_counters_.data()),    key_word(upd_keys_[0].data()), key_word(upd_keys_[1].data()),
+            key_word(upd_payload_[0].data()), key_word(upd_payload_[1].data()), key_word(uniq_keys_.data()),
+            key_word(uniq_payload_.data()),  key_word(temp_.data()),          m};
+  };
+  resolve_graph_.prepare(resolve_key(), stream_, [&] { enqueue_resolve(true); });
   // Opens the timed segment (closed after the first group of chunks, or
   // right after the resolve when the host must read the count).
   auto resolve = [&] {
     timer_.start(stream_);
     trace_.mark(stream_, "start");
-    if (!resolve_graph_.launch(resolve_key, stream_)) enqueue_resolve(true);
+    if (!resolve_graph_.launch(resolve_key(), stream_)) enqueue_resolve(true);
     trace_.mark(stream_, "resolve");
   };
   double ms = 0;

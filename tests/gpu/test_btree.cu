@@ -744,3 +744,35 @@ TEST_CASE("btree: stats describe the tree") {
   CHECK(extra_u64(*d, "node-bytes") == extra_u64(*d, "nodes") * 128);
   require_sound(*d);
 }
+
+// Update batches of alternating sizes on one tree: CUB sorts a short list
+// in a single tile and leaves it in the other buffer than its onesweep
+// passes do; the update sort's cached CUDA graphs must each remember where
+// their own output is (a shared record once read a large batch's sort from
+// the wrong buffer after a small batch: the tree was corrupted).
+TEST_CASE("btree: merged update batches of alternating sizes reuse cached sort graphs") {
+  auto d = make();
+  DeviceTime t;
+  d->build(spaced_keys(200000, 7, 1), t);
+  Model m = model_of(spaced_keys(200000, 7, 1));
+  std::mt19937_64 rng(4242);
+  for (const int size : {40000, 1000, 40000, 3, 40000, 2, 5000, 40000, 1000, 40000}) {
+    CAPTURE(size);
+    Batch b;
+    std::set<uint64_t> used;
+    while (static_cast<int>(b.size()) < size) {
+      const uint64_t k = rng() % 3000000;
+      if (!used.insert(k).second) continue;
+      if (rng() % 4 == 0)
+        b.push(OpType::Delete, k);
+      else
+        b.push(OpType::Insert, k, rng() & kMax);
+    }
+    run_checked(*d, m, b);
+    run_checked(*d, m, probe_batch({0, 1, 7, 8, 1000001, 2999999, 3000000, kMax}));
+  }
+  Batch all;
+  all.push(OpType::Range, 0, kMax);
+  run_checked(*d, m, all);
+  require_sound(*d);
+}
