@@ -8,7 +8,6 @@ rm -rf .device-build
 mkdir -p .device-build/tests/bench
 cp build/gpudict .device-build/
 cp build/tests/gpudict_gpu_tests build/tests/gpudict_tests .device-build/tests/
-cp build/tests/bench/gpudict_baselines build/tests/bench/gpudict_slaballoc_bench build/tests/bench/gpudict_atomic_rate \
-  build/tests/bench/gpudict_sort_tiles \
-  .device-build/tests/bench/
+# every benchmark tests/bench/CMakeLists.txt builds
+find build/tests/bench -maxdepth 1 -type f -executable -name 'gpudict_*' -exec cp {} .device-build/tests/bench/ \;
 du -sh .device-build

@@ -143,21 +143,16 @@ SortBits BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool wit
   return query_sort_bits(lo, hi, n);
 }
 
-void BTree::size_list_sort(uint64_t n) {
-  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
-  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
-  temp_.prepare(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
-                                               d_perm_[0].data(), n, stream_, SortBits{}));
+void BTree::enqueue_list_sort(uint64_t n, SortBits bits) {
+  temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(), d_perm_[0].data(),
+                                           n, stream_, bits));
 }
 
 void BTree::prepare_list_sort(uint64_t n, SortBits bits) {
-  size_list_sort(n);
   if (!opt_.sort || n < 2 || bits.end == 0) return;  // sort_list sorts nothing
-  list_graph_.prepare(list_sort_key(n, bits), stream_, [&] {
-    temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
-                                             d_perm_[0].data(), n, stream_, bits));
-  });
+  temp_.prepare(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
+                                               d_perm_[0].data(), n, stream_, bits));
+  list_graph_.prepare(list_sort_key(n, bits), stream_, [&] { enqueue_list_sort(n, bits); });
 }
 
 GraphCache::Key BTree::list_sort_key(uint64_t n, SortBits bits) const {
@@ -168,7 +163,7 @@ GraphCache::Key BTree::list_sort_key(uint64_t n, SortBits bits) const {
 
 GraphCache::Key BTree::update_sort_key(uint64_t n) const {
   return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_perm_[0].data()),
-          key_word(d_perm_[1].data()), key_word(d_types_.data()), key_word(temp_.data()), n, 1};
+          key_word(d_perm_[1].data()), key_word(d_types_.data()), key_word(temp_.data()), n};
 }
 
 OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
@@ -191,29 +186,32 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
     ops.use_finger = true;
     return ops;
   }
-  if (!list_graph_.launch(list_sort_key(n, bits), stream_))  // not prepared: the same sort, directly
-    temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
-                                             d_perm_[0].data(), n, stream_, bits));
+  if (!list_graph_.launch(list_sort_key(n, bits), stream_)) enqueue_list_sort(n, bits);  // not prepared
   ops.keys = d_keys_[1].data();
   ops.perm = d_perm_[0].data();
   ops.use_finger = true;
   return ops;
 }
 
+int BTree::enqueue_update_sort(uint64_t n) {
+  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
+  iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n < kTaggedLists ? d_types_.data() : nullptr,
+                                                       n);
+  GPUDICT_CHECK_LAUNCH("iota_kernel");
+  temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
+  return keys.selector;  // keys and slots end in the same half
+}
+
 void BTree::prepare_update_sort(uint64_t n) {
   if (n < 2) return;
-  update_graph_.prepare(update_sort_key(n), stream_, [&] {
-    cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
-    cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-    iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(),
-                                                         n < kTaggedLists ? d_types_.data() : nullptr, n);
-    GPUDICT_CHECK_LAUNCH("iota_kernel");
-    temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
-    // Which buffer CUB leaves the output in (kept with the graph: the same
-    // at every replay, but not for every n - CUB's single-tile sort of a
-    // short list ends in the other buffer than its four onesweep passes).
-    return keys.selector;
-  });
+  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
+  temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
+  // The graph keeps the half CUB leaves the output in: the same at every
+  // replay, but not for every n (CUB's single-tile sort of a short list
+  // ends in the other half than its four onesweep passes).
+  update_graph_.prepare(update_sort_key(n), stream_, [&] { return enqueue_update_sort(n); });
 }
 
 void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32_t*& perm_out) {
@@ -221,19 +219,9 @@ void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32
   perm_out = nullptr;
   if (n < 2) return;
   int out = 0;
-  if (update_graph_.launch(update_sort_key(n), stream_, &out)) {
-    keys_out = d_keys_[out].data();
-    perm_out = d_perm_[out].data();
-    return;
-  }
-  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
-  cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n < kTaggedLists ? d_types_.data() : nullptr,
-                                                       n);
-  GPUDICT_CHECK_LAUNCH("iota_kernel");
-  temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
-  keys_out = keys.Current();
-  perm_out = perm.Current();
+  if (!update_graph_.launch(update_sort_key(n), stream_, &out)) out = enqueue_update_sort(n);  // not prepared
+  keys_out = d_keys_[out].data();
+  perm_out = d_perm_[out].data();
 }
 
 void BTree::launch_phased_queries(const TreeRef& tree, const OpsRef& list) {
@@ -337,7 +325,6 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   if (n == 0) return;
   const bool two_keys = type == OpType::Count || type == OpType::Range;
   const SortBits bits = stage(b, ops, two_keys, false);
-  prepare_list_sort(n, bits);
   if (type == OpType::Range && opt_.query_tile != 0) {  // one pass (ranges.cu)
     const double ms = run_lockstep_ranges(n, bits);
     collect_ranges(ops, r);
@@ -350,6 +337,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
     d_range_scan_.reserve_discard(n + 1, "btree range offsets");
     temp_.prepare(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
   }
+  prepare_list_sort(n, bits);  // after the list's other CUB sizing: its graph keys on the CUB buffer
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
   trace_.mark(stream_, "start");

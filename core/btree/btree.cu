@@ -162,7 +162,7 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
   d_scalars_ = DeviceBuffer<unsigned long long>(kRangeCursor + 1, "btree counters");
-  h_u64_.reserve_discard(4);
+  h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;
   pool_ = DeviceBuffer<Node>(capacity_, "btree node pool");

@@ -126,12 +126,16 @@ class BTree final : public Dictionary {
   // keys and slots, a delete's slot tagged with kDeleteTag when n <
   // kTaggedLists; perm null for a list of one.
   void sort_update_list(uint64_t n, const uint32_t*& keys, const uint32_t*& perm);
-  // Grows the CUB buffer for the list sorts of n keys, outside a timed region.
-  void size_list_sort(uint64_t n);
-  // The same, and captures sort_list(n, ..., bits)'s sort as a CUDA graph.
+  // Grows the CUB buffer for sort_list(n, ..., bits)'s sort and captures
+  // that sort as a CUDA graph, outside a timed region; call it after any
+  // other CUB sizing of the list (the graph keys on the CUB buffer).
   void prepare_list_sort(uint64_t n, SortBits bits = {});
   // The same for sort_update_list(n) (the slot iota and the sort).
   void prepare_update_sort(uint64_t n);
+  // The sorts themselves, on the stream (captured, or run directly when not
+  // prepared); the update sort returns the DoubleBuffer half of its output.
+  void enqueue_list_sort(uint64_t n, SortBits bits);
+  int enqueue_update_sort(uint64_t n);
   GraphCache::Key list_sort_key(uint64_t n, SortBits bits) const;
   GraphCache::Key update_sort_key(uint64_t n) const;
   // Launches a validated list (updates, concurrent batches), in rounds when
@@ -153,8 +157,8 @@ class BTree final : public Dictionary {
   // Returns the device time.
   double run_lockstep_ranges(uint64_t n, SortBits bits);
   // The staged range list's results (offsets, sizes and pairs on the device)
-  // into r, in batch order; returns the pairs added.
-  uint64_t collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r);
+  // into r, in batch order (the device holds them contiguous, in list order).
+  void collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r);
 
   // merge_updates.cu: a phased batch's updates merged into the tree level by
   // level. merge_levels runs the levels on the sorted list (dry: counts the
@@ -185,7 +189,7 @@ class BTree final : public Dictionary {
   GraphCache list_graph_, update_graph_;
   DeviceBuffer<unsigned long long> d_scalars_;  // [0, kMergeFlags): merged updates' flags; [0]: the build's count
   static constexpr int kMergeFlags = 4;
-  static constexpr int kRangeCursor = 4;        // d_scalars_[4]: one-pass ranges' line cursor
+  static constexpr int kRangeCursor = kMergeFlags;  // d_scalars_[4]: one-pass ranges' line cursor
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];

@@ -6,6 +6,7 @@
 #include "core/btree/launch.cuh"
 #include "core/btree/query_kernel.cuh"
 #include "core/common/errors.hpp"
+#include "core/common/grid.cuh"
 
 namespace gpudict::btree {
 
@@ -23,7 +24,7 @@ QueryGrid grid_t(uint64_t n) {
   QueryGrid g;
   g.per_tile = static_cast<uint32_t>(per_tile);
   g.tiles = (n + per_tile - 1) / per_tile;
-  g.blocks = (g.tiles * G + kBlock - 1) / kBlock;
+  g.blocks = blocks_for(g.tiles * G, kBlock);
   g.smem = smem;
   return g;
 }

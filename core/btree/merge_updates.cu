@@ -91,7 +91,7 @@ struct LevelOut {
   uint32_t* target = nullptr;                // node of the item at this level
   unsigned long long* fresh = nullptr;       // new nodes of the sub-segment starting here (0 elsewhere); [n] = 0
   const unsigned long long* base = nullptr;  // exclusive scan of `fresh`
-  uint32_t* merged = nullptr;                // N of the sub-segment starting here
+  uint32_t* merged = nullptr;                // N of the sub-segment starting here (listed heads only)
   uint32_t* sep_keys = nullptr;              // next level's items: low key and id of every new node
   uint32_t* sep_vals = nullptr;
   unsigned long long* flags = nullptr;       // [0] the root's segment needs more than one node;
@@ -274,13 +274,10 @@ __device__ __forceinline__ void seal_row(uint32_t* orow, int count, uint32_t hig
   orow[kMetaWord] = meta;
 }
 
-// merged[i] of a sub-segment that the count kernel already wrote.
-constexpr uint32_t kSettled = 0xFFFFFFFFu;
-
 // count: N and the number of new nodes of every sub-segment. The common
 // case - a segment of one sub-segment whose merge fits its node - is written
-// here at once, in place (marked settled); only splits and long segments are
-// left to the write kernel. kDry: nothing is written.
+// here at once, in place (settled); only splits and long segments are left
+// to the write kernel, listed. kDry: nothing is written.
 template <bool kDry>
 __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items it, LevelOut out, int fill,
                                                             bool leaf_level, bool virtual_root) {
@@ -318,7 +315,6 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
     new_nodes = static_cast<unsigned long long>(fresh);
     settled = g.first && g.last && k == 1;
     if (settled) {
-      out.merged[i] = kSettled;
       if constexpr (!kDry) {
         seal_row(orow, N, row[kHighWord], row[kLinkWord], row[kLowWord],
                  meta_release(row[kMetaWord], static_cast<uint32_t>(N), leaf_level));
@@ -368,9 +364,9 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
   __shared__ uint32_t out_rows[kDry ? 1 : kMergeBlock * kRow];
   // One thread per listed sub-segment (the count kernel's list).
   const uint64_t k = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const uint64_t i = k < out.left_n ? out.left[k] : it.n;
-  // merged[] is valid at heads only; a settled head needs no sub-segment scan.
-  const bool head = i < it.n && is_head(out.target, it.keys, i) && out.merged[i] != kSettled;
+  // The count kernel listed exactly the heads it did not settle.
+  const bool head = k < out.left_n;
+  const uint64_t i = head ? out.left[k] : it.n;
   SubSeg g;
   if (head) g = sub_segment(out.target, it, i);
   const bool mine = head && g.first == firsts;
@@ -523,8 +519,10 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     const int fill = leaf_level ? leaf_keys : inner_children;
     // The dry run's root after a split: a virtual node with one child.
     const bool virtual_root = dry && static_cast<uint64_t>(level) + 1 == height && height > real_height;
-    reserve_merge(it.n);
-    temp_.prepare(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+    if (!leaf_level) {  // level 0's are the caller's, before its timed segment began
+      reserve_merge(it.n);
+      temp_.prepare(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
+    }
     LevelOut out;
     out.target = d_mtarget_.data();
     out.fresh = d_mfresh_.data();
@@ -641,7 +639,6 @@ void BTree::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops,
   // CUB buffer): the timed segment can run on from the sort into level 0.
   reserve_merge(n);
   temp_.prepare(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), n + 1, stream_));
-  size_list_sort(n);
   prepare_update_sort(n);
   double ms = 0.0;
   timer_.start(stream_);

@@ -88,6 +88,7 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits) {
   d_tile_pairs_.reserve_discard(g.tiles + 1, "btree range streams");
   d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
   temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_pairs_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
+  prepare_list_sort(n, bits);  // after the scan's sizing: its graph keys on the CUB buffer
   // The estimate (above), from the staged keys and bounds; and each tile's
   // last, partly filled line.
   double expect = 0.0;
@@ -171,25 +172,25 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits) {
   return ms;
 }
 
-uint64_t BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r) {
+void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r) {
   const uint64_t n = ops.size();
   copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
   copy_to_host(stream_, h_u64_.data(), d_range_off_.data(), n * sizeof(unsigned long long));
+  // Both range paths leave the pairs contiguous in list order: the total
+  // is the sum of the sizes.
   uint64_t total = 0;
-  for (uint64_t s = 0; s < n; ++s) total = std::max<uint64_t>(total, h_u64_[s] + h_value_[s]);
-  // The results list ranges in batch order: each range's pairs are moved
-  // from its device offset to the running offset here.
-  const uint64_t base = r.range_keys.size();
-  uint64_t sum = 0;
-  for (uint64_t s = 0; s < n; ++s) sum += h_value_[s];
-  r.range_keys.resize(base + sum);
-  r.range_values.resize(base + sum);
+  for (uint64_t s = 0; s < n; ++s) total += h_value_[s];
   if (total > 0) {
     h_keys_.reserve_discard(total);
     h_args_.reserve_discard(total);
     copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), total * sizeof(uint32_t));
     copy_to_host(stream_, h_args_.data(), d_range_values_.data(), total * sizeof(uint32_t));
   }
+  // The results list ranges in batch order: each range's pairs are moved
+  // from its device offset to the running offset here.
+  const uint64_t base = r.range_keys.size();
+  r.range_keys.resize(base + total);
+  r.range_values.resize(base + total);
   uint64_t at = base;
   for (uint64_t s = 0; s < n; ++s) {
     const uint32_t i = ops[s];
@@ -199,7 +200,6 @@ uint64_t BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r
     std::copy_n(h_args_.data() + h_u64_[s], h_value_[s], r.range_values.begin() + static_cast<std::ptrdiff_t>(at));
     at += h_value_[s];
   }
-  return sum;
 }
 
 }  // namespace gpudict::btree

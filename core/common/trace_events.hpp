@@ -19,14 +19,15 @@ namespace gpudict {
 
 class TraceEvents {
  public:
-  TraceEvents() : on_(std::getenv("GPUDICT_TRACE") != nullptr && std::getenv("GPUDICT_TRACE")[0] == '1') {}
+  TraceEvents() {
+    const char* env = std::getenv("GPUDICT_TRACE");
+    on_ = env != nullptr && env[0] == '1';
+  }
   ~TraceEvents() {
     for (cudaEvent_t e : pool_) cudaEventDestroy(e);
   }
   TraceEvents(const TraceEvents&) = delete;
   TraceEvents& operator=(const TraceEvents&) = delete;
-
-  bool on() const { return on_; }
 
   // Records an event named `what` on `s` (the first mark of a trace is its origin).
   void mark(cudaStream_t s, const char* what) {

@@ -7,20 +7,18 @@
 //     precedes older[j] iff newer[i] <= older[j]: ties go to newer), each by
 //     a 32-way search (core/common/merge_path.cuh) - in the tile kernel
 //     itself, not in a partition kernel before it;
-//  2. the block stages the tile's keys of both runs (at most kMergeTile in
-//     all) in shared memory; each element finds its output position by a
-//     short binary search in the other run's part:
-//        newer element x: d0 + x + #(older keys <  key)
-//        older element y: d0 + y + #(newer keys <= key)
-//     and writes key, value and status there (and the level-1 fence when the
-//     position is a multiple of 32). Every element is read once and written
-//     once (9 B in, 9 B out) plus the 4 B key staging read; a tile writes one
-//     contiguous output range.
+//  2. the block stages the tile's elements of both runs (at most kMergeTile
+//     in all: keys, values, status) in shared memory with coalesced loads;
+//     each element finds its place in the tile's output by a short binary
+//     search in the other run's part:
+//        newer element x: x + #(older keys <  key)
+//        older element y: y + #(newer keys <= key)
+//  3. the block writes the tile's output range in order from shared memory
+//     (coalesced; the level-1 fence where the position is a multiple of 32).
+//     Every element is read once and written once (9 B in, 9 B out).
 #include "core/lsm/merge.cuh"
 
 #include "core/common/cuda_check.hpp"
-#include "core/common/errors.hpp"
-#include "core/common/grid.cuh"
 #include "core/common/merge_path.cuh"
 #include "core/lsm/level.cuh"
 #include "core/sorted_array/search_index.cuh"
@@ -92,7 +90,6 @@ void merge_runs(const RunIn& newer, const RunIn& older, const RunOut& out, cudaS
   const uint64_t total = newer.n + older.n;
   if (total == 0) return;
   const uint64_t tiles = div_up(total, kMergeTile);
-  if (tiles > 0x7FFFFFFFull) throw RuntimeFailure("lsm merge: more than 2^31 tiles");
   merge_tile_kernel<<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(newer, older, out);
   GPUDICT_CHECK_LAUNCH("merge_tile_kernel");
 }

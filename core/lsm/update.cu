@@ -26,8 +26,8 @@
 // end). Larger batches read the count first to know their chunks.
 //
 // Everything a group of up to 32 chunks needs (the new levels, the ping-pong
-// buffers) is allocated before its timed segment; the
-// levels merged away are released after the stream is synchronised.
+// buffers) is allocated before its timed segment; the levels merged away are
+// released after the stream is synchronised.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 
@@ -169,28 +169,23 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   // The resolve - the stable sort of (key, delete|index) and the
   // reduce-by-key - as one CUDA graph (a dozen small stream operations:
   // core/common/graph_cache.hpp), captured here, outside the timed segment.
-  auto sort_of = [&](cub::DoubleBuffer<uint32_t>& dk, cub::DoubleBuffer<uint32_t>& dp) {
-    return [&](void* p, size_t& bytes) { return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_); };
+  cub::DoubleBuffer<uint32_t> dk(upd_keys_[0].data(), upd_keys_[1].data());
+  cub::DoubleBuffer<uint32_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
+  auto sort = [&](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_);
   };
-  auto reduce_of = [&](cub::DoubleBuffer<uint32_t>& dk, cub::DoubleBuffer<uint32_t>& dp) {
-    return [&](void* p, size_t& bytes) {
-      return cub::DeviceReduce::ReduceByKey(p, bytes, dk.Current(), uniq_keys_.data(), dp.Current(),
-                                            uniq_payload_.data(), d_runs, ResolveOp{}, m, stream_);
-    };
+  auto reduce = [&](void* p, size_t& bytes) {
+    return cub::DeviceReduce::ReduceByKey(p, bytes, dk.Current(), uniq_keys_.data(), dp.Current(),
+                                          uniq_payload_.data(), d_runs, ResolveOp{}, m, stream_);
   };
-  auto enqueue_resolve = [&](bool run) {
-    cub::DoubleBuffer<uint32_t> dk(upd_keys_[0].data(), upd_keys_[1].data());
-    cub::DoubleBuffer<uint32_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
-    if (!run) {  // grow the CUB buffer only
-      temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort_of(dk, dp));
-      temp_.prepare("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce_of(dk, dp));
-      return;
-    }
+  temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
+  temp_.prepare("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
+  auto enqueue_resolve = [&] {
+    dk.selector = dp.selector = 0;  // from the staged halves, every time (a capture flips them)
     GPUDICT_CUDA(cudaMemsetAsync(d_counters_.data(), 0, 3 * sizeof(unsigned long long), stream_));
-    temp_.run("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort_of(dk, dp));
-    temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce_of(dk, dp));
+    temp_.run("cub::DeviceRadixSort::SortPairs (lsm update batch)", sort);
+    temp_.run("cub::DeviceReduce::ReduceByKey (lsm update batch)", reduce);
   };
-  enqueue_resolve(false);
   // Every buffer the resolve touches, read when prepared and again when
   // launched (a buffer moved in between would not match the graph).
   auto resolve_key = [&]() -> GraphCache::Key {
@@ -198,13 +193,13 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
             key_word(upd_payload_[0].data()), key_word(upd_payload_[1].data()), key_word(uniq_keys_.data()),
             key_word(uniq_payload_.data()),  key_word(temp_.data()),          m};
   };
-  resolve_graph_.prepare(resolve_key(), stream_, [&] { enqueue_resolve(true); });
+  resolve_graph_.prepare(resolve_key(), stream_, enqueue_resolve);
   // Opens the timed segment (closed after the first group of chunks, or
   // right after the resolve when the host must read the count).
   auto resolve = [&] {
     timer_.start(stream_);
     trace_.mark(stream_, "start");
-    if (!resolve_graph_.launch(resolve_key(), stream_)) enqueue_resolve(true);
+    if (!resolve_graph_.launch(resolve_key(), stream_)) enqueue_resolve();
     trace_.mark(stream_, "resolve");
   };
   double ms = 0;
@@ -218,9 +213,9 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     chunks = div_up(u, b_);
   }
 
-  // The chunks, in groups: a group's new levels and ping-pong buffers
-  // are acquired before its timed segment, and the levels it merges
-  // away go back to the pool after it (the next group reuses them).
+  // The chunks, in groups: a group's new levels and ping-pong buffers are
+  // acquired before its timed segment, and the levels it merges away go
+  // back to the pool after it (the next group reuses them).
   const bool track = opt_.stale_fraction > 0;
   const LsmView before = make_view(live_);  // the pre-batch levels (presence count)
   for (uint64_t c0 = 0; c0 < chunks; c0 += kChunkGroup) {

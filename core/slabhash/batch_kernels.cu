@@ -1,6 +1,9 @@
 // Instantiations and launches of the batch kernel (tile_ops.cuh): per mode,
 // one per operation-type set (pure lookups, counts, ranges, inserts, deletes,
-// updates, everything).
+// updates, point operations, everything); a batch runs the smallest set
+// that covers its types.
+#include <type_traits>
+
 #include "core/common/cuda_check.hpp"
 #include "core/common/grid.cuh"
 #include "core/slabhash/kernels.cuh"
@@ -26,32 +29,47 @@ void prepare() {
   (void)resident_blocks(batch_kernel<L, M, kOps>, kBatchThreads, 0);
 }
 
-template <class L, Mode M>
-void prepare_mode(uint32_t ops) {
+// The smallest instantiated operation set that covers `ops`: a set of its
+// own, the point operations (inserts, deletes, lookups in any combination),
+// else everything.
+uint32_t covering_set(uint32_t ops) {
   switch (ops) {
-    case kSetLookup: prepare<L, M, kSetLookup>(); break;
-    case kSetCount: prepare<L, M, kSetCount>(); break;
-    case kSetRange: prepare<L, M, kSetRange>(); break;
-    case kSetInsert: prepare<L, M, kSetInsert>(); break;
-    case kSetDelete: prepare<L, M, kSetDelete>(); break;
-    case kSetUpdates: prepare<L, M, kSetUpdates>(); break;
-    case kSetPoint: prepare<L, M, kSetPoint>(); break;
-    default: prepare<L, M, kSetAll>(); break;
+    case kSetLookup:
+    case kSetCount:
+    case kSetRange:
+    case kSetInsert:
+    case kSetDelete:
+    case kSetUpdates:
+      return ops;
+    default:
+      return (ops & ~static_cast<uint32_t>(kSetPoint)) == 0 ? static_cast<uint32_t>(kSetPoint)
+                                                            : static_cast<uint32_t>(kSetAll);
+  }
+}
+
+// f(std::integral_constant<uint32_t, S>) for the covering set S of `ops`.
+template <class F>
+void with_covering_set(uint32_t ops, F&& f) {
+  switch (covering_set(ops)) {
+    case kSetLookup: f(std::integral_constant<uint32_t, kSetLookup>{}); break;
+    case kSetCount: f(std::integral_constant<uint32_t, kSetCount>{}); break;
+    case kSetRange: f(std::integral_constant<uint32_t, kSetRange>{}); break;
+    case kSetInsert: f(std::integral_constant<uint32_t, kSetInsert>{}); break;
+    case kSetDelete: f(std::integral_constant<uint32_t, kSetDelete>{}); break;
+    case kSetUpdates: f(std::integral_constant<uint32_t, kSetUpdates>{}); break;
+    case kSetPoint: f(std::integral_constant<uint32_t, kSetPoint>{}); break;
+    default: f(std::integral_constant<uint32_t, kSetAll>{}); break;
   }
 }
 
 template <class L, Mode M>
+void prepare_mode(uint32_t ops) {
+  with_covering_set(ops, [](auto set) { prepare<L, M, decltype(set)::value>(); });
+}
+
+template <class L, Mode M>
 void launch_mode(uint32_t ops, const TableRef& t, const OpsIn& in, const OpsOut& out, cudaStream_t stream) {
-  switch (ops) {
-    case kSetLookup: launch<L, M, kSetLookup>(t, in, out, stream); break;
-    case kSetCount: launch<L, M, kSetCount>(t, in, out, stream); break;
-    case kSetRange: launch<L, M, kSetRange>(t, in, out, stream); break;
-    case kSetInsert: launch<L, M, kSetInsert>(t, in, out, stream); break;
-    case kSetDelete: launch<L, M, kSetDelete>(t, in, out, stream); break;
-    case kSetUpdates: launch<L, M, kSetUpdates>(t, in, out, stream); break;
-    case kSetPoint: launch<L, M, kSetPoint>(t, in, out, stream); break;
-    default: launch<L, M, kSetAll>(t, in, out, stream); break;
-  }
+  with_covering_set(ops, [&](auto set) { launch<L, M, decltype(set)::value>(t, in, out, stream); });
 }
 
 }  // namespace

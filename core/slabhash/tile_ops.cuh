@@ -290,13 +290,13 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     const uint32_t take = started + __popc(takers & ((1u << tbase) - 1u));
     const bool start = free_tile && take < count;
     started = min(count, started + __popc(takers));
-    const unsigned src = take;  // (a lane that starts nothing reads any lane: shuffles take it mod 32)
+    // (a lane that starts nothing reads any lane: shuffles take `take` mod 32)
     OpState x;
-    x.stored = __shfl_sync(kFullMask, q.stored, src);
-    x.bucket = __shfl_sync(kFullMask, q.bucket, src);
-    x.idx = __shfl_sync(kFullMask, q.idx, src);
-    if constexpr (!kOneType) x.op = __shfl_sync(kFullMask, q.op, src);
-    if constexpr (kInserts) x.arg = __shfl_sync(kFullMask, q.arg, src);
+    x.stored = __shfl_sync(kFullMask, q.stored, take);
+    x.bucket = __shfl_sync(kFullMask, q.bucket, take);
+    x.idx = __shfl_sync(kFullMask, q.idx, take);
+    if constexpr (!kOneType) x.op = __shfl_sync(kFullMask, q.op, take);
+    if constexpr (kInserts) x.arg = __shfl_sync(kFullMask, q.arg, take);
     const bool restart = !s.busy && s.retry;  // tile-uniform; only inserts set retry
     if constexpr (kInserts) {
       if (__any_sync(kFullMask, restart)) {  // rare: the fields come from the tile's own lanes

@@ -5,19 +5,22 @@
 // atomicAnd whose result is used, the same as reductions (red, no result),
 // a 32-bit CAS, and for scale a read of the slab's first 8 bytes with and
 // without an atomic on the same slab. Median of the CUDA-event times of 5
-// launches per row; the table starts all 0xFF, so every atomic changes it.
+// launches per row after a warm-up; the table starts all 0xFF: the first
+// launch's atomics clear bits, later launches repeat the same operations on
+// the same words.
 //   gpudict_atomic_rate [--log2-ops N]   (default 25)
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
+#include "core/common/device_info.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/event_timer.hpp"
+#include "tests/bench/bench_util.hpp"
+#include "workloads/rng.hpp"
 
 using namespace gpudict;
 
@@ -25,21 +28,13 @@ namespace {
 
 enum Mode : int { kAnd64, kAnd32, kRed64, kRed32, kCas32, kReadAnd64, kRead };
 
-__device__ __forceinline__ uint64_t mix(uint64_t x) {  // splitmix64's finalizer: slabs in no pattern
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x;
-}
-
 template <int kMode>
 __global__ void atomics_kernel(unsigned long long* table, uint64_t slabs, uint64_t n, unsigned long long* sink) {
   unsigned long long acc = 0;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    unsigned long long* slab = table + (mix(i * 7919 + 17) % slabs) * 16;
+    uint64_t seed = i * 7919 + 17;  // slabs in no pattern
+    unsigned long long* slab = table + (splitmix64_next(seed) % slabs) * 16;
     unsigned long long* state = slab + 15;  // words 30-31, where the slab hash keeps (state, next)
     auto* state32 = reinterpret_cast<unsigned*>(state);
     const unsigned bit = 1u << (i & 15);
@@ -60,15 +55,12 @@ __global__ void atomics_kernel(unsigned long long* table, uint64_t slabs, uint64
 template <int kMode>
 float time_mode(unsigned long long* table, uint64_t slabs, uint64_t n, unsigned long long* sink, int blocks,
                 EventTimer& timer) {
-  std::vector<float> t;
-  for (int r = 0; r < 5; ++r) {
+  return static_cast<float>(bench::measure(5, [&] {
     timer.start(nullptr);
     atomics_kernel<kMode><<<blocks, 256>>>(table, slabs, n, sink);
     GPUDICT_CHECK_LAUNCH("atomics_kernel");
-    t.push_back(static_cast<float>(timer.stop(nullptr)));
-  }
-  std::sort(t.begin(), t.end());
-  return t[2];
+    return timer.stop(nullptr);
+  }));
 }
 
 }  // namespace
@@ -88,10 +80,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
-      std::fprintf(stderr, "no CUDA device\n");
-      return 77;
+    if (cuda_device_count() == 0) {
+      std::fprintf(stderr, "gpudict_atomic_rate: no CUDA device (%s)\n", cuda_unavailable_reason().c_str());
+      return 3;
     }
     const uint64_t n = 1ull << log2_ops;
     const uint64_t slabs = static_cast<uint64_t>((1ull << 26) / 0.6 / 15 * 1.1);

@@ -32,8 +32,10 @@
 #include "core/common/device_info.hpp"
 #include "core/common/errors.hpp"
 #include "core/sorted_array/sorted_array.hpp"
+#include "tests/bench/bench_util.hpp"
 
 using namespace gpudict;
+using gpudict::bench::measure;
 
 namespace {
 
@@ -78,20 +80,6 @@ std::vector<uint32_t> to_host(const uint32_t* d, uint64_t n) {
   std::vector<uint32_t> h(n);
   GPUDICT_CUDA(cudaMemcpy(h.data(), d, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
   return h;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-// Median of `reps` timed runs after one warm-up; f returns its milliseconds.
-double measure(int reps, const std::function<double()>& f) {
-  f();
-  std::vector<double> ms;
-  for (int r = 0; r < reps; ++r) ms.push_back(f());
-  return median(ms);
 }
 
 // Event time of device work queued by g on the default stream.

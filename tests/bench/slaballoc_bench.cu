@@ -23,9 +23,11 @@
 #include "core/common/warp.cuh"
 #include "core/slabhash/slab_alloc.cuh"
 #include "core/slabhash/slab_pool.hpp"
+#include "tests/bench/bench_util.hpp"
 
 using namespace gpudict;
 using namespace gpudict::slabhash;
+using gpudict::bench::median;
 
 namespace {
 
@@ -60,11 +62,6 @@ __global__ void malloc_kernel(void** out, uint64_t n) {
 __global__ void mfree_kernel(void** ptrs, uint64_t n) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n && ptrs[i]) free(ptrs[i]);
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 int run(int argc, char** argv) {

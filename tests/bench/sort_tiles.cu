@@ -16,8 +16,10 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
+#include "core/common/device_info.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/event_timer.hpp"
+#include "tests/bench/bench_util.hpp"
 #include "tests/bench/sort_policy.cuh"
 
 using namespace gpudict;
@@ -78,6 +80,10 @@ int main(int argc, char** argv) {
     }
   }
   try {
+    if (cuda_device_count() == 0) {
+      std::fprintf(stderr, "gpudict_sort_tiles: no CUDA device (%s)\n", cuda_unavailable_reason().c_str());
+      return 3;
+    }
     cudaDeviceProp prop{};
     GPUDICT_CUDA(cudaGetDeviceProperties(&prop, 0));
     std::printf("device: %s (%d SMs)\n", prop.name, prop.multiProcessorCount);
@@ -119,10 +125,8 @@ int main(int argc, char** argv) {
         sort_once(var.fn, a, n, timer, first ? &ref_k : &got_k, first ? &ref_v : &got_v);
         const bool same = first || (got_k == ref_k && got_v == ref_v);
         ok = ok && same;
-        std::vector<double> t;
-        for (int r = 0; r < 9; ++r) t.push_back(sort_once(var.fn, a, n, timer, nullptr, nullptr));
-        std::sort(t.begin(), t.end());
-        std::printf(" %8.1f%s", t[4] * 1e3, same ? " " : "*");
+        const double ms = bench::measure(9, [&] { return sort_once(var.fn, a, n, timer, nullptr, nullptr); });
+        std::printf(" %8.1f%s", ms * 1e3, same ? " " : "*");
       }
       std::printf("\n");
     }

@@ -114,6 +114,22 @@ Batch random_batch(std::mt19937_64& rng, std::vector<uint64_t>& known, int size,
   return b;
 }
 
+// `size` inserts and deletes (one in four) of distinct keys below `domain`,
+// random values.
+Batch unique_updates(std::mt19937_64& rng, int size, uint64_t domain) {
+  Batch b;
+  std::set<uint64_t> used;
+  while (static_cast<int>(b.size()) < size) {
+    const uint64_t k = rng() % domain;
+    if (!used.insert(k).second) continue;
+    if (rng() % 4 == 0)
+      b.push(OpType::Delete, k);
+    else
+      b.push(OpType::Insert, k, rng() & kMax);
+  }
+  return b;
+}
+
 // A Dictionary that forwards to one the test owns, so the test can check the
 // structure after the replay engine has run a workload on it.
 class Borrowed final : public Dictionary {
@@ -679,17 +695,7 @@ TEST_CASE("btree: merged updates against the model: big segments, root splits, e
     require_sound(*d);
     std::mt19937_64 rng(std::string(fill).size());
     for (int round = 0; round < 4; ++round) {
-      Batch b;
-      std::set<uint64_t> seen;
-      for (int i = 0; i < 60000; ++i) {
-        const uint64_t k = rng() % 1200000;
-        if (!seen.insert(k).second) continue;
-        if (rng() % 4 == 0)
-          b.push(OpType::Delete, k);
-        else
-          b.push(OpType::Insert, k, rng() & kMax);
-      }
-      run_checked(*d, m, b);
+      run_checked(*d, m, unique_updates(rng, 60000, 1200000));
       require_sound(*d);
     }
     Batch one;
@@ -753,22 +759,13 @@ TEST_CASE("btree: stats describe the tree") {
 TEST_CASE("btree: merged update batches of alternating sizes reuse cached sort graphs") {
   auto d = make();
   DeviceTime t;
-  d->build(spaced_keys(200000, 7, 1), t);
-  Model m = model_of(spaced_keys(200000, 7, 1));
+  const KeyValues initial = spaced_keys(200000, 7, 1);
+  d->build(initial, t);
+  Model m = model_of(initial);
   std::mt19937_64 rng(4242);
   for (const int size : {40000, 1000, 40000, 3, 40000, 2, 5000, 40000, 1000, 40000}) {
     CAPTURE(size);
-    Batch b;
-    std::set<uint64_t> used;
-    while (static_cast<int>(b.size()) < size) {
-      const uint64_t k = rng() % 3000000;
-      if (!used.insert(k).second) continue;
-      if (rng() % 4 == 0)
-        b.push(OpType::Delete, k);
-      else
-        b.push(OpType::Insert, k, rng() & kMax);
-    }
-    run_checked(*d, m, b);
+    run_checked(*d, m, unique_updates(rng, size, 3000000));
     run_checked(*d, m, probe_batch({0, 1, 7, 8, 1000001, 2999999, 3000000, kMax}));
   }
   Batch all;

@@ -19,6 +19,7 @@
 #include "core/api/registry.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/stream_copy.hpp"
 #include "core/lsm/lsm.hpp"
 #include "core/lsm/merge.cuh"
 #include "model_compare.hpp"
@@ -973,62 +974,60 @@ TEST_CASE("lsm: merge path across tiles: equal keys in both runs, stability, emp
     CAPTURE(z.na);
     CAPTURE(z.nb);
     CAPTURE(z.distinct);
-    auto run_of = [&](uint64_t n, uint32_t tag) {
-      std::vector<uint32_t> keys(n), values(n);
-      const uint64_t span = z.distinct;
-      for (auto& k : keys) {
-        const uint64_t r = rng() % span;
-        k = r == 0 ? 0u : (r == 1 ? 0xFFFFFFFFu : static_cast<uint32_t>(r * 2654435761u % 0xFFFFFFFFull));
-      }
-      std::sort(keys.begin(), keys.end());
-      for (uint64_t i = 0; i < n; ++i) values[i] = tag | static_cast<uint32_t>(i);
-      return std::make_pair(keys, values);
+    // A sorted run; values tag the run and position, status alternates
+    // (from 0 in `a`, from 1 in `b`).
+    struct Run {
+      std::vector<uint32_t> keys, values;
+      std::vector<uint8_t> status;
     };
-    const auto [ak, av] = run_of(z.na, 0u);
-    const auto [bk, bv] = run_of(z.nb, 0x80000000u);
-    // The reference: a stable merge, ties to `newer` (a).
-    std::vector<uint32_t> rk, rv;
-    for (uint64_t i = 0, j = 0; i < z.na || j < z.nb;) {
-      if (j == z.nb || (i < z.na && ak[i] <= bk[j])) {
-        rk.push_back(ak[i]);
-        rv.push_back(av[i++]);
-      } else {
-        rk.push_back(bk[j]);
-        rv.push_back(bv[j++]);
+    auto run_of = [&](uint64_t n, uint32_t tag, uint8_t first_status) {
+      Run r;
+      r.keys.resize(n);
+      for (auto& k : r.keys) {
+        const uint64_t x = rng() % z.distinct;
+        k = x == 0 ? 0u : (x == 1 ? 0xFFFFFFFFu : static_cast<uint32_t>(x * 2654435761u % 0xFFFFFFFFull));
       }
+      std::sort(r.keys.begin(), r.keys.end());
+      for (uint64_t i = 0; i < n; ++i) {
+        r.values.push_back(tag | static_cast<uint32_t>(i));
+        r.status.push_back(static_cast<uint8_t>((i & 1) ^ first_status));
+      }
+      return r;
+    };
+    const Run a = run_of(z.na, 0u, 0), b = run_of(z.nb, 0x80000000u, 1);
+    // The reference: a stable merge, ties to `newer` (a).
+    Run ref;
+    for (uint64_t i = 0, j = 0; i < z.na || j < z.nb;) {
+      const bool from_a = j == z.nb || (i < z.na && a.keys[i] <= b.keys[j]);
+      const Run& src = from_a ? a : b;
+      const uint64_t at = from_a ? i++ : j++;
+      ref.keys.push_back(src.keys[at]);
+      ref.values.push_back(src.values[at]);
+      ref.status.push_back(src.status[at]);
     }
     const uint64_t total = z.na + z.nb;
     DeviceBuffer<uint32_t> dak(std::max<uint64_t>(z.na, 1)), dav(std::max<uint64_t>(z.na, 1)),
         dbk(std::max<uint64_t>(z.nb, 1)), dbv(std::max<uint64_t>(z.nb, 1)), ok(total), ov(total);
     DeviceBuffer<uint8_t> das(std::max<uint64_t>(z.na, 1)), dbs(std::max<uint64_t>(z.nb, 1)), os(total);
-    std::vector<uint8_t> as(z.na), bs(z.nb);
-    for (uint64_t i = 0; i < z.na; ++i) as[i] = static_cast<uint8_t>(i & 1);
-    for (uint64_t j = 0; j < z.nb; ++j) bs[j] = static_cast<uint8_t>((j & 1) ^ 1);
-    auto up = [](void* d, const void* h, size_t bytes) {
-      if (bytes) REQUIRE(cudaMemcpy(d, h, bytes, cudaMemcpyHostToDevice) == cudaSuccess);
-    };
-    up(dak.data(), ak.data(), z.na * 4);
-    up(dav.data(), av.data(), z.na * 4);
-    up(das.data(), as.data(), z.na);
-    up(dbk.data(), bk.data(), z.nb * 4);
-    up(dbv.data(), bv.data(), z.nb * 4);
-    up(dbs.data(), bs.data(), z.nb);
+    copy_to_device(nullptr, dak.data(), a.keys.data(), z.na * 4);
+    copy_to_device(nullptr, dav.data(), a.values.data(), z.na * 4);
+    copy_to_device(nullptr, das.data(), a.status.data(), z.na);
+    copy_to_device(nullptr, dbk.data(), b.keys.data(), z.nb * 4);
+    copy_to_device(nullptr, dbv.data(), b.values.data(), z.nb * 4);
+    copy_to_device(nullptr, dbs.data(), b.status.data(), z.nb);
     lsm::merge_runs(lsm::RunIn{dak.data(), dav.data(), das.data(), z.na},
                     lsm::RunIn{dbk.data(), dbv.data(), dbs.data(), z.nb},
                     lsm::RunOut{ok.data(), ov.data(), os.data(), nullptr}, nullptr);
-    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
-    std::vector<uint32_t> gk(total), gv(total);
-    std::vector<uint8_t> gs(total);
-    REQUIRE(cudaMemcpy(gk.data(), ok.data(), total * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-    REQUIRE(cudaMemcpy(gv.data(), ov.data(), total * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-    REQUIRE(cudaMemcpy(gs.data(), os.data(), total, cudaMemcpyDeviceToHost) == cudaSuccess);
+    Run got;
+    got.keys.resize(total);
+    got.values.resize(total);
+    got.status.resize(total);
+    copy_to_host(nullptr, got.keys.data(), ok.data(), total * 4);
+    copy_to_host(nullptr, got.values.data(), ov.data(), total * 4);
+    copy_to_host(nullptr, got.status.data(), os.data(), total);
     uint64_t bad = 0;
-    for (uint64_t o = 0; o < total; ++o) {
-      const uint32_t v = rv[o];
-      const uint8_t st = (v & 0x80000000u) ? static_cast<uint8_t>(((v & 0x7FFFFFFFu) & 1) ^ 1)
-                                           : static_cast<uint8_t>(v & 1);
-      bad += gk[o] != rk[o] || gv[o] != v || gs[o] != st;
-    }
+    for (uint64_t o = 0; o < total; ++o)
+      bad += got.keys[o] != ref.keys[o] || got.values[o] != ref.values[o] || got.status[o] != ref.status[o];
     CHECK(bad == 0);
   }
 }
