@@ -326,8 +326,9 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   const bool two_keys = type == OpType::Count || type == OpType::Range;
   const SortBits bits = stage(b, ops, two_keys, false);
   if (type == OpType::Range && opt_.query_tile != 0) {  // one pass (ranges.cu)
-    const double ms = run_lockstep_ranges(n, bits);
-    collect_ranges(ops, r);
+    RangeLayout layout;
+    const double ms = run_lockstep_ranges(n, bits, layout);
+    collect_ranges(ops, r, layout);
     t.add(phase, ms);
     return;
   }
@@ -396,7 +397,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
         ms += timer_.stop(stream_);
         sync_header();
       }
-      collect_ranges(ops, r);
+      collect_ranges(ops, r, RangeLayout{});  // by slot, contiguous
       break;
     }
     default: throw InputError("btree: " + std::string(op_name(type)) + " is not a query");

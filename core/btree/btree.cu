@@ -161,7 +161,7 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
-  d_scalars_ = DeviceBuffer<unsigned long long>(kRangeCursor + 1, "btree counters");
+  d_scalars_ = DeviceBuffer<unsigned long long>(kRangeMaxLines + 1, "btree counters");
   h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;
@@ -301,8 +301,7 @@ uint64_t BTree::scratch_bytes() const {
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
                d_mtarget_.bytes() + d_mmerged_.bytes() + d_mleft_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
-               d_line_owner_.bytes() + d_tile_pairs_.bytes() + d_tile_base_.bytes() + d_range_tmp_keys_.bytes() +
-               d_range_tmp_values_.bytes();
+               d_tile_lines_.bytes() + d_tile_base_.bytes();
   for (int i = 0; i < 2; ++i)
     s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes();
   return s;
@@ -341,9 +340,10 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   }
   // Range results are allocated per batch as large as they come; a nominal
   // 8 pairs per query here, 14 with the one-pass output's headroom (the
-  // estimate x 1.25 + 4 pairs), twice (claimed lines, then in list order),
-  // plus an owner word per line.
-  const uint64_t ranges = Q * 14 * 8 * 2 + Q * 14 / 32 * 8;
+  // estimate x 1.25 + 4 pairs), plus a line and two 8-byte stream words per
+  // tile: a tile per query for short lists, at most the resident tiles (a
+  // few tens of thousands; 2^16 here) for long ones.
+  const uint64_t ranges = Q * 14 * 8 + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
   return pool + list + cub + ranges + 4096;
 }
 

@@ -150,15 +150,23 @@ class BTree final : public Dictionary {
   void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
 
   // ranges.cu
-  // Output lines for one-pass ranges (claimed lines and the results in list order).
+  // Output lines (32 pairs each) for one-pass ranges.
   void reserve_range_lines(uint64_t lines);
-  // The staged range list in one lock-step pass (sort included); offsets by
-  // slot in d_range_off_, sizes in d_value_, pairs in d_range_keys_/values_.
-  // Returns the device time.
-  double run_lockstep_ranges(uint64_t n, SortBits bits);
-  // The staged range list's results (offsets, sizes and pairs on the device)
-  // into r, in batch order (the device holds them contiguous, in list order).
-  void collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r);
+  // Where a range list's results lie on the device. perm (device): the slot
+  // of each list position, by which sizes (d_value_) and offsets
+  // (d_range_off_) are stored; null: by slot. region_lines > 0: tile t's
+  // pairs lie in lines [t R, t R + used_lines) of d_range_keys_/values_
+  // (R = region_lines); 0: the pairs are contiguous.
+  struct RangeLayout {
+    const uint32_t* perm = nullptr;
+    uint64_t region_lines = 0, used_lines = 0;
+  };
+  // The staged range list in one lock-step pass (sort included). Returns the
+  // device time.
+  double run_lockstep_ranges(uint64_t n, SortBits bits, RangeLayout& layout);
+  // The staged range list's results (sizes, offsets and pairs on the
+  // device, as `layout` says) into r, in batch order.
+  void collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, const RangeLayout& layout);
 
   // merge_updates.cu: a phased batch's updates merged into the tree level by
   // level. merge_levels runs the levels on the sorted list (dry: counts the
@@ -189,7 +197,7 @@ class BTree final : public Dictionary {
   GraphCache list_graph_, update_graph_;
   DeviceBuffer<unsigned long long> d_scalars_;  // [0, kMergeFlags): merged updates' flags; [0]: the build's count
   static constexpr int kMergeFlags = 4;
-  static constexpr int kRangeCursor = kMergeFlags;  // d_scalars_[4]: one-pass ranges' line cursor
+  static constexpr int kRangeMaxLines = kMergeFlags;  // d_scalars_[4]: one-pass ranges' longest tile stream (lines)
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];
@@ -198,15 +206,14 @@ class BTree final : public Dictionary {
   DeviceBuffer<uint8_t> d_types_;
   DeviceBuffer<uint8_t> d_found_, d_done_;
   DeviceBuffer<uint32_t> d_value_, d_key_out_, d_range_cap_;
-  DeviceBuffer<unsigned long long> d_range_off_;   // by slot (a phased range pass: offsets in list order)
+  DeviceBuffer<unsigned long long> d_range_off_;   // range offsets: by slot, or by list position (RangeLayout)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
-  // One-pass ranges (ranges.cu): claimed lines, their owners, the tiles'
-  // stream lengths and starts; what sizes the output.
-  DeviceBuffer<uint32_t> d_range_tmp_keys_, d_range_tmp_values_;
-  DeviceBuffer<unsigned long long> d_line_owner_, d_tile_pairs_, d_tile_base_;
+  // One-pass ranges (ranges.cu): the tiles' stream lengths and, for a list
+  // run again, their first lines; what sizes the output.
+  DeviceBuffer<unsigned long long> d_tile_lines_, d_tile_base_;
   uint32_t key_lo_ = 0xFFFFFFFFu, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
-  double range_underestimate_ = 1.0;  // pairs / estimate of a range list that ran twice, in [1, 16], decaying
+  double range_scale_ = 1.0;  // one-pass ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
   uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
   // Merged updates: per item of a level, its node, new nodes and N of the
   // sub-segment starting there, their scan; each level's new nodes (low
@@ -216,7 +223,7 @@ class BTree final : public Dictionary {
   DeviceBuffer<uint32_t> d_sep_keys_[2], d_sep_vals_[2];
 
   // Pinned host staging (reused across batches).
-  PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_;
+  PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_, h_perm_;
   PinnedBuffer<uint8_t> h_types_, h_found_, h_done_;
   PinnedBuffer<unsigned long long> h_u64_;
 };

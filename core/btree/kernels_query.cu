@@ -74,9 +74,9 @@ void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStrea
   if (ops.n == 0) return;
   // A concurrent range's bounded slot (range_cap) is the operations kernel's business.
   if (ops.range_cap != nullptr) throw RuntimeFailure("btree: the lock-step query kernel writes unbounded ranges only");
-  // Tile i serves list positions [i per_tile, (i + 1) per_tile): batch.cu
-  // places the tiles' range streams in list order from that.
-  if (ops.type == kRange && (ops.stride != 1 || ops.start != 0 || ops.line_cursor == nullptr))
+  // Tile i serves list positions [i per_tile, (i + 1) per_tile) and stores
+  // its range stream in a region of its own (query_kernel.cuh, "Range output").
+  if (ops.type == kRange && (ops.stride != 1 || ops.start != 0 || ops.tile_lines == nullptr))
     throw RuntimeFailure("btree: lock-step ranges need a whole list of stride 1 and their output lines");
   switch (qtile) {
     case 4: launch_queries_g<4>(tree, ops, stream); break;

@@ -54,20 +54,23 @@ struct OpsRef {
   uint8_t* found = nullptr;         // lookup, successor
   uint32_t* value = nullptr;        // lookup/successor value, count, range size
   uint32_t* key_out = nullptr;      // successor key
-  // By slot: first pair of the range's output (the operations kernel).
-  const unsigned long long* range_offset = nullptr;
+  // First pair of the range's output: by slot, read by the operations
+  // kernel; by list position, written by the lock-step query kernel
+  // (query_kernel.cuh, "Range output", which also writes ranges' sizes in
+  // `value` by list position).
+  unsigned long long* range_offset = nullptr;
   const uint32_t* range_cap = nullptr;  // by slot: room at that offset; null: as large as needed
   uint32_t* range_keys = nullptr;
   uint32_t* range_values = nullptr;
   uint8_t* done = nullptr;  // by slot: 1 once an update has taken effect (null: not recorded)
   // Phased ranges in the lock-step query kernel, one pass (query_kernel.cuh,
-  // "Range output"): range_keys/range_values hold range_lines 32-pair lines,
-  // claimed by tiles from *line_cursor.
-  uint64_t range_lines = 0;
-  unsigned long long* line_cursor = nullptr;
-  unsigned long long* line_owner = nullptr;   // by claimed line: tile << 32 | the line's index in the tile's output
-  unsigned long long* tile_pairs = nullptr;   // by tile: pairs of its ranges
-  unsigned long long* range_start = nullptr;  // by slot: the range's first pair in its tile's output
+  // "Range output"): tile t stores its stream's lines (32 pairs of
+  // range_keys/range_values each) from line tile_base_line[t], or, when that
+  // is null, from line t region_lines, at most region_lines of them.
+  uint64_t region_lines = 0;
+  const unsigned long long* tile_base_line = nullptr;
+  unsigned long long* tile_lines = nullptr;      // by tile: lines of its stream (stored or not)
+  unsigned long long* max_tile_lines = nullptr;  // the most lines a tile's stream has (atomicMax; zeroed by the caller)
 };
 
 template <unsigned G, bool kValidated>

@@ -97,18 +97,23 @@ __device__ __forceinline__ NodeHead select_head(bool pred, const NodeHead& a, co
 // Range output, in one pass. A tile serves a contiguous run of the sorted
 // list, so its ranges' pairs form one stream, a few pairs per leaf visit
 // (4-14). The tile collects them in shared memory, a ring of two 32-pair
-// lines (keys, values), and when the stream leaves a line it claims a line
-// of the output with one atomicAdd on a cursor and stores the line whole,
-// in 16-byte stores (stored pair by pair, each 128-byte line was completed
-// over many iterations and the L2 wrote most of them back half-written:
-// Nsight Compute, 531 MB of DRAM writes for 268 MB of output). Each range
-// records where it starts in its tile's stream, each claimed line its tile
-// and index; afterwards (ranges.cu) a scan of the tiles' totals places the
-// streams one after another in list order, a kernel moves every line to its
-// place, and each range's start becomes an offset. So ranges need no
-// counting pass first: the count of a range is known when it ends. If the
-// output is too small, the claims past its end store nothing and the host
-// runs the list again with room for the exact total.
+// lines (keys, values), and when the stream leaves a line it stores the line
+// whole, in 16-byte stores (stored pair by pair, each 128-byte line was
+// completed over many iterations and the L2 wrote most of them back
+// half-written: Nsight Compute, 531 MB of DRAM writes for 268 MB of output),
+// with the streaming cache hint: the lines are not read again, and the L2
+// is better spent on the nodes. A range's size (value) and offset are stored
+// by list position, not by slot: a tile's run of positions is consecutive,
+// so its writes fill whole sectors, where by slot they scatter (ranges.cu
+// maps them back with the list's permutation).
+// Where: tile t's stream has lines [t R, (t + 1) R) of the output to itself
+// (R = region_lines, sized from an estimate), so each range's offset is
+// known when it starts and is written then; the output has holes where
+// tiles used less than R. A stream longer than R stores nothing past it
+// (its pairs are counted all the same) and the host runs the list again
+// with exact regions: tile_base_line from a scan of every tile's lines
+// (ranges.cu). So ranges need no counting pass first and no pass that moves
+// the output afterwards.
 inline constexpr int kLineWords = 32;  // pairs per output line: 128 bytes of keys, 128 of values
 inline constexpr int kStageWords = 2 * kLineWords;
 static_assert(2 * kCapacity < kLineWords, "a loop iteration (two leaf visits) completes at most one line");
@@ -124,27 +129,30 @@ __device__ __forceinline__ uint32_t* range_ring() {
   return range_stage + (threadIdx.x / G) * (2 * kStageWords);
 }
 
-// Stores line `line` of the tile's stream (from the ring) into an output
-// line it claims, for the tiles with `store`. Every lane of the warp calls it.
+// The first output line of tile `tile`'s region (see Range output).
+__device__ __forceinline__ uint64_t region_line0(const OpsRef& ops, uint64_t tile) {
+  return ops.tile_base_line != nullptr ? ops.tile_base_line[tile] : tile * ops.region_lines;
+}
+
+// Stores line `line` of the tile's stream (from the ring) at its place in the
+// tile's region, for the tiles with `store`, unless it lies past a region of
+// estimated size. Every lane of the warp calls it.
 template <unsigned G>
 __device__ __forceinline__ void flush_line(const WarpTile<G>& t, const OpsRef& ops, uint64_t tile, uint64_t line,
                                            bool store) {
   constexpr int kPerLane = kLineWords / static_cast<int>(G);
   static_assert(kPerLane % 4 == 0, "lines are stored in 16-byte pieces");
-  unsigned long long claim = 0;
-  if (store && t.rank == 0) claim = atomicAdd(ops.line_cursor, 1ull);
-  claim = t.shfl(claim, 0);
-  if (store && claim < ops.range_lines) {
+  if (store && (ops.tile_base_line != nullptr || line < ops.region_lines)) {
+    const uint64_t at = region_line0(ops, tile) + line;
     const int first = static_cast<int>(t.rank) * kPerLane;  // the lane's pairs in the line
     const uint32_t* ring = range_ring<G>() + static_cast<int>(line & 1) * kLineWords + first;
-    uint32_t* keys = ops.range_keys + claim * kLineWords + first;
-    uint32_t* values = ops.range_values + claim * kLineWords + first;
+    uint32_t* keys = ops.range_keys + at * kLineWords + first;
+    uint32_t* values = ops.range_values + at * kLineWords + first;
 #pragma unroll
     for (int q = 0; q < kPerLane; q += 4) {
-      *reinterpret_cast<uint4*>(keys + q) = *reinterpret_cast<const uint4*>(ring + q);
-      *reinterpret_cast<uint4*>(values + q) = *reinterpret_cast<const uint4*>(ring + kStageWords + q);
+      __stcs(reinterpret_cast<uint4*>(keys + q), *reinterpret_cast<const uint4*>(ring + q));
+      __stcs(reinterpret_cast<uint4*>(values + q), *reinterpret_cast<const uint4*>(ring + kStageWords + q));
     }
-    if (t.rank == 0) ops.line_owner[claim] = (static_cast<unsigned long long>(tile) << 32) | line;
   }
 }
 
@@ -152,7 +160,7 @@ __device__ __forceinline__ void flush_line(const WarpTile<G>& t, const OpsRef& o
 struct QueryOp {
   uint32_t k = 0;       // the key (count, range: lo)
   uint32_t hi = 0;      // count, range: the upper bound
-  uint32_t j = 0;       // result slot
+  uint32_t j = 0;       // where its results go: its slot (ranges: its list position)
   unsigned long long out = 0;   // range: the next pair's place in the tile's stream (Range output, above)
   uint32_t total = 0;   // count, range: keys so far
   uint32_t node = kNil; // the node to read next
@@ -283,7 +291,7 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
   // The window: lane r holds operation w_at + r of the tile's next G.
   uint32_t w_key = 0, w_j = 0, w_hi = 0;
   int w_size = 0, w_at = 0;
-  // Ranges: the tile's stream starts at 0 (Range output, above).
+  // Ranges: the tile's stream starts at 0, at its region's first line (Range output, above).
   // No lane returns early: the loop's exit test is a warp vote and every
   // collective needs the whole warp.
   while (__any_sync(kFullMask, reading || next < end)) {
@@ -305,6 +313,8 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
           w_key = ops.keys[pos];
           w_j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
           if constexpr (kRanged) w_hi = ops.args[w_j];
+          // Ranges: results by list position (Range output, above).
+          if constexpr (kType == kRange) w_j = static_cast<uint32_t>(pos);
         }
         w_size = static_cast<int>(min(static_cast<uint64_t>(G), end - next));
         w_at = 0;
@@ -319,7 +329,7 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
       op.hi = take ? hi : op.hi;
       op.total = take ? 0u : op.total;
       if constexpr (kType == kRange) {
-        if (take && t.rank == 0) ops.range_start[j] = op.out;
+        if (take && t.rank == 0) ops.range_offset[j] = region_line0(ops, tile_id) * kLineWords + op.out;
       }
       op.steps = take ? 0u : op.steps;
       op.down = take ? true : op.down;
@@ -362,11 +372,15 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
     reading = busy;
   }
   // The stream's last line, if it is partly filled (every tile of the warp
-  // left the loop together), and the stream's length.
+  // left the loop together), and the stream's length in lines.
   if constexpr (kType == kRange) {
     __syncwarp();
     flush_line(t, ops, tile_id, op.out / kLineWords, op.out % kLineWords != 0);
-    if (t.rank == 0 && tile_id < ops.tiles) ops.tile_pairs[tile_id] = op.out;
+    const unsigned long long lines = (op.out + kLineWords - 1) / kLineWords;
+    if (t.rank == 0 && tile_id < ops.tiles) {
+      ops.tile_lines[tile_id] = lines;
+      if (lines > 0) atomicMax(ops.max_tile_lines, lines);
+    }
   }
 }
 
