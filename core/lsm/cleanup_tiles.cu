@@ -25,12 +25,17 @@
 //     record before it in merged order has another key (slot 0 compares with
 //     the records just before the tile: the previous merged record is the
 //     largest of them);
-//  6. count pass: the tile's kept count. Place pass: the kept records are
-//     written from shared memory at tile_offset[tile] + (kept records before
-//     them in the tile), consecutive lanes on consecutive slots, in the level
-//     that holds the slot, with the level-1 fences.
-// Both passes run steps 1-5 with the same code, so they agree on every
-// record's fate: the place pass's slots are exactly the scanned counts.
+//  6. count pass: the tile's kept count, and each warp's kept records'
+//     staging slots in merged order (u16, at the warp's 512 entries of the
+//     tile's 4096) with their number.
+// The place pass runs steps 1-2 only (keys and values, no status bytes: a
+// smaller block, so more of them in flight) and writes each warp's listed
+// records from shared memory at tile_offset[tile] + (kept records before
+// them in the tile), consecutive lanes on consecutive slots, in the level
+// that holds the slot, with the level-1 fences. The count pass decided
+// every record's fate once, so the slots are exactly the scanned counts.
+// (The place pass used to repeat steps 3-5: 184 of the 313 us of kernels of
+// a cleanup of 21 M records, 50% stale, on an H200.)
 #include "core/lsm/cleanup_tiles.cuh"
 
 #include <algorithm>
@@ -62,28 +67,20 @@ constexpr int kQuadsPerThread = static_cast<int>(kTileSlots / 4 / kTileThreads);
 // key before the slice, and the alignment to its position mod 4) and up to 3
 // after (the rounding to quads).
 constexpr uint32_t kSliceSlack = 7;
-constexpr uint16_t kKeepBit = 0x8000;  // in src[z] after the place pass's walk: slot z is kept
 constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
-static_assert(kTileSlots <= kKeepBit, "staging slots must fit below the keep bit");
+static_assert(kTileSlots <= 0x10000u, "staging slots are listed as u16");
 static_assert(kTileWords % kWarpSize == 0 && kTileWords <= static_cast<uint32_t>(kTileThreads),
               "one thread per mask word, whole warps");
 static_assert(kTileSlots % (4 * kTileThreads) == 0, "whole quads per thread");
 static_assert(kChunksPerWarp % 2 == 0, "the walk takes chunks in pairs");
 
-// Staged values: the place pass only (the count pass needs keys and status).
-template <bool kValues>
-struct TileValues {
-  alignas(16) uint32_t value[kTileSlots];
-};
-template <>
-struct TileValues<false> {};
-
-template <bool kValues>
-struct TileShared : TileValues<kValues> {
+// The count pass's tile.
+struct TileShared {
+  static constexpr bool kStatus = true;  // stage status bytes (tile_load)
   alignas(16) uint32_t key[kTileSlots];  // staged keys: slice m at [off[m], off[m] + len[m]), key[off[m] - 1]
                                          // = the level's key before the slice (if a[m] > 0)
   alignas(16) uint8_t st[kTileSlots];    // staged status bytes, same slots
-  uint16_t src[kTileSlots];              // merged slot -> staging slot (slices but the largest); then | kKeepBit
+  uint16_t src[kTileSlots];              // merged slot -> staging slot (slices but the largest)
   uint32_t mask[kTileWords];             // bit z: merged slot z is taken by a slice other than the largest
   uint32_t wpre[kTileWords];             // set bits of the mask before word w
   uint32_t word_warp[kTileWarps];        // scan carries
@@ -100,9 +97,23 @@ struct TileShared : TileValues<kValues> {
   int count;          // levels
 };
 
+// The place pass's tile: keys and values staged as by TileShared (steps 1-2).
+struct PlaceShared {
+  static constexpr bool kStatus = false;
+  alignas(16) uint32_t value[kTileSlots];
+  alignas(16) uint32_t key[kTileSlots];
+  uint32_t a[kMaxLevels], len[kMaxLevels], off[kMaxLevels], head[kMaxLevels];
+  uint32_t qbeg[kMaxLevels + 1];
+  const uint32_t* keys[kMaxLevels];
+  const uint32_t* values[kMaxLevels];
+  const uint8_t* status[kMaxLevels];
+  uint32_t nt, big;
+  int count;
+};
+
 // Step 1 (warp 0): the tile's slices and their staging layout. Lane m = level rank m.
-template <bool kValues>
-__device__ void tile_setup(TileShared<kValues>& sh, const CleanupSource& src, const uint32_t* __restrict__ bounds,
+template <class Sh>
+__device__ void tile_setup(Sh& sh, const CleanupSource& src, const uint32_t* __restrict__ bounds,
                            uint64_t t) {
   const int L = src.count;
   const unsigned m = lane_id();
@@ -144,9 +155,10 @@ __device__ void tile_setup(TileShared<kValues>& sh, const CleanupSource& src, co
   }
 }
 
-// Step 2: the slices' keys and status bytes into shared memory.
-template <bool kValues>
-__device__ void tile_load(TileShared<kValues>& sh) {
+// Step 2: the slices' keys and status bytes (Sh::kStatus) and values
+// (kValues) into shared memory.
+template <bool kValues, class Sh>
+__device__ void tile_load(Sh& sh) {
   const uint32_t total_quads = sh.qbeg[sh.count];
   uint4 kq[kQuadsPerThread];
   uint4 vq[kQuadsPerThread];
@@ -166,7 +178,7 @@ __device__ void tile_load(TileShared<kValues>& sh) {
       const uint64_t pos = static_cast<uint64_t>(sh.a[m]) + i;  // a multiple of 4: 16-byte aligned
       kq[r] = *reinterpret_cast<const uint4*>(sh.keys[m] + pos);
       if constexpr (kValues) vq[r] = *reinterpret_cast<const uint4*>(sh.values[m] + pos);
-      sq[r] = *reinterpret_cast<const uint32_t*>(sh.status[m] + pos);
+      if constexpr (Sh::kStatus) sq[r] = *reinterpret_cast<const uint32_t*>(sh.status[m] + pos);
       dst[r] = sh.off[m] + i;
     }
   }
@@ -194,7 +206,7 @@ __device__ void tile_load(TileShared<kValues>& sh) {
         const uint64_t pos = static_cast<uint64_t>(sh.a[l]) + i;
         sk = sh.keys[l][pos];
         if constexpr (kValues) sv = sh.values[l][pos];
-        ss = sh.status[l][pos];
+        if constexpr (Sh::kStatus) ss = sh.status[l][pos];
         sdst = sh.off[l] + i;
       }
     }
@@ -204,12 +216,12 @@ __device__ void tile_load(TileShared<kValues>& sh) {
     if (dst[r] == kNoSlot) continue;
     *reinterpret_cast<uint4*>(&sh.key[dst[r]]) = kq[r];
     if constexpr (kValues) *reinterpret_cast<uint4*>(&sh.value[dst[r]]) = vq[r];
-    *reinterpret_cast<uint32_t*>(&sh.st[dst[r]]) = sq[r];
+    if constexpr (Sh::kStatus) *reinterpret_cast<uint32_t*>(&sh.st[dst[r]]) = sq[r];
   }
   if (sdst != kNoSlot) {
     sh.key[sdst] = sk;
     if constexpr (kValues) sh.value[sdst] = sv;
-    sh.st[sdst] = ss;  // (the key before a slice: a slot no record uses)
+    if constexpr (Sh::kStatus) sh.st[sdst] = ss;  // (the key before a slice: a slot no record uses)
   }
 }
 
@@ -218,8 +230,7 @@ __device__ void tile_load(TileShared<kValues>& sh) {
 // splitter order, a key <= every key of the tile, and equal to the tile's
 // first key iff that key has a record before the tile; the merged record
 // just before the tile is the largest of them.
-template <bool kValues>
-__device__ void tile_before(TileShared<kValues>& sh) {
+__device__ void tile_before(TileShared& sh) {
   const unsigned m = lane_id();
   const bool has = static_cast<int>(m) < sh.count && sh.a[m] > 0;
   const uint32_t key = has ? sh.key[sh.off[m] - 1] : 0u;
@@ -232,8 +243,7 @@ __device__ void tile_before(TileShared<kValues>& sh) {
 }
 
 // Step 3: merged slots of the records of every slice but the largest.
-template <bool kValues>
-__device__ void tile_merge_small(TileShared<kValues>& sh) {
+__device__ void tile_merge_small(TileShared& sh) {
   const int L = sh.count;
   const int big = static_cast<int>(sh.big);
   for (int m = 0; m < L; ++m) {
@@ -254,8 +264,7 @@ __device__ void tile_merge_small(TileShared<kValues>& sh) {
 }
 
 // Step 4: wpre[w] = set bits of mask[0, w).
-template <bool kValues>
-__device__ void tile_mask_scan(TileShared<kValues>& sh) {
+__device__ void tile_mask_scan(TileShared& sh) {
   uint32_t c = 0, incl = 0;
   const unsigned lane = lane_id(), warp = warp_in_block();
   if (threadIdx.x < kTileWords) {
@@ -272,13 +281,12 @@ __device__ void tile_mask_scan(TileShared<kValues>& sh) {
 }
 
 // Steps 1-4 (with the barriers between them).
-template <bool kValues>
-__device__ void tile_stage_and_merge(TileShared<kValues>& sh, const CleanupSource& src, const uint32_t* __restrict__ bounds,
+__device__ void tile_stage_and_merge(TileShared& sh, const CleanupSource& src, const uint32_t* __restrict__ bounds,
                                      uint64_t t) {
   if (threadIdx.x < kWarpSize) tile_setup(sh, src, bounds, t);
   for (uint32_t w = threadIdx.x; w < kTileWords; w += kTileThreads) sh.mask[w] = 0;
   __syncthreads();
-  tile_load(sh);
+  tile_load<false>(sh);
   __syncthreads();
   if (threadIdx.x < kWarpSize) tile_before(sh);  // read by the walk, two barriers on
   tile_merge_small(sh);
@@ -288,23 +296,22 @@ __device__ void tile_stage_and_merge(TileShared<kValues>& sh, const CleanupSourc
 }
 
 // The staging slot of the record in merged slot z.
-template <bool kValues>
-__device__ __forceinline__ uint32_t merged_source(const TileShared<kValues>& sh, uint32_t z, uint32_t off_big) {
+__device__ __forceinline__ uint32_t merged_source(const TileShared& sh, uint32_t z, uint32_t off_big) {
   const uint32_t w = z >> 5, b = z & 31u;
   const uint32_t word = sh.mask[w];
   if ((word >> b) & 1u) return sh.src[z];
   return off_big + z - (sh.wpre[w] + __popc(word & ((1u << b) - 1u)));
 }
 
-// Step 5 for this warp's slots: returns the kept records (every lane). With
-// kMark, src[z] becomes the slot's staging slot | kKeepBit if kept. Chunks of
-// 32 slots go in pairs: the two chains of shared-memory reads (mask, source,
+// Step 5 for this warp's slots: returns the kept records (every lane) and
+// lists their staging slots, in merged order, at list[0, kept). Chunks of 32
+// slots go in pairs: the two chains of shared-memory reads (mask, source,
 // key) are independent, so a warp waits for one latency per pair.
-template <bool kMark, bool kValues>
-__device__ uint32_t tile_walk(TileShared<kValues>& sh) {
+__device__ uint32_t tile_walk(const TileShared& sh, uint16_t* __restrict__ list) {
   const uint32_t nt = sh.nt;
   const uint32_t off_big = sh.off[sh.big];
   const unsigned lane = lane_id();
+  const unsigned below = (1u << lane) - 1u;
   const uint32_t z0 = warp_in_block() * kSlotsPerWarp;
   // The merged record before this warp's first slot.
   bool carry_has = false;
@@ -316,8 +323,6 @@ __device__ uint32_t tile_walk(TileShared<kValues>& sh) {
     carry_has = true;
     carry_key = sh.key[merged_source(sh, z0 - 1, off_big)];
   }
-  // Every warp reads its carry (another warp's slot) before any src[] is rewritten.
-  if (kMark) __syncthreads();
   uint32_t kept = 0;
   for (int c = 0; c < kChunksPerWarp; c += 2) {
     const uint32_t zc = z0 + 32u * c;
@@ -346,16 +351,34 @@ __device__ uint32_t tile_walk(TileShared<kValues>& sh) {
     const bool keep_b = vb && !(st_b & kTombstone) && !dup_b;
     carry_key = last_b;
     carry_has = true;
-    kept += __popc(__ballot_sync(kFullMask, keep_a)) + __popc(__ballot_sync(kFullMask, keep_b));
-    if (kMark) {
-      if (va) sh.src[za] = static_cast<uint16_t>(xa | (keep_a ? kKeepBit : 0u));
-      if (vb) sh.src[zb] = static_cast<uint16_t>(xb | (keep_b ? kKeepBit : 0u));
-    }
+    const unsigned ba = __ballot_sync(kFullMask, keep_a), bb = __ballot_sync(kFullMask, keep_b);
+    if (keep_a) list[kept + __popc(ba & below)] = static_cast<uint16_t>(xa);
+    kept += __popc(ba);
+    if (keep_b) list[kept + __popc(bb & below)] = static_cast<uint16_t>(xb);
+    kept += __popc(bb);
   }
   return kept;
 }
 
+// Entries of a level that count before q, by one thread, through the level's
+// fence index: a binary search of the top, then one 32-entry window per level
+// below (sa::descend's scheme, per thread: the window is one 128-byte line,
+// so its binary search after the first load hits L1). A binary search of the
+// keys alone is a chain of ~24 dependent loads at 2^24 keys (a traced
+// cleanup of 21 M records on an H200: partition 28-39 us that way, 25-32
+// with the index).
+__device__ uint32_t count_before_indexed(const sa::SearchView<uint32_t>& ix, uint32_t q, bool upper) {
+  const int top = ix.top;
+  uint32_t c = sa::count_before(ix.level[top], ix.size[top], q, upper);
+  for (int l = top - 1; l >= 0; --l) {
+    const uint32_t start = c == 0 ? 0u : (c - 1u) * 32u;
+    c = start + sa::count_before(ix.level[l] + start, min(32u, ix.size[l] - start), q, upper);
+  }
+  return c;
+}
+
 __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource src,
+                                         const __grid_constant__ CleanupIndex index,
                                          const __grid_constant__ CleanupPlan plan, int lanes,
                                          uint32_t* __restrict__ bounds) {
   const uint64_t g = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -371,7 +394,7 @@ __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource s
     const uint32_t key = src.keys[l][q];
     // Level m's records before the splitter (key, l, q): a newer level's
     // equal keys precede it, an older level's follow it.
-    a = m == l ? static_cast<uint32_t>(q) : sa::count_before(src.keys[m], src.n[m], key, m < l);
+    a = m == l ? static_cast<uint32_t>(q) : count_before_indexed(index.ix[m], key, m < l);
   }
   // Splitters of level m before this one: those at S, 2S, ... < a. Their
   // sum over the levels is this splitter's rank among all splitters; every
@@ -385,13 +408,27 @@ __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource s
   }
 }
 
+// The kept list (cleanup_kept_entries): tile t's warp w lists at
+// [t kTileSlots + w kSlotsPerWarp, + its count); the counts follow all the
+// lists, at tiles kTileSlots + t kTileWarps + w.
+__device__ __forceinline__ uint64_t kept_list_at(uint64_t t, unsigned w) {
+  return t * kTileSlots + w * kSlotsPerWarp;
+}
+__device__ __forceinline__ uint64_t kept_count_at(uint64_t tiles, uint64_t t, unsigned w) {
+  return tiles * kTileSlots + t * kTileWarps + w;
+}
+
 __global__ void __launch_bounds__(kTileThreads)
     cleanup_count_kernel(const __grid_constant__ CleanupSource src, const uint32_t* __restrict__ bounds,
-                         uint64_t* __restrict__ tile_count) {
-  __shared__ TileShared<false> sh;
+                         uint64_t* __restrict__ tile_count, uint16_t* __restrict__ kept_list) {
+  __shared__ TileShared sh;
   tile_stage_and_merge(sh, src, bounds, blockIdx.x);
-  const uint32_t kept = tile_walk<false>(sh);
-  if (lane_id() == 0) sh.warp_kept[warp_in_block()] = kept;
+  const unsigned warp = warp_in_block();
+  const uint32_t kept = tile_walk(sh, kept_list + kept_list_at(blockIdx.x, warp));
+  if (lane_id() == 0) {
+    sh.warp_kept[warp] = kept;
+    kept_list[kept_count_at(gridDim.x, blockIdx.x, warp)] = static_cast<uint16_t>(kept);
+  }
   __syncthreads();
   if (threadIdx.x == 0) {
     uint64_t total = 0;
@@ -402,8 +439,9 @@ __global__ void __launch_bounds__(kTileThreads)
 
 __global__ void __launch_bounds__(kTileThreads)
     cleanup_place_kernel(const __grid_constant__ CleanupSource src, const uint32_t* __restrict__ bounds,
-                         const uint64_t* __restrict__ tile_offset, const __grid_constant__ CleanupTargets out) {
-  __shared__ TileShared<true> sh;
+                         const uint64_t* __restrict__ tile_offset, const uint16_t* __restrict__ kept_list,
+                         const __grid_constant__ CleanupTargets out) {
+  __shared__ PlaceShared sh;
   // The target table in shared memory: indexing the kernel parameter with a
   // run-time index goes through local memory.
   __shared__ uint64_t s_start[kMaxLevels + 1];
@@ -420,37 +458,30 @@ __global__ void __launch_bounds__(kTileThreads)
     s_fences[l] = out.fences[l];
   }
   if (threadIdx.x == 0) s_start[kMaxLevels] = ~0ull;
-  tile_stage_and_merge(sh, src, bounds, blockIdx.x);  // its barriers also publish the table
-  const uint32_t kept = tile_walk<true>(sh);
-  const unsigned lane = lane_id(), warp = warp_in_block();
-  if (lane == 0) sh.warp_kept[warp] = kept;
+  if (threadIdx.x < kWarpSize) tile_setup(sh, src, bounds, blockIdx.x);
+  __syncthreads();  // also publishes the target table
+  tile_load<true>(sh);
   __syncthreads();
 
+  const unsigned lane = lane_id(), warp = warp_in_block();
+  const uint16_t* counts = kept_list + kept_count_at(gridDim.x, blockIdx.x, 0);
   uint64_t next = tile_offset[blockIdx.x];
-  for (unsigned w = 0; w < warp; ++w) next += sh.warp_kept[w];
+  for (unsigned w = 0; w < warp; ++w) next += counts[w];
+  const uint32_t kept = counts[warp];
+  const uint16_t* list = kept_list + kept_list_at(blockIdx.x, warp);
   int level = 0;
   while (next >= s_start[level + 1]) ++level;
-  const uint32_t nt = sh.nt;
-  const uint32_t z0 = warp * kSlotsPerWarp;
-  const unsigned below = (1u << lane) - 1u;
-#pragma unroll 2
-  for (int c = 0; c < kChunksPerWarp; ++c) {
-    const uint32_t z = z0 + 32u * c + lane;
-    const uint32_t e = z < nt ? sh.src[z] : 0u;
-    const bool keep = (e & kKeepBit) != 0;
-    const unsigned ballot = __ballot_sync(kFullMask, keep);
-    if (keep) {
-      const uint32_t x = e & ~static_cast<uint32_t>(kKeepBit);
-      const uint64_t p = next + __popc(ballot & below);
-      while (p >= s_start[level + 1]) ++level;  // slots grow with c: the level only moves up
-      const uint64_t o = p - s_start[level];
-      const uint32_t k = sh.key[x];
-      s_keys[level][o] = k;
-      s_values[level][o] = sh.value[x];
-      s_status[level][o] = 0;
-      sa::put_fence(s_fences[level], o, k);
-    }
-    next += __popc(ballot);
+#pragma unroll 4
+  for (uint32_t i = lane; i < kept; i += kWarpSize) {
+    const uint32_t x = list[i];
+    const uint64_t p = next + i;
+    while (p >= s_start[level + 1]) ++level;  // slots grow with i: the level only moves up
+    const uint64_t o = p - s_start[level];
+    const uint32_t k = sh.key[x];
+    s_keys[level][o] = k;
+    s_values[level][o] = sh.value[x];
+    s_status[level][o] = 0;
+    sa::put_fence(s_fences[level], o, k);
   }
 }
 
@@ -513,28 +544,33 @@ CleanupPlan plan_cleanup(const uint64_t* sizes, int count) {
   return p;
 }
 
+uint64_t cleanup_kept_entries(const CleanupPlan& plan) { return plan.tiles * (kTileSlots + kTileWarps); }
+
 uint64_t cleanup_scratch_bytes(const CleanupPlan& plan) {
-  return plan.bound_entries() * sizeof(uint32_t) + 2 * (plan.tiles + 1) * sizeof(uint64_t);
+  return plan.bound_entries() * sizeof(uint32_t) + 2 * (plan.tiles + 1) * sizeof(uint64_t) +
+         cleanup_kept_entries(plan) * sizeof(uint16_t);
 }
 
-void cleanup_partition(const CleanupSource& src, const CleanupPlan& plan, uint32_t* bounds, cudaStream_t stream) {
+void cleanup_partition(const CleanupSource& src, const CleanupIndex& index, const CleanupPlan& plan, uint32_t* bounds,
+                       cudaStream_t stream) {
   int lanes = 1;  // per splitter: one per level, a power of two <= 32 (groups never straddle a warp)
   while (lanes < src.count) lanes <<= 1;
   const uint64_t threads = std::max<uint64_t>(plan.splitters * static_cast<uint64_t>(lanes), src.count);
-  cleanup_partition_kernel<<<blocks_for(threads, 256), 256, 0, stream>>>(src, plan, lanes, bounds);
+  cleanup_partition_kernel<<<blocks_for(threads, 256), 256, 0, stream>>>(src, index, plan, lanes, bounds);
   GPUDICT_CHECK_LAUNCH("cleanup_partition_kernel");
 }
 
 void cleanup_count(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds, uint64_t* tile_count,
-                   cudaStream_t stream) {
-  cleanup_count_kernel<<<tile_grid(plan), kTileThreads, 0, stream>>>(src, bounds, tile_count);
+                   uint16_t* kept, cudaStream_t stream) {
+  cleanup_count_kernel<<<tile_grid(plan), kTileThreads, 0, stream>>>(src, bounds, tile_count, kept);
   GPUDICT_CHECK_LAUNCH("cleanup_count_kernel");
 }
 
 void cleanup_place(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds,
-                   const uint64_t* tile_offset, const CleanupTargets& out, uint64_t u, cudaStream_t stream) {
+                   const uint64_t* tile_offset, const uint16_t* kept, const CleanupTargets& out, uint64_t u,
+                   cudaStream_t stream) {
   if (u == 0 || out.count == 0) return;
-  cleanup_place_kernel<<<tile_grid(plan), kTileThreads, 0, stream>>>(src, bounds, tile_offset, out);
+  cleanup_place_kernel<<<tile_grid(plan), kTileThreads, 0, stream>>>(src, bounds, tile_offset, kept, out);
   GPUDICT_CHECK_LAUNCH("cleanup_place_kernel");
   const int k = out.count - 1;
   const uint64_t end = out.start[k] + out.n[k];

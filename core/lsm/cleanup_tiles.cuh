@@ -1,7 +1,9 @@
 // The cleanup's fused merge and compaction (cleanup_tiles.cu): every record
 // of every level is read twice (a counting pass, key and status: 5 B; a
-// placing pass, with the value: 9 B) and every kept record written once,
-// straight into its new level. No merged run is materialised.
+// placing pass, keys and values: 8 B) and every kept record written once,
+// straight into its new level; between them, a 2-byte staging slot per kept
+// record (in lists of room for every slot of every tile). No merged run is
+// materialised.
 //
 // The merged order of all levels is (key, level rank, position): rank 0 is
 // the newest level, so a key's records come newest first, as in a stable
@@ -21,13 +23,16 @@
 // partition: per splitter and level, the level's bound (its records before
 //   the splitter) and the splitter's rank among all splitters (a sum over
 //   levels); splitter k j - 1 writes tile j's boundary row: bounds[j L + level].
-// count/place: per tile, the slices are staged in shared memory, the records
-//   of every slice but the largest find their merged slot by binary searches
-//   in the other slices (the largest slice's records fill the free slots in
+// count: per tile, the slices are staged in shared memory, the records of
+//   every slice but the largest find their merged slot by binary searches in
+//   the other slices (the largest slice's records fill the free slots in
 //   order), each merged slot is kept or not by comparing with the slot before
 //   it (for the tile's first slot: the records just before the tile in each
-//   level), the count pass stores the tile's kept count, and after a scan of
-//   the counts the place pass writes each kept record at its final slot.
+//   level); the pass stores the tile's kept count and the kept records'
+//   staging slots in merged order.
+// place: after a scan of the counts, per tile, the slices' keys and values
+//   are staged again (same layout) and each kept record is written at its
+//   final slot, from the list: no merge a second time.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -48,6 +53,11 @@ struct CleanupSource {
   uint32_t n[kMaxLevels] = {};
 };
 
+// The same levels' fence indexes (rank order): the partition's searches.
+struct CleanupIndex {
+  sa::SearchView<uint32_t> ix[kMaxLevels] = {};
+};
+
 // The tiling of the merged order (host-side; passed to kernels by value).
 struct CleanupPlan {
   int levels = 0;
@@ -61,7 +71,8 @@ struct CleanupPlan {
 // The plan for levels of these sizes (rank order, each >= 1).
 CleanupPlan plan_cleanup(const uint64_t* sizes, int count);
 
-// Device bytes of a cleanup's tile scratch (bounds, tile counts and offsets).
+// Device bytes of a cleanup's tile scratch (bounds, tile counts and offsets,
+// the kept lists).
 uint64_t cleanup_scratch_bytes(const CleanupPlan& plan);
 
 // The new levels in index order: slot p of the compacted run lies in the
@@ -77,16 +88,23 @@ struct CleanupTargets {
 };
 
 // bounds: plan.bound_entries() u32; row t = each level's first position in tile t.
-void cleanup_partition(const CleanupSource& src, const CleanupPlan& plan, uint32_t* bounds, cudaStream_t stream);
+void cleanup_partition(const CleanupSource& src, const CleanupIndex& index, const CleanupPlan& plan, uint32_t* bounds,
+                       cudaStream_t stream);
 
-// tile_count[t] = the records tile t keeps (t < plan.tiles).
+// The count pass's list of kept records for the place pass: per tile and
+// warp, the staging slots of the records it keeps, in merged order, and how
+// many (u16 entries, cleanup_kept_entries of them).
+uint64_t cleanup_kept_entries(const CleanupPlan& plan);
+
+// tile_count[t] = the records tile t keeps (t < plan.tiles); kept: their list.
 void cleanup_count(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds, uint64_t* tile_count,
-                   cudaStream_t stream);
+                   uint16_t* kept, cudaStream_t stream);
 
 // Writes the u kept records (tile t's from slot tile_offset[t]) into the new
 // levels, placebos after them up to the end of the largest new level, and
 // every level's level-1 fences (the fence levels above are the caller's).
 void cleanup_place(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds,
-                   const uint64_t* tile_offset, const CleanupTargets& out, uint64_t u, cudaStream_t stream);
+                   const uint64_t* tile_offset, const uint16_t* kept, const CleanupTargets& out, uint64_t u,
+                   cudaStream_t stream);
 
 }  // namespace gpudict::lsm

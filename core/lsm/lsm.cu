@@ -272,7 +272,7 @@ void Lsm::drop_snapshot(const std::string& name) {
 
 uint64_t Lsm::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_counters_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + upd_values_.bytes() + chunk_.bytes() +
-               cl_bounds_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
+               cl_bounds_.bytes() + cl_kept_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
                q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
                q_offset_out_.bytes() + range_keys_.bytes() + range_values_.bytes();

@@ -147,6 +147,7 @@ class Lsm final : public Dictionary {
   RunBuffers chunk_;
   RunBuffers pp_[2];  // merge intermediates; build's sort buffers
   DeviceBuffer<uint32_t> cl_bounds_;    // cleanup: each tile's first position in every level
+  DeviceBuffer<uint16_t> cl_kept_;      // cleanup: the count pass's kept lists for the place pass
   DeviceBuffer<uint64_t> tile_count_;   // cleanup: kept records per tile
   DeviceBuffer<uint64_t> tile_offset_;  // cleanup: their exclusive scan (the last entry: the total)
 
