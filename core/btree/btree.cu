@@ -340,9 +340,11 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   }
   // Range results are allocated per batch as large as they come; a nominal
   // 8 pairs per query here, 14 with the one-pass output's headroom (the
-  // estimate x 1.25 + 4 pairs), plus a line and two 8-byte stream words per
-  // tile: a tile per query for short lists, at most the resident tiles (a
-  // few tens of thousands; 2^16 here) for long ones.
+  // estimate x 1.25 + 4 pairs, at a scale of 1: after uneven lists the
+  // scale can reach 16, capped at half the free memory - ranges.cu), plus a
+  // line and two 8-byte stream words per tile: a tile per query for short
+  // lists, at most the resident tiles (a few tens of thousands; 2^16 here)
+  // for long ones.
   const uint64_t ranges = Q * 14 * 8 + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
   return pool + list + cub + ranges + 4096;
 }

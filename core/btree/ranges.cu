@@ -133,13 +133,22 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   // Each range's pairs are contiguous at its offset. Contiguous output: the
   // pairs up to the furthest range end come over. Tile regions of R lines
   // (a tile's stream never longer than W <= R lines): the first W lines of
-  // each region, one strided copy, and offsets map region by region.
+  // each region, one strided copy, and offsets map region by region - unless
+  // that is no smaller than the plain copy up to the furthest end (uneven
+  // streams) or a region's pitch exceeds what a strided copy accepts.
   uint64_t total = 0, extent = 0;
   for (uint64_t s = 0; s < n; ++s) {
     total += h_value_[s];
     if (h_value_[s] > 0) extent = std::max<uint64_t>(extent, h_u64_[s] + h_value_[s]);
   }
-  const uint64_t region = layout.region_lines * kLineWords, width = layout.used_lines * kLineWords;
+  // In pairs: a region's size on the device, the part of it copied.
+  uint64_t region = layout.region_lines * kLineWords, width = layout.used_lines * kLineWords;
+  if (region != 0 && extent > 0) {
+    int max_pitch = 0;
+    GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device_));
+    const uint64_t regions = (extent + region - 1) / region;
+    if (regions * width >= extent || region * sizeof(uint32_t) > static_cast<uint64_t>(max_pitch)) region = 0;
+  }
   auto host_offset = [&](uint64_t off) { return region == 0 ? off : off / region * width + off % region; };
   if (extent > 0) {
     if (region == 0) {
