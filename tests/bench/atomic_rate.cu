@@ -11,8 +11,6 @@
 //   gpudict_atomic_rate [--log2-ops N]   (default 25)
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
@@ -67,23 +65,9 @@ float time_mode(unsigned long long* table, uint64_t slabs, uint64_t n, unsigned 
 
 int main(int argc, char** argv) {
   int log2_ops = 25;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--log2-ops") == 0 && i + 1 < argc) {
-      log2_ops = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--log2-ops N]\n", argv[0]);
-      return 2;
-    }
-  }
-  if (log2_ops < 10 || log2_ops > 32) {
-    std::fprintf(stderr, "--log2-ops must lie in [10, 32]\n");
-    return 2;
-  }
+  if (!bench::int_option(argc, argv, "gpudict_atomic_rate", "--log2-ops", 10, 32, log2_ops)) return 2;
   try {
-    if (cuda_device_count() == 0) {
-      std::fprintf(stderr, "gpudict_atomic_rate: no CUDA device (%s)\n", cuda_unavailable_reason().c_str());
-      return 3;
-    }
+    if (!bench::have_device("gpudict_atomic_rate")) return 3;
     const uint64_t n = 1ull << log2_ops;
     const uint64_t slabs = static_cast<uint64_t>((1ull << 26) / 0.6 / 15 * 1.1);
     DeviceBuffer<unsigned long long> table(slabs * 16, "atomic-rate table");

@@ -304,10 +304,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    if (cuda_device_count() == 0) {
-      std::fprintf(stderr, "gpudict_baselines: no CUDA device (%s)\n", cuda_unavailable_reason().c_str());
-      return 3;
-    }
+    if (!bench::have_device("gpudict_baselines")) return 3;
     select_device(0);
     std::printf("device: %s, reps %d (median after 1 warm-up)\n", device_name(0).c_str(), reps);
     std::printf("%-40s %-5s %10s %10s %10s\n", "name", "n", "ms", "G items/s", "ours/base");

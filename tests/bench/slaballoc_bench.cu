@@ -71,10 +71,7 @@ int run(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--log2-allocs")) log2_allocs = std::atoi(argv[i + 1]);
     else if (!std::strcmp(argv[i], "--reps")) reps = std::atoi(argv[i + 1]);
   }
-  if (cuda_device_count() == 0) {
-    std::fprintf(stderr, "gpudict_slaballoc_bench: no CUDA device (%s)\n", cuda_unavailable_reason().c_str());
-    return 3;
-  }
+  if (!bench::have_device("gpudict_slaballoc_bench")) return 3;
   select_device(0);
   std::printf("device: %s\n", device_name(0).c_str());
   cudaStream_t s = nullptr;

@@ -9,8 +9,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <random>
 #include <vector>
 
@@ -71,19 +69,9 @@ struct Variant {
 
 int main(int argc, char** argv) {
   int max_log2 = 24;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--max-log2") == 0 && i + 1 < argc) {
-      max_log2 = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: gpudict_sort_tiles [--max-log2 N]\n");
-      return 2;
-    }
-  }
+  if (!bench::int_option(argc, argv, "gpudict_sort_tiles", "--max-log2", 16, 28, max_log2)) return 2;
   try {
-    if (cuda_device_count() == 0) {
-      std::fprintf(stderr, "gpudict_sort_tiles: no CUDA device (%s)\n", cuda_unavailable_reason().c_str());
-      return 3;
-    }
+    if (!bench::have_device("gpudict_sort_tiles")) return 3;
     cudaDeviceProp prop{};
     GPUDICT_CUDA(cudaGetDeviceProperties(&prop, 0));
     std::printf("device: %s (%d SMs)\n", prop.name, prop.multiProcessorCount);
