@@ -166,7 +166,7 @@ GraphCache::Key BTree::update_sort_key(uint64_t n) const {
           key_word(d_perm_[1].data()), key_word(d_types_.data()), key_word(temp_.data()), n};
 }
 
-OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
+OpsRef BTree::list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type) {
   OpsRef ops;
   ops.n = n;
   ops.type = type;
@@ -181,6 +181,11 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
   ops.keys = d_keys_[0].data();
   ops.perm = nullptr;
   ops.use_finger = false;
+  return ops;
+}
+
+OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
+  OpsRef ops = list_ref(n, with_args, with_types, type);
   if (!opt_.sort || n < 2) return ops;
   if (bits.end == 0) {  // every key the same: the list is sorted as staged
     ops.use_finger = true;
@@ -323,15 +328,15 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
                         DeviceTime& t) {
   const uint64_t n = ops.size();
   if (n == 0) return;
-  const bool two_keys = type == OpType::Count || type == OpType::Range;
-  const SortBits bits = stage(b, ops, two_keys, false);
   if (type == OpType::Range && opt_.query_tile != 0) {  // one pass (ranges.cu)
     RangeLayout layout;
-    const double ms = run_lockstep_ranges(n, bits, layout);
+    const double ms = run_lockstep_ranges(b, ops, layout);
     collect_ranges(ops, r, layout);
     t.add(phase, ms);
     return;
   }
+  const bool two_keys = type == OpType::Count || type == OpType::Range;
+  const SortBits bits = stage(b, ops, two_keys, false);
   // The operations kernel (--query-tile 0): ranges in two passes, a count
   // pass and a copy pass to offsets from a scan of the counts.
   if (type == OpType::Range) {

@@ -336,6 +336,12 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
     if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, in, out, B, 0, 32) == cudaSuccess)
       cub = std::max<uint64_t>(cub, bytes);
     cudaGetLastError();
+    // A range list's, carrying 8-byte (hi, slot) values.
+    const unsigned long long* hs_in = nullptr;
+    unsigned long long* hs_out = nullptr;
+    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, hs_in, hs_out, Q, 0, 32) == cudaSuccess)
+      cub = std::max<uint64_t>(cub, bytes);
+    cudaGetLastError();
     cub += cub / 4 + 4096;
   }
   // Range results are allocated per batch as large as they come; a nominal
@@ -344,8 +350,8 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // scale can reach 16, capped at half the free memory - ranges.cu), plus a
   // line and two 8-byte stream words per tile: a tile per query for short
   // lists, at most the resident tiles (a few tens of thousands; 2^16 here)
-  // for long ones.
-  const uint64_t ranges = Q * 14 * 8 + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
+  // for long ones. And the (hi, slot) words of a range list, staged and sorted.
+  const uint64_t ranges = Q * (14 * 8 + 2 * 8) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
   return pool + list + cub + ranges + 4096;
 }
 

@@ -122,6 +122,8 @@ class BTree final : public Dictionary {
   // stage()'s; lists with updates: all of them) and returns its descriptor
   // with the result arrays; device work on the stream, not timed here.
   OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits = {});
+  // The staged list's descriptor as staged (unsorted, no finger).
+  OpsRef list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type);
   // The staged update list sorted for merged updates (whatever --sort says):
   // keys and slots, a delete's slot tagged with kDeleteTag when n <
   // kTaggedLists; perm null for a list of one.
@@ -152,18 +154,28 @@ class BTree final : public Dictionary {
   // ranges.cu
   // Output lines (32 pairs each) for one-pass ranges.
   void reserve_range_lines(uint64_t lines);
-  // Where a range list's results lie on the device. perm (device): the slot
-  // of each list position, by which sizes (d_value_) and offsets
-  // (d_range_off_) are stored; null: by slot. region_lines > 0: tile t's
-  // pairs lie in lines [t R, t R + used_lines) of d_range_keys_/values_
-  // (R = region_lines); 0: the pairs are contiguous.
+  // Where a range list's results lie on the device. hi_slot (device): each
+  // list position's (hi << 32) | slot, sizes (d_value_) and offsets
+  // (d_range_off_) being stored by position; null: by slot. region_lines >
+  // 0: tile t's pairs lie in lines [t R, t R + used_lines) of
+  // d_range_keys_/values_ (R = region_lines); 0: the pairs are contiguous.
   struct RangeLayout {
-    const uint32_t* perm = nullptr;
+    const unsigned long long* hi_slot = nullptr;
     uint64_t region_lines = 0, used_lines = 0;
   };
-  // The staged range list in one lock-step pass (sort included). Returns the
-  // device time.
-  double run_lockstep_ranges(uint64_t n, SortBits bits, RangeLayout& layout);
+  // Stages range list `ops`: keys as stage() does, and each range's upper
+  // bound with its slot, (hi << 32) | slot, in d_hi_slot_[0] (the value its
+  // sort carries); h_args_ gets the bounds.
+  SortBits stage_ranges(const Batch& b, const std::vector<uint32_t>& ops);
+  // The range list's sort (its CUB buffer and graph prepared by
+  // prepare_range_sort, like prepare_list_sort) and its descriptor.
+  void prepare_range_sort(uint64_t n, SortBits bits);
+  void enqueue_range_sort(uint64_t n, SortBits bits);
+  GraphCache::Key range_sort_key(uint64_t n, SortBits bits) const;
+  OpsRef sort_range_list(uint64_t n, SortBits bits);
+  // Range list `ops` in one lock-step pass (staging, sort included). Returns
+  // the device time.
+  double run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout);
   // The staged range list's results (sizes, offsets and pairs on the
   // device, as `layout` says) into r, in batch order.
   void collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, const RangeLayout& layout);
@@ -209,6 +221,7 @@ class BTree final : public Dictionary {
   DeviceBuffer<unsigned long long> d_range_off_;   // range offsets: by slot, or by list position (RangeLayout)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
+  DeviceBuffer<unsigned long long> d_hi_slot_[2];  // a one-pass range list's (hi << 32) | slot: staged, sorted
   // One-pass ranges (ranges.cu): the tiles' stream lengths and, for a list
   // run again, their first lines; what sizes the output.
   DeviceBuffer<unsigned long long> d_tile_lines_, d_tile_base_;
@@ -223,7 +236,8 @@ class BTree final : public Dictionary {
   DeviceBuffer<uint32_t> d_sep_keys_[2], d_sep_vals_[2];
 
   // Pinned host staging (reused across batches).
-  PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_, h_perm_;
+  PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_;
+  PinnedBuffer<unsigned long long> h_hi_slot_;  // stage_ranges(), then collect_ranges()
   PinnedBuffer<uint8_t> h_types_, h_found_, h_done_;
   PinnedBuffer<unsigned long long> h_u64_;
 };

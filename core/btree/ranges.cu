@@ -9,6 +9,8 @@
 // When a tile's stream outgrows its region, the kernel has counted its lines
 // anyway and the list runs once more with exact regions from a scan of
 // every tile's lines (the stats' range-reruns).
+#include <cub/device/device_radix_sort.cuh>
+
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -25,20 +27,74 @@ namespace gpudict::btree {
 namespace {
 
 constexpr const char* kTileScanName = "cub::DeviceScan::ExclusiveSum (btree range streams)";
+constexpr const char* kRangeSortName = "cub::DeviceRadixSort::SortPairs (btree range list)";
+
+// The range list's sort: keys, carrying (hi << 32) | slot, on key bits `bits`.
+auto range_sort(const uint32_t* keys_in, uint32_t* keys_out, const unsigned long long* hs_in,
+                unsigned long long* hs_out, uint64_t n, cudaStream_t s, SortBits bits) {
+  return [=](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, keys_in, keys_out, hs_in, hs_out, n, bits.begin, bits.end, s);
+  };
+}
 
 }  // namespace
+
+SortBits BTree::stage_ranges(const Batch& b, const std::vector<uint32_t>& ops) {
+  const uint64_t n = ops.size();
+  const SortBits bits = stage(b, ops, false, false);
+  h_hi_slot_.reserve_discard(n);
+  for (uint64_t s = 0; s < n; ++s) {
+    h_args_[s] = static_cast<uint32_t>(b.args[ops[s]]);
+    h_hi_slot_[s] = (static_cast<unsigned long long>(h_args_[s]) << 32) | s;
+  }
+  for (auto& d : d_hi_slot_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree range bounds");
+  copy_to_device(stream_, d_hi_slot_[0].data(), h_hi_slot_.data(), n * sizeof(unsigned long long));
+  return bits;
+}
+
+void BTree::enqueue_range_sort(uint64_t n, SortBits bits) {
+  temp_.run(kRangeSortName, range_sort(d_keys_[0].data(), d_keys_[1].data(), d_hi_slot_[0].data(),
+                                       d_hi_slot_[1].data(), n, stream_, bits));
+}
+
+void BTree::prepare_range_sort(uint64_t n, SortBits bits) {
+  if (!opt_.sort || n < 2 || bits.end == 0) return;  // sort_range_list sorts nothing
+  temp_.prepare(kRangeSortName, range_sort(d_keys_[0].data(), d_keys_[1].data(), d_hi_slot_[0].data(),
+                                           d_hi_slot_[1].data(), n, stream_, bits));
+  list_graph_.prepare(range_sort_key(n, bits), stream_, [&] { enqueue_range_sort(n, bits); });
+}
+
+GraphCache::Key BTree::range_sort_key(uint64_t n, SortBits bits) const {
+  return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_hi_slot_[0].data()),
+          key_word(d_hi_slot_[1].data()), key_word(temp_.data()), n, static_cast<uint64_t>(bits.begin),
+          static_cast<uint64_t>(bits.end)};
+}
+
+OpsRef BTree::sort_range_list(uint64_t n, SortBits bits) {
+  OpsRef ops = list_ref(n, false, false, kRange);
+  ops.hi_slot = d_hi_slot_[0].data();
+  if (!opt_.sort || n < 2) return ops;
+  ops.use_finger = true;
+  if (bits.end == 0) return ops;  // every key the same: sorted as staged
+  if (!list_graph_.launch(range_sort_key(n, bits), stream_)) enqueue_range_sort(n, bits);  // not prepared
+  ops.keys = d_keys_[1].data();
+  ops.hi_slot = d_hi_slot_[1].data();
+  return ops;
+}
 
 void BTree::reserve_range_lines(uint64_t lines) {
   d_range_keys_.reserve_discard(lines * kLineWords, "btree range results");
   d_range_values_.reserve_discard(lines * kLineWords, "btree range results");
 }
 
-double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, RangeLayout& layout) {
+double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
+  const uint64_t n = ops.size();
+  const SortBits bits = stage_ranges(b, ops);
   const QueryGrid g = query_grid(opt_.query_tile, kRange, n);
   d_tile_lines_.reserve_discard(g.tiles + 1, "btree range streams");
   d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
   temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_lines_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
-  prepare_list_sort(n, bits);  // after the scan's sizing: its graph keys on the CUB buffer
+  prepare_range_sort(n, bits);  // after the scan's sizing: its graph keys on the CUB buffer
   // The estimate (above), from the staged keys and bounds.
   double expect = 0.0;
   if (h_hdr_[0].size > 0 && key_lo_ <= key_hi_) {
@@ -62,7 +118,7 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, RangeLayout& layout
 
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  OpsRef list = sort_list(n, true, false, kRange, bits);
+  OpsRef list = sort_range_list(n, bits);
   trace_.mark(stream_, "sort");
   list.region_lines = region;
   list.tile_base_line = nullptr;
@@ -74,7 +130,7 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, RangeLayout& layout
   launch_queries(opt_.query_tile, ref(), list, stream_);
   trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
-  layout.perm = list.perm;
+  layout.hi_slot = list.hi_slot;
   layout.region_lines = region;
   copy_to_host(stream_, h_u64_.data(), longest_d, sizeof(unsigned long long));
   const uint64_t longest = h_u64_[0];
@@ -121,14 +177,14 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   const uint64_t n = ops.size();
   copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
   copy_to_host(stream_, h_u64_.data(), d_range_off_.data(), n * sizeof(unsigned long long));
-  // Sizes and offsets by list position: position p holds slot perm[p];
-  // at_of[s] = the position of slot s.
+  // Sizes and offsets by list position: position p holds the slot in the
+  // low word of hi_slot[p]; at_of[s] = the position of slot s.
   std::vector<uint32_t> at_of;
-  if (layout.perm != nullptr) {
-    h_perm_.reserve_discard(n);
-    copy_to_host(stream_, h_perm_.data(), layout.perm, n * sizeof(uint32_t));
+  if (layout.hi_slot != nullptr) {
+    h_hi_slot_.reserve_discard(n);
+    copy_to_host(stream_, h_hi_slot_.data(), layout.hi_slot, n * sizeof(unsigned long long));
     at_of.resize(n);
-    for (uint64_t p = 0; p < n; ++p) at_of[h_perm_[p]] = static_cast<uint32_t>(p);
+    for (uint64_t p = 0; p < n; ++p) at_of[static_cast<uint32_t>(h_hi_slot_[p])] = static_cast<uint32_t>(p);
   }
   // Each range's pairs are contiguous at its offset. Contiguous output: the
   // pairs up to the furthest range end come over. Tile regions of R lines
@@ -176,7 +232,7 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   uint64_t at = base;
   for (uint64_t s = 0; s < n; ++s) {
     const uint32_t i = ops[s];
-    const uint64_t p = layout.perm != nullptr ? at_of[s] : s;
+    const uint64_t p = layout.hi_slot != nullptr ? at_of[s] : s;
     const uint64_t from = host_offset(h_u64_[p]);
     r.key[i] = at;
     r.value[i] = h_value_[p];
