@@ -35,7 +35,10 @@
 // that holds the slot, with the level-1 fences. The count pass decided
 // every record's fate once, so the slots are exactly the scanned counts.
 // (The place pass used to repeat steps 3-5: 184 of the 313 us of kernels of
-// a cleanup of 21 M records, 50% stale, on an H200.)
+// a cleanup of 21 M records, 50% stale, on an H200. Reading each listed
+// record from its level instead of staging the tile's slices - no shared
+// staging, half the records skipped at 50% stale - was slower: place 147 ->
+// 155 us, cleanup 2.33-2.45x -> 2.13-2.28x the rebuild.)
 #include "core/lsm/cleanup_tiles.cuh"
 
 #include <algorithm>
@@ -74,8 +77,20 @@ static_assert(kTileWords % kWarpSize == 0 && kTileWords <= static_cast<uint32_t>
 static_assert(kTileSlots % (4 * kTileThreads) == 0, "whole quads per thread");
 static_assert(kChunksPerWarp % 2 == 0, "the walk takes chunks in pairs");
 
+// A tile's slices and their staging layout (step 1), for both passes.
+struct SliceShared {
+  uint32_t a[kMaxLevels], len[kMaxLevels], off[kMaxLevels], head[kMaxLevels];
+  uint32_t qbeg[kMaxLevels + 1];         // quads of the slices before (step 2's work list)
+  const uint32_t* keys[kMaxLevels];
+  const uint32_t* values[kMaxLevels];
+  const uint8_t* status[kMaxLevels];
+  uint32_t nt;   // records in the tile
+  uint32_t big;  // the largest slice
+  int count;     // levels
+};
+
 // The count pass's tile.
-struct TileShared {
+struct TileShared : SliceShared {
   static constexpr bool kStatus = true;  // stage status bytes (tile_load)
   alignas(16) uint32_t key[kTileSlots];  // staged keys: slice m at [off[m], off[m] + len[m]), key[off[m] - 1]
                                          // = the level's key before the slice (if a[m] > 0)
@@ -85,35 +100,19 @@ struct TileShared {
   uint32_t wpre[kTileWords];             // set bits of the mask before word w
   uint32_t word_warp[kTileWarps];        // scan carries
   uint32_t warp_kept[kTileWarps];
-  uint32_t a[kMaxLevels], len[kMaxLevels], off[kMaxLevels], head[kMaxLevels];
-  uint32_t qbeg[kMaxLevels + 1];         // quads of the slices before (step 2's work list)
-  const uint32_t* keys[kMaxLevels];
-  const uint32_t* values[kMaxLevels];
-  const uint8_t* status[kMaxLevels];
-  uint32_t nt;        // records in the tile
-  uint32_t big;       // the largest slice
   uint32_t prev_key;  // key of the merged record just before the tile (if has_prev)
   int has_prev;
-  int count;          // levels
 };
 
 // The place pass's tile: keys and values staged as by TileShared (steps 1-2).
-struct PlaceShared {
+struct PlaceShared : SliceShared {
   static constexpr bool kStatus = false;
   alignas(16) uint32_t value[kTileSlots];
   alignas(16) uint32_t key[kTileSlots];
-  uint32_t a[kMaxLevels], len[kMaxLevels], off[kMaxLevels], head[kMaxLevels];
-  uint32_t qbeg[kMaxLevels + 1];
-  const uint32_t* keys[kMaxLevels];
-  const uint32_t* values[kMaxLevels];
-  const uint8_t* status[kMaxLevels];
-  uint32_t nt, big;
-  int count;
 };
 
 // Step 1 (warp 0): the tile's slices and their staging layout. Lane m = level rank m.
-template <class Sh>
-__device__ void tile_setup(Sh& sh, const CleanupSource& src, const uint32_t* __restrict__ bounds,
+__device__ void tile_setup(SliceShared& sh, const CleanupSource& src, const uint32_t* __restrict__ bounds,
                            uint64_t t) {
   const int L = src.count;
   const unsigned m = lane_id();
@@ -360,23 +359,6 @@ __device__ uint32_t tile_walk(const TileShared& sh, uint16_t* __restrict__ list)
   return kept;
 }
 
-// Entries of a level that count before q, by one thread, through the level's
-// fence index: a binary search of the top, then one 32-entry window per level
-// below (sa::descend's scheme, per thread: the window is one 128-byte line,
-// so its binary search after the first load hits L1). A binary search of the
-// keys alone is a chain of ~24 dependent loads at 2^24 keys (a traced
-// cleanup of 21 M records on an H200: partition 28-39 us that way, 25-32
-// with the index).
-__device__ uint32_t count_before_indexed(const sa::SearchView<uint32_t>& ix, uint32_t q, bool upper) {
-  const int top = ix.top;
-  uint32_t c = sa::count_before(ix.level[top], ix.size[top], q, upper);
-  for (int l = top - 1; l >= 0; --l) {
-    const uint32_t start = c == 0 ? 0u : (c - 1u) * 32u;
-    c = start + sa::count_before(ix.level[l] + start, min(32u, ix.size[l] - start), q, upper);
-  }
-  return c;
-}
-
 __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource src,
                                          const __grid_constant__ CleanupIndex index,
                                          const __grid_constant__ CleanupPlan plan, int lanes,
@@ -394,7 +376,7 @@ __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource s
     const uint32_t key = src.keys[l][q];
     // Level m's records before the splitter (key, l, q): a newer level's
     // equal keys precede it, an older level's follow it.
-    a = m == l ? static_cast<uint32_t>(q) : count_before_indexed(index.ix[m], key, m < l);
+    a = m == l ? static_cast<uint32_t>(q) : sa::count_before_indexed(index.ix[m], key, m < l);
   }
   // Splitters of level m before this one: those at S, 2S, ... < a. Their
   // sum over the levels is this splitter's rank among all splitters; every

@@ -139,7 +139,7 @@ __global__ void __launch_bounds__(kWalkThreads)
        w += warps) {
     const uint32_t item = slow_item[w];
     const uint32_t from = slow_key[w];
-    uint32_t p = mine ? sa::count_before(keys, n, from, true) : 0u;
+    uint32_t p = mine ? sa::count_before_indexed(v.lv[lane].ix, from, true) : 0u;  // through the fence index
     bool has = p < n;
     uint32_t k = has ? keys[p] : 0u;
     bool hit = false;

@@ -50,6 +50,24 @@ __device__ __forceinline__ uint32_t count_before(const K* a, uint32_t size, K q,
   return lo;
 }
 
+// Entries of an indexed array that count before q, by one thread: a binary
+// search of the index's top, then one kFanout-entry window per level below
+// (descend's scheme, one thread per search instead of a lane group: the
+// window is one 128-byte line for u32 keys, so its binary search after the first load
+// hits L1). A binary search of the keys alone is a chain of ~24 dependent
+// loads at 2^24 keys (the LSM cleanup's partition on an H200: 28-39 us that
+// way, 25-32 with the index).
+template <class K>
+__device__ __forceinline__ uint32_t count_before_indexed(const SearchView<K>& ix, K q, bool upper) {
+  const int top = ix.top;
+  uint32_t c = count_before(ix.level[top], ix.size[top], q, upper);
+  for (int l = top - 1; l >= 0; --l) {
+    const uint32_t start = c == 0 ? 0u : (c - 1u) * kFanout;
+    c = start + count_before(ix.level[l] + start, min(kFanout, ix.size[l] - start), q, upper);
+  }
+  return c;
+}
+
 template <class K>
 struct WindowShape {
   static constexpr int kPerLoad = 16 / static_cast<int>(sizeof(K));  // entries per 16-byte load
