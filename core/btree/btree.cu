@@ -303,7 +303,8 @@ uint64_t BTree::scratch_bytes() const {
                d_mtarget_.bytes() + d_mmerged_.bytes() + d_mleft_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
                d_tile_lines_.bytes() + d_tile_base_.bytes();
   for (int i = 0; i < 2; ++i)
-    s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes();
+    s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes() +
+         d_hi_slot_[i].bytes();
   return s;
 }
 

@@ -76,8 +76,9 @@ void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStrea
   if (ops.range_cap != nullptr) throw RuntimeFailure("btree: the lock-step query kernel writes unbounded ranges only");
   // Tile i serves list positions [i per_tile, (i + 1) per_tile) and stores
   // its range stream in a region of its own (query_kernel.cuh, "Range output").
-  if (ops.type == kRange && (ops.stride != 1 || ops.start != 0 || ops.tile_lines == nullptr))
-    throw RuntimeFailure("btree: lock-step ranges need a whole list of stride 1 and their output lines");
+  if (ops.type == kRange &&
+      (ops.stride != 1 || ops.start != 0 || ops.tile_lines == nullptr || ops.hi_slot == nullptr))
+    throw RuntimeFailure("btree: lock-step ranges need a whole list of stride 1, its (hi, slot) words and their output lines");
   switch (qtile) {
     case 4: launch_queries_g<4>(tree, ops, stream); break;
     case 8: launch_queries_g<8>(tree, ops, stream); break;

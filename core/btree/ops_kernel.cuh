@@ -49,9 +49,10 @@ struct OpsRef {
   uint8_t type = 0;         // every operation's type when `types` is null
   const uint32_t* keys = nullptr;   // by position (sorted or in list order)
   const uint32_t* perm = nullptr;   // slot j of position s; null: j = s
-  const uint32_t* args = nullptr;   // by slot: value (insert) or hi (count, range)
+  const uint32_t* args = nullptr;   // by slot: value (insert) or hi (count, range; not one-pass ranges)
   // One-pass range lists (query_kernel.cuh, "Range output"), by list
-  // position: (hi << 32) | slot, sorted with the keys; read instead of perm and args.
+  // position: (hi << 32) | slot, sorted with the keys; read instead of perm
+  // and args, which such a list leaves null.
   const unsigned long long* hi_slot = nullptr;
   const uint8_t* types = nullptr;   // by slot
   uint8_t* found = nullptr;         // lookup, successor

@@ -105,7 +105,7 @@ __device__ __forceinline__ NodeHead select_head(bool pred, const NodeHead& a, co
 // is better spent on the nodes. A range's size (value) and offset are stored
 // by list position, not by slot: a tile's run of positions is consecutive,
 // so its writes fill whole sectors, where by slot they scatter (ranges.cu
-// maps them back with the list's permutation). A range's upper bound is
+// maps them back with the slots the sort carried, below). A range's upper bound is
 // read by list position too: the list's sort carries (hi << 32) | slot as
 // its value (OpsRef::hi_slot), so a range costs no read of the permutation
 // and no dependent random read of its bound by slot. At 2^22 ranges on 2^26

@@ -28,6 +28,10 @@ namespace {
 
 constexpr const char* kTileScanName = "cub::DeviceScan::ExclusiveSum (btree range streams)";
 constexpr const char* kRangeSortName = "cub::DeviceRadixSort::SortPairs (btree range list)";
+// Word 8 of a range sort's graph key: list sorts (batch.cu) share list_graph_
+// and leave it 0, so the two kinds never match even if freed buffers come
+// back at each other's addresses.
+constexpr uint64_t kRangeSortTag = 1;
 
 // The range list's sort: keys, carrying (hi << 32) | slot, on key bits `bits`.
 auto range_sort(const uint32_t* keys_in, uint32_t* keys_out, const unsigned long long* hs_in,
@@ -67,7 +71,7 @@ void BTree::prepare_range_sort(uint64_t n, SortBits bits) {
 GraphCache::Key BTree::range_sort_key(uint64_t n, SortBits bits) const {
   return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_hi_slot_[0].data()),
           key_word(d_hi_slot_[1].data()), key_word(temp_.data()), n, static_cast<uint64_t>(bits.begin),
-          static_cast<uint64_t>(bits.end)};
+          static_cast<uint64_t>(bits.end), kRangeSortTag};
 }
 
 OpsRef BTree::sort_range_list(uint64_t n, SortBits bits) {
@@ -130,7 +134,8 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
   launch_queries(opt_.query_tile, ref(), list, stream_);
   trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
-  layout.hi_slot = list.hi_slot;
+  // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
+  layout.hi_slot = list.hi_slot == d_hi_slot_[1].data() ? list.hi_slot : nullptr;
   layout.region_lines = region;
   copy_to_host(stream_, h_u64_.data(), longest_d, sizeof(unsigned long long));
   const uint64_t longest = h_u64_[0];

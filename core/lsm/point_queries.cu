@@ -139,7 +139,10 @@ __global__ void __launch_bounds__(kWalkThreads)
        w += warps) {
     const uint32_t item = slow_item[w];
     const uint32_t from = slow_key[w];
-    uint32_t p = mine ? sa::count_before_indexed(v.lv[lane].ix, from, true) : 0u;  // through the fence index
+    // A plain binary search: through the fence index (sa::count_before_indexed)
+    // successors ran 6% slower (2.98 -> 2.80 G/s, 2^22 successors on 6
+    // levels with deletes, H200).
+    uint32_t p = mine ? sa::count_before(keys, n, from, true) : 0u;
     bool has = p < n;
     uint32_t k = has ? keys[p] : 0u;
     bool hit = false;
