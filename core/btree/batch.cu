@@ -79,14 +79,6 @@ auto list_sort(cub::DoubleBuffer<uint32_t>& keys, cub::DoubleBuffer<uint32_t>& p
     return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, 32, s);
   };
 }
-// The same from the constant slots 0, 1, ... (BTree::d_iota_) on key bits
-// `bits`: keys_in -> keys_out, slots -> perm_out.
-auto list_sort_slots(const uint32_t* keys_in, uint32_t* keys_out, const uint32_t* slots, uint32_t* perm_out,
-                     uint64_t n, cudaStream_t s, SortBits bits) {
-  return [=](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, keys_in, keys_out, slots, perm_out, n, bits.begin, bits.end, s);
-  };
-}
 
 }  // namespace
 
@@ -143,22 +135,14 @@ SortBits BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool wit
   return query_sort_bits(lo, hi, n);
 }
 
-void BTree::enqueue_list_sort(uint64_t n, SortBits bits) {
-  temp_.run(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(), d_perm_[0].data(),
-                                           n, stream_, bits));
-}
-
+// A query list's sort carries the constant slots 0, 1, ... (d_iota_) into perm.
 void BTree::prepare_list_sort(uint64_t n, SortBits bits) {
-  if (!opt_.sort || n < 2 || bits.end == 0) return;  // sort_list sorts nothing
-  temp_.prepare(kListSortName, list_sort_slots(d_keys_[0].data(), d_keys_[1].data(), d_iota_.data(),
-                                               d_perm_[0].data(), n, stream_, bits));
-  list_graph_.prepare(list_sort_key(n, bits), stream_, [&] { enqueue_list_sort(n, bits); });
+  prepare_keyed_sort(list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits);
 }
 
-GraphCache::Key BTree::list_sort_key(uint64_t n, SortBits bits) const {
-  return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_iota_.data()),
-          key_word(d_perm_[0].data()), key_word(temp_.data()), n, static_cast<uint64_t>(bits.begin),
-          static_cast<uint64_t>(bits.end)};
+GraphCache::Key BTree::keyed_sort_key(const void* vin, const void* vout, uint64_t n, SortBits bits) const {
+  return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(vin), key_word(vout),
+          key_word(temp_.data()),      n, static_cast<uint64_t>(bits.begin), static_cast<uint64_t>(bits.end)};
 }
 
 GraphCache::Key BTree::update_sort_key(uint64_t n) const {
@@ -191,7 +175,7 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
     ops.use_finger = true;
     return ops;
   }
-  if (!list_graph_.launch(list_sort_key(n, bits), stream_)) enqueue_list_sort(n, bits);  // not prepared
+  run_keyed_sort(list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits);
   ops.keys = d_keys_[1].data();
   ops.perm = d_perm_[0].data();
   ops.use_finger = true;
@@ -223,8 +207,7 @@ void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32
   keys_out = d_keys_[0].data();
   perm_out = nullptr;
   if (n < 2) return;
-  int out = 0;
-  if (!update_graph_.launch(update_sort_key(n), stream_, &out)) out = enqueue_update_sort(n);  // not prepared
+  const int out = update_graph_.run(update_sort_key(n), stream_, [&] { return enqueue_update_sort(n); });
   keys_out = d_keys_[out].data();
   perm_out = d_perm_[out].data();
 }

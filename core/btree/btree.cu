@@ -159,6 +159,7 @@ int BTree::use_device(int device) {
 BTree::BTree(const StructureConfig& config, const Options& options)
     : device_(use_device(config.device)), caps_(btree_caps()), opt_(options) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch_, cudaDevAttrMaxPitch, device_));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
   d_scalars_ = DeviceBuffer<unsigned long long>(kRangeMaxLines + 1, "btree counters");

@@ -11,6 +11,7 @@
 //   query_kernel.cuh      phased queries in lock-step (kernels_query.cu)
 #pragma once
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -77,6 +78,16 @@ struct LevelPlan {
 };
 LevelPlan plan_levels(uint64_t keys, int leaf_keys, int inner_children);
 
+// CUB's radix sort of keys kin -> kout on key bits `bits`, carrying values
+// vin -> vout, as a CubTemp call.
+template <class V>
+auto keyed_sort_call(const uint32_t* kin, uint32_t* kout, const V* vin, V* vout, uint64_t n, cudaStream_t s,
+                     SortBits bits) {
+  return [=](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, kin, kout, vin, vout, n, bits.begin, bits.end, s);
+  };
+}
+
 class BTree final : public Dictionary {
  public:
   BTree(const StructureConfig& config, const Options& options);
@@ -134,12 +145,20 @@ class BTree final : public Dictionary {
   void prepare_list_sort(uint64_t n, SortBits bits = {});
   // The same for sort_update_list(n) (the slot iota and the sort).
   void prepare_update_sort(uint64_t n);
-  // The sorts themselves, on the stream (captured, or run directly when not
-  // prepared); the update sort returns the DoubleBuffer half of its output.
-  void enqueue_list_sort(uint64_t n, SortBits bits);
+  // The update sort itself, on the stream (captured, or run directly when
+  // not prepared); returns the DoubleBuffer half of its output.
   int enqueue_update_sort(uint64_t n);
-  GraphCache::Key list_sort_key(uint64_t n, SortBits bits) const;
   GraphCache::Key update_sort_key(uint64_t n) const;
+  // A query list's sort (the list sort's and the range sort's): keys
+  // d_keys_[0] -> d_keys_[1] on bits `bits`, carrying values vin -> vout,
+  // as a graph of `graph` (prepare: CUB buffer and capture, outside a timed
+  // region, and nothing when sort_list would sort nothing; run: the replay,
+  // or the sort itself when not prepared).
+  template <class V>
+  void prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n, SortBits bits);
+  template <class V>
+  void run_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n, SortBits bits);
+  GraphCache::Key keyed_sort_key(const void* vin, const void* vout, uint64_t n, SortBits bits) const;
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree.
   void launch_rounds(const OpsRef& list);
@@ -165,13 +184,11 @@ class BTree final : public Dictionary {
   };
   // Stages range list `ops`: keys as stage() does, and each range's upper
   // bound with its slot, (hi << 32) | slot, in d_hi_slot_[0] (the value its
-  // sort carries); h_args_ gets the bounds.
+  // sort carries).
   SortBits stage_ranges(const Batch& b, const std::vector<uint32_t>& ops);
-  // The range list's sort (its CUB buffer and graph prepared by
-  // prepare_range_sort, like prepare_list_sort) and its descriptor.
+  // The range list's sort (prepared by prepare_range_sort, like
+  // prepare_list_sort) and its descriptor.
   void prepare_range_sort(uint64_t n, SortBits bits);
-  void enqueue_range_sort(uint64_t n, SortBits bits);
-  GraphCache::Key range_sort_key(uint64_t n, SortBits bits) const;
   OpsRef sort_range_list(uint64_t n, SortBits bits);
   // Range list `ops` in one lock-step pass (staging, sort included). Returns
   // the device time.
@@ -206,7 +223,7 @@ class BTree final : public Dictionary {
   CubTemp temp_;
   // The list sorts as CUDA graphs (a dozen small stream operations each;
   // core/common/graph_cache.hpp).
-  GraphCache list_graph_, update_graph_;
+  GraphCache list_graph_, update_graph_, range_graph_;
   DeviceBuffer<unsigned long long> d_scalars_;  // [0, kMergeFlags): merged updates' flags; [0]: the build's count
   static constexpr int kMergeFlags = 4;
   static constexpr int kRangeMaxLines = kMergeFlags;  // d_scalars_[4]: one-pass ranges' longest tile stream (lines)
@@ -228,6 +245,8 @@ class BTree final : public Dictionary {
   uint32_t key_lo_ = 0xFFFFFFFFu, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
   double range_scale_ = 1.0;  // one-pass ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
   uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
+  int max_pitch_ = 0;                  // cudaDevAttrMaxPitch: the widest strided copy of range output
+  std::vector<uint32_t> at_of_;        // collect_ranges: the list position of each slot
   // Merged updates: per item of a level, its node, new nodes and N of the
   // sub-segment starting there, their scan; each level's new nodes (low
   // key, id) for the next level.
@@ -241,5 +260,20 @@ class BTree final : public Dictionary {
   PinnedBuffer<uint8_t> h_types_, h_found_, h_done_;
   PinnedBuffer<unsigned long long> h_u64_;
 };
+
+template <class V>
+void BTree::prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
+                               SortBits bits) {
+  if (!opt_.sort || n < 2 || bits.end == 0) return;  // sort_list / sort_range_list sort nothing
+  const auto sort = keyed_sort_call(d_keys_[0].data(), d_keys_[1].data(), vin, vout, n, stream_, bits);
+  temp_.prepare(what, sort);
+  graph.prepare(keyed_sort_key(vin, vout, n, bits), stream_, [&] { temp_.run(what, sort); });
+}
+
+template <class V>
+void BTree::run_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n, SortBits bits) {
+  const auto sort = keyed_sort_call(d_keys_[0].data(), d_keys_[1].data(), vin, vout, n, stream_, bits);
+  graph.run(keyed_sort_key(vin, vout, n, bits), stream_, [&] { temp_.run(what, sort); });
+}
 
 }  // namespace gpudict::btree

@@ -9,8 +9,6 @@
 // When a tile's stream outgrows its region, the kernel has counted its lines
 // anyway and the list runs once more with exact regions from a scan of
 // every tile's lines (the stats' range-reruns).
-#include <cub/device/device_radix_sort.cuh>
-
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -28,18 +26,6 @@ namespace {
 
 constexpr const char* kTileScanName = "cub::DeviceScan::ExclusiveSum (btree range streams)";
 constexpr const char* kRangeSortName = "cub::DeviceRadixSort::SortPairs (btree range list)";
-// Word 8 of a range sort's graph key: list sorts (batch.cu) share list_graph_
-// and leave it 0, so the two kinds never match even if freed buffers come
-// back at each other's addresses.
-constexpr uint64_t kRangeSortTag = 1;
-
-// The range list's sort: keys, carrying (hi << 32) | slot, on key bits `bits`.
-auto range_sort(const uint32_t* keys_in, uint32_t* keys_out, const unsigned long long* hs_in,
-                unsigned long long* hs_out, uint64_t n, cudaStream_t s, SortBits bits) {
-  return [=](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, keys_in, keys_out, hs_in, hs_out, n, bits.begin, bits.end, s);
-  };
-}
 
 }  // namespace
 
@@ -47,31 +33,16 @@ SortBits BTree::stage_ranges(const Batch& b, const std::vector<uint32_t>& ops) {
   const uint64_t n = ops.size();
   const SortBits bits = stage(b, ops, false, false);
   h_hi_slot_.reserve_discard(n);
-  for (uint64_t s = 0; s < n; ++s) {
-    h_args_[s] = static_cast<uint32_t>(b.args[ops[s]]);
-    h_hi_slot_[s] = (static_cast<unsigned long long>(h_args_[s]) << 32) | s;
-  }
+  for (uint64_t s = 0; s < n; ++s)
+    h_hi_slot_[s] = (static_cast<unsigned long long>(static_cast<uint32_t>(b.args[ops[s]])) << 32) | s;
   for (auto& d : d_hi_slot_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree range bounds");
   copy_to_device(stream_, d_hi_slot_[0].data(), h_hi_slot_.data(), n * sizeof(unsigned long long));
   return bits;
 }
 
-void BTree::enqueue_range_sort(uint64_t n, SortBits bits) {
-  temp_.run(kRangeSortName, range_sort(d_keys_[0].data(), d_keys_[1].data(), d_hi_slot_[0].data(),
-                                       d_hi_slot_[1].data(), n, stream_, bits));
-}
-
+// A range list's sort carries the (hi, slot) words (a graph cache of its own).
 void BTree::prepare_range_sort(uint64_t n, SortBits bits) {
-  if (!opt_.sort || n < 2 || bits.end == 0) return;  // sort_range_list sorts nothing
-  temp_.prepare(kRangeSortName, range_sort(d_keys_[0].data(), d_keys_[1].data(), d_hi_slot_[0].data(),
-                                           d_hi_slot_[1].data(), n, stream_, bits));
-  list_graph_.prepare(range_sort_key(n, bits), stream_, [&] { enqueue_range_sort(n, bits); });
-}
-
-GraphCache::Key BTree::range_sort_key(uint64_t n, SortBits bits) const {
-  return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_hi_slot_[0].data()),
-          key_word(d_hi_slot_[1].data()), key_word(temp_.data()), n, static_cast<uint64_t>(bits.begin),
-          static_cast<uint64_t>(bits.end), kRangeSortTag};
+  prepare_keyed_sort(range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits);
 }
 
 OpsRef BTree::sort_range_list(uint64_t n, SortBits bits) {
@@ -80,7 +51,7 @@ OpsRef BTree::sort_range_list(uint64_t n, SortBits bits) {
   if (!opt_.sort || n < 2) return ops;
   ops.use_finger = true;
   if (bits.end == 0) return ops;  // every key the same: sorted as staged
-  if (!list_graph_.launch(range_sort_key(n, bits), stream_)) enqueue_range_sort(n, bits);  // not prepared
+  run_keyed_sort(range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits);
   ops.keys = d_keys_[1].data();
   ops.hi_slot = d_hi_slot_[1].data();
   return ops;
@@ -105,7 +76,8 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
     const double size = static_cast<double>(h_hdr_[0].size);
     const double density = size / (static_cast<double>(key_hi_) - key_lo_ + 1.0);
     for (uint64_t s = 0; s < n; ++s) {
-      const uint32_t lo = std::max(h_keys_[s], key_lo_), hi = std::min(h_args_[s], key_hi_);
+      const uint32_t lo = std::max(h_keys_[s], key_lo_);
+      const uint32_t hi = std::min(static_cast<uint32_t>(h_hi_slot_[s] >> 32), key_hi_);
       if (lo <= hi) expect += std::min(size, (static_cast<double>(hi) - lo + 1.0) * density);
     }
   }
@@ -124,13 +96,9 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
   trace_.mark(stream_, "start");
   OpsRef list = sort_range_list(n, bits);
   trace_.mark(stream_, "sort");
-  list.region_lines = region;
-  list.tile_base_line = nullptr;
+  list.region_lines = region;  // output pointers: list_ref's, reserved above
   list.tile_lines = d_tile_lines_.data();
   list.max_tile_lines = longest_d;
-  list.range_offset = d_range_off_.data();
-  list.range_keys = d_range_keys_.data();
-  list.range_values = d_range_values_.data();
   launch_queries(opt_.query_tile, ref(), list, stream_);
   trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
@@ -184,12 +152,11 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   copy_to_host(stream_, h_u64_.data(), d_range_off_.data(), n * sizeof(unsigned long long));
   // Sizes and offsets by list position: position p holds the slot in the
   // low word of hi_slot[p]; at_of[s] = the position of slot s.
-  std::vector<uint32_t> at_of;
   if (layout.hi_slot != nullptr) {
     h_hi_slot_.reserve_discard(n);
     copy_to_host(stream_, h_hi_slot_.data(), layout.hi_slot, n * sizeof(unsigned long long));
-    at_of.resize(n);
-    for (uint64_t p = 0; p < n; ++p) at_of[static_cast<uint32_t>(h_hi_slot_[p])] = static_cast<uint32_t>(p);
+    at_of_.resize(n);
+    for (uint64_t p = 0; p < n; ++p) at_of_[static_cast<uint32_t>(h_hi_slot_[p])] = static_cast<uint32_t>(p);
   }
   // Each range's pairs are contiguous at its offset. Contiguous output: the
   // pairs up to the furthest range end come over. Tile regions of R lines
@@ -205,10 +172,8 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   // In pairs: a region's size on the device, the part of it copied.
   uint64_t region = layout.region_lines * kLineWords, width = layout.used_lines * kLineWords;
   if (region != 0 && extent > 0) {
-    int max_pitch = 0;
-    GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device_));
     const uint64_t regions = (extent + region - 1) / region;
-    if (regions * width >= extent || region * sizeof(uint32_t) > static_cast<uint64_t>(max_pitch)) region = 0;
+    if (regions * width >= extent || region * sizeof(uint32_t) > static_cast<uint64_t>(max_pitch_)) region = 0;
   }
   auto host_offset = [&](uint64_t off) { return region == 0 ? off : off / region * width + off % region; };
   if (extent > 0) {
@@ -237,7 +202,7 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   uint64_t at = base;
   for (uint64_t s = 0; s < n; ++s) {
     const uint32_t i = ops[s];
-    const uint64_t p = layout.hi_slot != nullptr ? at_of[s] : s;
+    const uint64_t p = layout.hi_slot != nullptr ? at_of_[s] : s;
     const uint64_t from = host_offset(h_u64_[p]);
     r.key[i] = at;
     r.value[i] = h_value_[p];

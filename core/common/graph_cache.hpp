@@ -49,6 +49,7 @@ class GraphCache {
   void prepare(const Key& key, cudaStream_t s, F&& enqueue) {
     if (find(key) != nullptr) return;
     if (entries_.size() == kEntries) {
+      // An evicted graph still in flight is not stopped: CUDA frees it when it completes.
       cudaGraphExecDestroy(entries_.front().exec);
       entries_.erase(entries_.begin());
     }
@@ -83,6 +84,21 @@ class GraphCache {
     GPUDICT_CUDA(cudaGraphLaunch(e->exec, s));
     if (payload != nullptr) *payload = e->payload;
     return true;
+  }
+
+  // Replays the graph cached for `key`, or, when there is none, runs
+  // enqueue() directly on the stream; returns the graph's int (or
+  // enqueue()'s, or 0 when it returns nothing).
+  template <class F>
+  int run(const Key& key, cudaStream_t s, F&& enqueue) {
+    int payload = 0;
+    if (launch(key, s, &payload)) return payload;
+    if constexpr (std::is_void_v<decltype(enqueue())>) {
+      enqueue();
+      return 0;
+    } else {
+      return enqueue();
+    }
   }
 
   void reset() {

@@ -199,7 +199,7 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   auto resolve = [&] {
     timer_.start(stream_);
     trace_.mark(stream_, "start");
-    if (!resolve_graph_.launch(resolve_key(), stream_)) enqueue_resolve();
+    resolve_graph_.run(resolve_key(), stream_, enqueue_resolve);
     trace_.mark(stream_, "resolve");
   };
   double ms = 0;
