@@ -77,8 +77,10 @@ static_assert(kTileWords % kWarpSize == 0 && kTileWords <= static_cast<uint32_t>
 static_assert(kTileSlots % (4 * kTileThreads) == 0, "whole quads per thread");
 static_assert(kChunksPerWarp % 2 == 0, "the walk takes chunks in pairs");
 
-// A tile's slices and their staging layout (step 1), for both passes.
+// A tile's slices, their staging layout (step 1) and staged keys, for both passes.
 struct SliceShared {
+  alignas(16) uint32_t key[kTileSlots];  // staged keys: slice m at [off[m], off[m] + len[m]), key[off[m] - 1]
+                                         // = the level's key before the slice (if a[m] > 0)
   uint32_t a[kMaxLevels], len[kMaxLevels], off[kMaxLevels], head[kMaxLevels];
   uint32_t qbeg[kMaxLevels + 1];         // quads of the slices before (step 2's work list)
   const uint32_t* keys[kMaxLevels];
@@ -91,9 +93,7 @@ struct SliceShared {
 
 // The count pass's tile.
 struct TileShared : SliceShared {
-  static constexpr bool kStatus = true;  // stage status bytes (tile_load)
-  alignas(16) uint32_t key[kTileSlots];  // staged keys: slice m at [off[m], off[m] + len[m]), key[off[m] - 1]
-                                         // = the level's key before the slice (if a[m] > 0)
+  static constexpr bool kStatus = true;  // tile_load stages status bytes (else values)
   alignas(16) uint8_t st[kTileSlots];    // staged status bytes, same slots
   uint16_t src[kTileSlots];              // merged slot -> staging slot (slices but the largest)
   uint32_t mask[kTileWords];             // bit z: merged slot z is taken by a slice other than the largest
@@ -108,7 +108,6 @@ struct TileShared : SliceShared {
 struct PlaceShared : SliceShared {
   static constexpr bool kStatus = false;
   alignas(16) uint32_t value[kTileSlots];
-  alignas(16) uint32_t key[kTileSlots];
 };
 
 // Step 1 (warp 0): the tile's slices and their staging layout. Lane m = level rank m.
@@ -154,10 +153,11 @@ __device__ void tile_setup(SliceShared& sh, const CleanupSource& src, const uint
   }
 }
 
-// Step 2: the slices' keys and status bytes (Sh::kStatus) and values
-// (kValues) into shared memory.
-template <bool kValues, class Sh>
+// Step 2: the slices' keys, and status bytes (the count pass: Sh::kStatus)
+// or values (the place pass), into shared memory.
+template <class Sh>
 __device__ void tile_load(Sh& sh) {
+  constexpr bool kValues = !Sh::kStatus;
   const uint32_t total_quads = sh.qbeg[sh.count];
   uint4 kq[kQuadsPerThread];
   uint4 vq[kQuadsPerThread];
@@ -285,7 +285,7 @@ __device__ void tile_stage_and_merge(TileShared& sh, const CleanupSource& src, c
   if (threadIdx.x < kWarpSize) tile_setup(sh, src, bounds, t);
   for (uint32_t w = threadIdx.x; w < kTileWords; w += kTileThreads) sh.mask[w] = 0;
   __syncthreads();
-  tile_load<false>(sh);
+  tile_load(sh);
   __syncthreads();
   if (threadIdx.x < kWarpSize) tile_before(sh);  // read by the walk, two barriers on
   tile_merge_small(sh);
@@ -359,12 +359,12 @@ __device__ uint32_t tile_walk(const TileShared& sh, uint16_t* __restrict__ list)
   return kept;
 }
 
-__global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource src,
-                                         const __grid_constant__ CleanupIndex index,
+// The levels' keys and sizes are their indexes' level 0 (ix.level[0], ix.size[0]).
+__global__ void cleanup_partition_kernel(const __grid_constant__ CleanupIndex index,
                                          const __grid_constant__ CleanupPlan plan, int lanes,
                                          uint32_t* __restrict__ bounds) {
   const uint64_t g = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int L = src.count;
+  const int L = plan.levels;
   const uint64_t s = g / static_cast<uint64_t>(lanes);  // the splitter of this lane group
   const int m = static_cast<int>(g % static_cast<uint64_t>(lanes));  // the level this lane bounds
   const bool valid = s < plan.splitters && m < L;
@@ -373,7 +373,7 @@ __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource s
     int l = 0;
     while (s >= plan.first_splitter[l + 1]) ++l;
     const uint64_t q = (s - plan.first_splitter[l] + 1) * plan.spacing;
-    const uint32_t key = src.keys[l][q];
+    const uint32_t key = index.ix[l].level[0][q];
     // Level m's records before the splitter (key, l, q): a newer level's
     // equal keys precede it, an older level's follow it.
     a = m == l ? static_cast<uint32_t>(q) : sa::count_before_indexed(index.ix[m], key, m < l);
@@ -386,7 +386,7 @@ __global__ void cleanup_partition_kernel(const __grid_constant__ CleanupSource s
   if (valid && (rank + 1) % kTileGroup == 0) bounds[static_cast<uint64_t>((rank + 1) / kTileGroup) * L + m] = a;
   if (g < static_cast<uint64_t>(L)) {
     bounds[g] = 0;                                   // tile 0 starts at every level's start
-    bounds[plan.tiles * L + g] = src.n[g];           // the last tile ends at every level's end
+    bounds[plan.tiles * L + g] = index.ix[g].size[0];  // the last tile ends at every level's end
   }
 }
 
@@ -442,7 +442,7 @@ __global__ void __launch_bounds__(kTileThreads)
   if (threadIdx.x == 0) s_start[kMaxLevels] = ~0ull;
   if (threadIdx.x < kWarpSize) tile_setup(sh, src, bounds, blockIdx.x);
   __syncthreads();  // also publishes the target table
-  tile_load<true>(sh);
+  tile_load(sh);
   __syncthreads();
 
   const unsigned lane = lane_id(), warp = warp_in_block();
@@ -533,12 +533,11 @@ uint64_t cleanup_scratch_bytes(const CleanupPlan& plan) {
          cleanup_kept_entries(plan) * sizeof(uint16_t);
 }
 
-void cleanup_partition(const CleanupSource& src, const CleanupIndex& index, const CleanupPlan& plan, uint32_t* bounds,
-                       cudaStream_t stream) {
+void cleanup_partition(const CleanupIndex& index, const CleanupPlan& plan, uint32_t* bounds, cudaStream_t stream) {
   int lanes = 1;  // per splitter: one per level, a power of two <= 32 (groups never straddle a warp)
-  while (lanes < src.count) lanes <<= 1;
-  const uint64_t threads = std::max<uint64_t>(plan.splitters * static_cast<uint64_t>(lanes), src.count);
-  cleanup_partition_kernel<<<blocks_for(threads, 256), 256, 0, stream>>>(src, index, plan, lanes, bounds);
+  while (lanes < plan.levels) lanes <<= 1;
+  const uint64_t threads = std::max<uint64_t>(plan.splitters * static_cast<uint64_t>(lanes), plan.levels);
+  cleanup_partition_kernel<<<blocks_for(threads, 256), 256, 0, stream>>>(index, plan, lanes, bounds);
   GPUDICT_CHECK_LAUNCH("cleanup_partition_kernel");
 }
 

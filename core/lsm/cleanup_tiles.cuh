@@ -53,7 +53,8 @@ struct CleanupSource {
   uint32_t n[kMaxLevels] = {};
 };
 
-// The same levels' fence indexes (rank order): the partition's searches.
+// The same levels' fence indexes (rank order): the partition's searches
+// (level 0 of each is the level's keys).
 struct CleanupIndex {
   sa::SearchView<uint32_t> ix[kMaxLevels] = {};
 };
@@ -88,8 +89,7 @@ struct CleanupTargets {
 };
 
 // bounds: plan.bound_entries() u32; row t = each level's first position in tile t.
-void cleanup_partition(const CleanupSource& src, const CleanupIndex& index, const CleanupPlan& plan, uint32_t* bounds,
-                       cudaStream_t stream);
+void cleanup_partition(const CleanupIndex& index, const CleanupPlan& plan, uint32_t* bounds, cudaStream_t stream);
 
 // The count pass's list of kept records for the place pass: per tile and
 // warp, the staging slots of the records it keeps, in merged order, and how

@@ -15,6 +15,7 @@
 namespace gpudict::bench {
 
 inline double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;  // no runs (e.g. --reps 0)
   std::sort(v.begin(), v.end());
   const size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
