@@ -66,6 +66,14 @@ __global__ void slice_kernel(const uint32_t* __restrict__ src_keys, const uint32
 
 }  // namespace
 
+void Lsm::build_fences(LevelList& levels, int from_level) {
+  sa::ArrayStore<uint32_t, uint32_t>* stores[kMaxLevels];
+  int count = 0;
+  for (auto& l : levels.at)
+    if (l) stores[count++] = &l->kv;
+  sa::build_fence_levels(stores, count, from_level, stream_);
+}
+
 LevelList Lsm::acquire_levels_for(uint64_t u) {
   const uint64_t rr = div_up(u, b_);
   if ((rr >> kMaxLevels) != 0)
@@ -97,9 +105,9 @@ double Lsm::place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t 
     slice_kernel<<<blocks_for(l.n(), 256, 8192), 256, 0, stream_>>>(keys, values, off, u, l.n(), l.kv.keys.data(),
                                                                     l.kv.values.data(), l.status.data());
     GPUDICT_CHECK_LAUNCH("slice_kernel");
-    sa::build_fence_levels(l.kv, 0, stream_);
     off += l.n();
   }
+  build_fences(fresh, 0);
   const double ms = timer_.stop(stream_);
   replace_live(std::move(fresh), u);
   return ms;
@@ -239,8 +247,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
   if (u > 0) {
     cleanup_place(src, plan, cl_bounds_.data(), tile_offset_.data(), cl_kept_.data(), out, u, stream_);
     trace_.mark(stream_, "place");
-    for (int i = 0; i < kMaxLevels; ++i)
-      if (fresh.at[i]) sa::build_fence_levels(fresh.at[i]->kv, 1, stream_);
+    build_fences(fresh, 1);
     trace_.mark(stream_, "fences");
   }
   ms += timer_.stop(stream_);

@@ -32,7 +32,8 @@
 //   staging slots in merged order.
 // place: after a scan of the counts, per tile, the slices' keys and values
 //   are staged again (same layout) and each kept record is written at its
-//   final slot, from the list: no merge a second time.
+//   final slot, from the list: no merge a second time. Blocks after the
+//   tiles write the placebos.
 #pragma once
 
 #include <cuda_runtime.h>

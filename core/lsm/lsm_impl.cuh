@@ -94,6 +94,9 @@ class Lsm final : public Dictionary {
   // their installation as the live list (the old levels are dropped).
   LevelList acquire_levels_for(uint64_t u);
   void replace_live(LevelList&& fresh, uint64_t u);
+  // The fence levels above from_level of every level in the list, in one
+  // launch (sa::build_fence_levels).
+  void build_fences(LevelList& levels, int from_level);
   // point_queries.cu / range_queries.cu: one query type of a batch.
   void run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
                    BatchResults& r, DeviceTime& t);

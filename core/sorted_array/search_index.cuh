@@ -198,5 +198,9 @@ void launch_search(const ArrayView<K, V>& a, const Op& op, uint64_t items, cudaS
 // the padding of the key array and of every fence level.
 template <class K, class V>
 void build_fence_levels(ArrayStore<K, V>& st, int from_level, cudaStream_t stream);
+// The same for several arrays (the LSM's new levels) in one launch, or a few
+// when they have more than 32 segments (padding and fence levels) in all.
+template <class K, class V>
+void build_fence_levels(ArrayStore<K, V>* const* stores, int count, int from_level, cudaStream_t stream);
 
 }  // namespace gpudict::sa

@@ -513,6 +513,60 @@ TEST_CASE("lsm: cleanup tiles: every record stale, 1-element levels, many levels
   }
 }
 
+// The count pass's last tile scans every tile's count in rounds of 1024
+// (cleanup_tiles.cu): about 2^22 + 2^20 records make some 1,500 tiles.
+TEST_CASE("lsm: cleanup tiles: a cleanup of thousands of tiles") {
+  std::mt19937_64 rng(2026);
+  const uint64_t b = 1 << 16;
+  auto d = make(b);
+  DeviceTime t;
+  KeyValues kv;
+  for (int i = 0; i < (1 << 22); ++i) {
+    kv.keys.push_back(rng() & kMax);
+    kv.values.push_back(rng() & kMax);
+  }
+  kv.keys.push_back(0);
+  kv.values.push_back(5);
+  kv.keys.push_back(kMax);
+  kv.values.push_back(6);
+  d->build(kv, t);
+  Model live = model_of(kv);
+  // Deletes of every third present key (0 and the largest among them), new
+  // keys, and deletes of absent ones: tombstones and replaced records in
+  // the smaller levels, most of the largest one kept.
+  Batch u;
+  uint64_t i = 0;
+  for (const auto& e : live)
+    if (i++ % 3 == 0) u.push(OpType::Delete, e.first);
+  for (int j = 0; j < (1 << 19); ++j) u.push(OpType::Insert, rng() & kMax, rng() & kMax);
+  for (int j = 0; j < 1000; ++j) u.push(OpType::Delete, rng() & kMax);
+  run_checked(*d, live, u);
+  const uint64_t stored = extra_u64(*d, "elements");
+  REQUIRE(stored > 4500000);  // > 1024 tiles of at most 4096 records
+  d->cleanup(t);
+  CHECK(extra_u64(*d, "last_cleanup_stale") == stored - live.size());
+  CHECK(extra_u64(*d, "stale") == (live.size() + b - 1) / b * b - live.size());
+  Batch q;
+  q.push(OpType::Range, 0, kMax);
+  q.push(OpType::Count, 0, kMax);
+  q.push(OpType::Count, 1, kMax - 1);
+  for (int j = 0; j < 20000; ++j) {
+    const uint64_t k = rng() & kMax;
+    q.push(OpType::Lookup, k);
+    q.push(OpType::Successor, k);
+  }
+  for (uint64_t k : {uint64_t{0}, uint64_t{1}, kMax - 1, kMax}) {
+    q.push(OpType::Lookup, k);
+    q.push(OpType::Successor, k);
+  }
+  run_checked(*d, live, q);
+  // A second cleanup (the tile counter must be back at 0): nothing stale
+  // but the placebos.
+  d->cleanup(t);
+  CHECK(extra_u64(*d, "last_cleanup_stale") == (live.size() + b - 1) / b * b - live.size());
+  run_checked(*d, live, q);
+}
+
 TEST_CASE("lsm: partial batches are padded; batch_fill and padding report it") {
   const uint64_t b = 64;
   auto d = make(b);
