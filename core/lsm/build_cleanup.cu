@@ -35,6 +35,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
+#include "core/common/settle.hpp"
 #include "core/lsm/cleanup_tiles.cuh"
 #include "core/lsm/lsm_impl.cuh"
 #include "core/sorted_array/search_index.cuh"
@@ -97,6 +98,7 @@ void Lsm::replace_live(LevelList&& fresh, uint64_t u) {
 
 double Lsm::place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t u) {
   LevelList fresh = acquire_levels_for(u);
+  settle_before_timing(stream_);
   timer_.start(stream_);
   uint64_t off = 0;
   for (int i = 0; i < kMaxLevels; ++i) {
@@ -159,6 +161,7 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   };
   temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm build)", sort);
   temp_.prepare("cub::DeviceSelect::Flagged (lsm build)", select);
+  settle_before_timing(stream_);
   timer_.start(stream_);
   temp_.run("cub::DeviceRadixSort::SortPairs (lsm build)", sort);
   temp_.run("cub::DeviceSelect::Flagged (lsm build)", select);
@@ -210,6 +213,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
   };
   temp_.prepare("cub::DeviceScan::ExclusiveSum (lsm cleanup)", scan);
 
+  settle_before_timing(stream_);
   timer_.start(stream_);
   trace_.mark(stream_, "start");
   cleanup_partition(index, plan, cl_bounds_.data(), stream_);
@@ -242,6 +246,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
     out.fences[k] = l.kv.fences.data();
     off += l.n();
   }
+  settle_before_timing(stream_);
   timer_.start(stream_);
   trace_.mark(stream_, "(host)");
   if (u > 0) {
