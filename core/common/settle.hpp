@@ -6,12 +6,15 @@
 namespace gpudict {
 
 // Launches an empty kernel on `stream` and waits for it. A timed segment
-// starts with an event on an idle stream, so the device waits for the
-// segment's first launch inside it; right after cudaMalloc / cudaFree that
-// launch costs the host about 20 us more than usual (the LSM cleanup's first
-// kernel on an H200: 36-46 us from the start event, 19-23 us after this
-// call; the kernel itself runs 11 us). Calling this first keeps that host
-// cost out of the device time, which is meant to be device work only.
+// starts with an event on an idle stream, so the device waits inside it for
+// the host to issue the segment's first launch; after host work such as the
+// LSM cleanup's cudaFree / cudaMalloc calls that first launch arrived about
+// 20 us late (the cleanup's first kernel, 11 us long, ended 36-46 us after
+// the start event on an H200, 19-23 us after this call). Which host call
+// makes the launch slow was not isolated: one cudaMalloc + cudaFree of
+// 100 MB added ~1 us in a microbenchmark, a 10 ms host pause ~22 us. Used
+// by the LSM's build and cleanup only (the pair the cleanup target
+// compares); other timed segments are measured without it.
 void settle_before_timing(cudaStream_t stream);
 
 }  // namespace gpudict

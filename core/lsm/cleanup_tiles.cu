@@ -34,6 +34,8 @@
 // them in the tile), consecutive lanes on consecutive slots, in the level
 // that holds the slot, with the level-1 fences. The count pass decided
 // every record's fate once, so the slots are exactly the scanned counts.
+// Blocks after the tiles write the placebos (slots u and up of the largest
+// new level).
 // (The place pass used to repeat steps 3-5: 184 of the 313 us of kernels of
 // a cleanup of 21 M records, 50% stale, on an H200. Reading each listed
 // record from its level instead of staging the tile's slices - no shared

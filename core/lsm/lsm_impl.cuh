@@ -95,7 +95,7 @@ class Lsm final : public Dictionary {
   LevelList acquire_levels_for(uint64_t u);
   void replace_live(LevelList&& fresh, uint64_t u);
   // The fence levels above from_level of every level in the list, in one
-  // launch (sa::build_fence_levels).
+  // launch (a few past 32 segments: sa::build_fence_levels).
   void build_fences(LevelList& levels, int from_level);
   // point_queries.cu / range_queries.cu: one query type of a batch.
   void run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,

@@ -15,6 +15,8 @@
 #include "core/api/ops.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/stream_copy.hpp"
+#include "core/sorted_array/search_index.cuh"
 #include "core/sorted_array/sorted_array.hpp"
 #include "model_compare.hpp"
 
@@ -91,6 +93,72 @@ TEST_CASE("sorted-array: capabilities, parameters, key types") {
   StructureConfig wide_values;
   wide_values.value_type = KeyType::U64;
   CHECK_THROWS_AS(make_sorted_array(wide_values), InputError);
+}
+
+// sa::build_fence_levels over many arrays (the LSM's new levels): a job of
+// more than 32 segments (key padding and fence levels) runs as several
+// launches; every array must come out as if built on its own.
+TEST_CASE("sorted-array: fence levels of many arrays in one call") {
+  using Store = sa::ArrayStore<uint32_t, uint32_t>;
+  constexpr int kArrays = 40;
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreate(&stream) == cudaSuccess);
+  for (int from_level : {0, 1}) {
+    CAPTURE(from_level);
+    std::vector<Store> stores(kArrays);
+    std::vector<Store*> ptrs;
+    std::vector<std::vector<uint32_t>> keys(kArrays);
+    for (int a = 0; a < kArrays; ++a) {
+      // 4,097 keys and up (two or three levels), never a multiple of 32.
+      const uint64_t n = 4097 + 3001 * static_cast<uint64_t>(a) * (a % 5 == 0 ? 40 : 1) + a % 31;
+      Store& st = stores[a];
+      st.layout = sa::FenceLayout::for_size(n);
+      st.n = n;
+      st.reserve_pairs(n, false);
+      st.reserve_fences(n, false);
+      // Garbage everywhere the build must write (padding included).
+      REQUIRE(cudaMemset(st.keys.data(), 0xAB, st.keys.bytes()) == cudaSuccess);
+      REQUIRE(cudaMemset(st.fences.data(), 0xAB, st.fences.bytes()) == cudaSuccess);
+      keys[a].resize(n);
+      for (uint64_t i = 0; i < n; ++i) keys[a][i] = static_cast<uint32_t>(7 * i + a);
+      copy_to_device(stream, st.keys.data(), keys[a].data(), n * 4);
+      if (from_level == 1) {  // level 1 as the placing kernels write it (no padding)
+        std::vector<uint32_t> l1(st.layout.size[1]);
+        for (uint64_t i = 0; i < l1.size(); ++i) l1[i] = keys[a][i * sa::kFanout];
+        copy_to_device(stream, st.fences.data() + st.layout.offset[1], l1.data(), l1.size() * 4);
+      }
+      ptrs.push_back(&st);
+    }
+    sa::build_fence_levels(ptrs.data(), kArrays, from_level, stream);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    int three_levels = 0;
+    for (int a = 0; a < kArrays; ++a) {
+      CAPTURE(a);
+      const Store& st = stores[a];
+      const sa::FenceLayout& f = st.layout;
+      three_levels += f.levels >= 3;
+      std::vector<uint32_t> got(st.keys.capacity());
+      copy_to_host(stream, got.data(), st.keys.data(), got.size() * 4);
+      for (uint64_t i = st.n; i < sa::round_up(st.n, sa::kFanout); ++i) REQUIRE(got[i] == 0u);  // key padding
+      std::vector<uint32_t> fences(f.fence_entries);
+      copy_to_host(stream, fences.data(), st.fences.data(), fences.size() * 4);
+      uint64_t stride = 1;
+      for (int l = 1; l < f.levels; ++l) {
+        CAPTURE(l);
+        stride *= sa::kFanout;
+        const uint64_t padded = sa::round_up(f.size[l], sa::kFanout);
+        for (uint64_t i = 0; i < padded; ++i) {
+          const uint32_t want = i < f.size[l] ? keys[a][i * stride] : 0u;
+          if (fences[f.offset[l] + i] != want) {
+            FAIL_CHECK("fence level " << l << " entry " << i << ": " << fences[f.offset[l] + i] << ", want " << want);
+            break;
+          }
+        }
+      }
+    }
+    CHECK(three_levels >= 4);  // the job holds arrays of both shapes
+  }
+  cudaStreamDestroy(stream);
 }
 
 TEST_CASE("sorted-array: empty structure") {
