@@ -17,8 +17,6 @@
 #include "core/btree/launch.cuh"
 #include "core/btree/query_kernel.cuh"
 #include "core/common/cuda_check.hpp"
-#include "core/common/errors.hpp"
-#include "core/common/grid.cuh"
 
 namespace gpudict::btree {
 
@@ -206,6 +204,7 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
     const uint64_t from = host_offset(h_u64_[p]);
     r.key[i] = at;
     r.value[i] = h_value_[p];
+    if (h_value_[p] == 0) continue;  // an empty range's offset may lie past the copied extent
     std::copy_n(h_keys_.data() + from, h_value_[p], r.range_keys.begin() + static_cast<std::ptrdiff_t>(at));
     std::copy_n(h_args_.data() + from, h_value_[p], r.range_values.begin() + static_cast<std::ptrdiff_t>(at));
     at += h_value_[p];

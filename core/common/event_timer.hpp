@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include "core/common/cuda_check.hpp"
+#include "core/common/settle.hpp"
 
 namespace gpudict {
 
@@ -21,6 +22,13 @@ class EventTimer {
   EventTimer& operator=(const EventTimer&) = delete;
 
   void start(cudaStream_t s = 0) { GPUDICT_CUDA(cudaEventRecord(start_, s)); }
+  // start() after settle_before_timing(s) (settle.hpp: keeps the host's late
+  // first launch out of a segment that follows allocations; used by the
+  // LSM's build and cleanup, the pair its cleanup target compares).
+  void start_settled(cudaStream_t s) {
+    settle_before_timing(s);
+    start(s);
+  }
   // Records the stop event, waits for it and returns the milliseconds between.
   double stop(cudaStream_t s = 0) {
     GPUDICT_CUDA(cudaEventRecord(stop_, s));

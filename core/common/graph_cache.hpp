@@ -6,7 +6,7 @@
 // waiting (GPUDICT_TRACE=1 showed a 2^20-pair sort taking 120-146 us in the
 // stream against 86 us of kernels). Captured once per key - every pointer
 // and size the sequence depends on - by prepare(), outside timed regions
-// (instantiation costs host time), and replayed by launch() with one call.
+// (instantiation costs host time), and replayed by run() with one call.
 // The graph holds no memory of its own: a pointer in a key that was freed and
 // allocated again at the same address is valid again, provided the caller
 // sized the buffers for the key's sizes before each launch, as every caller
@@ -43,8 +43,8 @@ class GraphCache {
   // allocation - into a graph for `key`, unless one for that key is cached.
   // Nothing runs on the device here. An enqueue() that returns an int (host
   // state the captured work leaves behind, such as which buffer of a CUB
-  // DoubleBuffer holds the output) has it kept with the graph: launch()
-  // hands it back.
+  // DoubleBuffer holds the output) has it kept with the graph: run() hands
+  // it back.
   template <class F>
   void prepare(const Key& key, cudaStream_t s, F&& enqueue) {
     if (find(key) != nullptr) return;
@@ -57,10 +57,7 @@ class GraphCache {
     cudaGraph_t graph = nullptr;
     int payload = 0;
     try {
-      if constexpr (std::is_void_v<decltype(enqueue())>)
-        enqueue();
-      else
-        payload = enqueue();
+      payload = call(enqueue);
     } catch (...) {
       cudaStreamEndCapture(s, &graph);  // leaves the stream usable
       if (graph != nullptr) cudaGraphDestroy(graph);
@@ -74,31 +71,16 @@ class GraphCache {
     entries_.push_back({key, exec, payload});
   }
 
-  // Replays the graph cached for `key` on `s` and returns true (and its
-  // enqueue()'s int in *payload), or returns false when there is none (the
-  // caller then runs the work directly, e.g. on a path that skipped
-  // prepare()).
-  bool launch(const Key& key, cudaStream_t s, int* payload = nullptr) {
-    Entry* e = find(key);
-    if (e == nullptr) return false;
-    GPUDICT_CUDA(cudaGraphLaunch(e->exec, s));
-    if (payload != nullptr) *payload = e->payload;
-    return true;
-  }
-
-  // Replays the graph cached for `key`, or, when there is none, runs
-  // enqueue() directly on the stream; returns the graph's int (or
-  // enqueue()'s, or 0 when it returns nothing).
+  // Replays the graph cached for `key`, or, when there is none (a path that
+  // skipped prepare()), runs enqueue() directly on the stream; returns the
+  // graph's int (or enqueue()'s, or 0 when it returns nothing).
   template <class F>
   int run(const Key& key, cudaStream_t s, F&& enqueue) {
-    int payload = 0;
-    if (launch(key, s, &payload)) return payload;
-    if constexpr (std::is_void_v<decltype(enqueue())>) {
-      enqueue();
-      return 0;
-    } else {
-      return enqueue();
+    if (Entry* e = find(key)) {
+      GPUDICT_CUDA(cudaGraphLaunch(e->exec, s));
+      return e->payload;
     }
+    return call(enqueue);
   }
 
   void reset() {
@@ -107,6 +89,17 @@ class GraphCache {
   }
 
  private:
+  // enqueue()'s int, or 0 when it returns nothing.
+  template <class F>
+  static int call(F& enqueue) {
+    if constexpr (std::is_void_v<decltype(enqueue())>) {
+      enqueue();
+      return 0;
+    } else {
+      return enqueue();
+    }
+  }
+
   struct Entry {
     Key key;
     cudaGraphExec_t exec;

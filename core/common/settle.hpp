@@ -12,9 +12,10 @@ namespace gpudict {
 // 20 us late (the cleanup's first kernel, 11 us long, ended 36-46 us after
 // the start event on an H200, 19-23 us after this call). Which host call
 // makes the launch slow was not isolated: one cudaMalloc + cudaFree of
-// 100 MB added ~1 us in a microbenchmark, a 10 ms host pause ~22 us. Used
-// by the LSM's build and cleanup only (the pair the cleanup target
-// compares); other timed segments are measured without it.
+// 100 MB added ~1 us in a microbenchmark, a 10 ms host pause ~22 us.
+// Called through EventTimer::start_settled, by the LSM's build and cleanup
+// only (the pair the cleanup target compares); other timed segments are
+// measured without it.
 void settle_before_timing(cudaStream_t stream);
 
 }  // namespace gpudict

@@ -9,7 +9,7 @@
 //   by splitter records; a counting pass keeps the first record of every key
 //   unless it is a tombstone (that record is the key's most recent one) and
 //   counts per tile (5 B read per record), a scan of the counts gives the
-//   total and each tile's first slot, and a placing pass (9 B read per
+//   total and each tile's first slot, and a placing pass (8 B read per
 //   record, 9 B written per kept one) writes each kept record straight into
 //   its new level. No merged run is written. Snapshots keep their levels:
 //   the new levels are new storage.
@@ -35,7 +35,6 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
-#include "core/common/settle.hpp"
 #include "core/lsm/cleanup_tiles.cuh"
 #include "core/lsm/lsm_impl.cuh"
 #include "core/sorted_array/search_index.cuh"
@@ -98,8 +97,7 @@ void Lsm::replace_live(LevelList&& fresh, uint64_t u) {
 
 double Lsm::place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t u) {
   LevelList fresh = acquire_levels_for(u);
-  settle_before_timing(stream_);
-  timer_.start(stream_);
+  timer_.start_settled(stream_);
   uint64_t off = 0;
   for (int i = 0; i < kMaxLevels; ++i) {
     if (!fresh.at[i]) continue;
@@ -161,8 +159,7 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   };
   temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm build)", sort);
   temp_.prepare("cub::DeviceSelect::Flagged (lsm build)", select);
-  settle_before_timing(stream_);
-  timer_.start(stream_);
+  timer_.start_settled(stream_);
   temp_.run("cub::DeviceRadixSort::SortPairs (lsm build)", sort);
   temp_.run("cub::DeviceSelect::Flagged (lsm build)", select);
   double ms = timer_.stop(stream_);
@@ -187,7 +184,6 @@ void Lsm::run_cleanup(DeviceTime& t) {
     src.keys[k] = l->kv.keys.data();
     src.values[k] = l->kv.values.data();
     src.status[k] = l->status.data();
-    src.n[k] = static_cast<uint32_t>(l->n());
     sizes[k] = l->n();
   }
   if (src.count == 0) {
@@ -213,8 +209,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
   };
   temp_.prepare("cub::DeviceScan::ExclusiveSum (lsm cleanup)", scan);
 
-  settle_before_timing(stream_);
-  timer_.start(stream_);
+  timer_.start_settled(stream_);
   trace_.mark(stream_, "start");
   cleanup_partition(index, plan, cl_bounds_.data(), stream_);
   trace_.mark(stream_, "partition");
@@ -246,8 +241,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
     out.fences[k] = l.kv.fences.data();
     off += l.n();
   }
-  settle_before_timing(stream_);
-  timer_.start(stream_);
+  timer_.start_settled(stream_);
   trace_.mark(stream_, "(host)");
   if (u > 0) {
     cleanup_place(src, plan, cl_bounds_.data(), tile_offset_.data(), cl_kept_.data(), out, u, stream_);

@@ -7,7 +7,7 @@
 //     slot congruent to a (mod 4), so that the slices load as uint4 of keys
 //     and u32 of status bytes (narrow loads left the old compaction at
 //     1.5 TB/s), with one slot before each for the key at a - 1;
-//  2. keys and status bytes (and, for the place pass, values) are loaded,
+//  2. keys and status bytes (the place pass: keys and values) are loaded,
 //     and the key before each slice: every thread issues its (up to 4) quads
 //     and its scalar before storing any, so the loads are in flight together
 //     (the kernels are bound by the bytes in flight: one round trip per

@@ -51,7 +51,6 @@ struct CleanupSource {
   const uint32_t* keys[kMaxLevels] = {};
   const uint32_t* values[kMaxLevels] = {};
   const uint8_t* status[kMaxLevels] = {};
-  uint32_t n[kMaxLevels] = {};
 };
 
 // The same levels' fence indexes (rank order): the partition's searches

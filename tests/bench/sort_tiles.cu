@@ -14,7 +14,6 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
-#include "core/common/device_info.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/event_timer.hpp"
 #include "tests/bench/bench_util.hpp"
