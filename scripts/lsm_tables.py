@@ -8,6 +8,7 @@ and prints markdown tables; raw JSON/CSV stay in --out.
   python3 scripts/lsm_tables.py                      # everything, paper sizes
   python3 scripts/lsm_tables.py --table 2 --max-log2-n 24 --batch-logs 16,20
   python3 scripts/lsm_tables.py --backend cpu --max-log2-n 12 --batch-logs 6,8  # a smoke run
+  python3 scripts/lsm_tables.py --table 3 --lsm-options '--lookup-filter off'     # an ablation
 
 Table II: insertion rate (min, max, harmonic mean over every resident count r)
   of n = 2^max-log2-n keys inserted in batches of b.
@@ -27,6 +28,7 @@ import argparse
 import csv
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -57,7 +59,7 @@ def write(args, name, text):
 
 def structures(args, b):
     """(name, extra options) of the structures compared at batch size b."""
-    return [("lsm", ["--batch-size", str(b)]), ("sorted-array", [])]
+    return [("lsm", ["--batch-size", str(b)] + shlex.split(args.lsm_options)), ("sorted-array", [])]
 
 
 def rates_of(batches):
@@ -269,6 +271,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice)")
+    ap.add_argument("--lsm-options", default="",
+                    help="more options for the LSM's runs, e.g. '--lookup-filter off' (an ablation)")
     ap.add_argument("--out", default="lsm-tables")
     args = ap.parse_args()
     args.batch_logs = [int(x) for x in args.batch_logs.split(",") if x]
