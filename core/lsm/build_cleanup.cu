@@ -82,7 +82,10 @@ LevelList Lsm::acquire_levels_for(uint64_t u) {
   LevelList fresh;
   fresh.r = rr;
   for (int i = 0; i < kMaxLevels; ++i)
-    if ((rr >> i) & 1) fresh.at[i] = pool_->acquire(i);  // throws for a level over 2^31 elements
+    if ((rr >> i) & 1) {
+      fresh.at[i] = pool_->acquire(i);  // throws for a level over 2^31 elements
+      fresh.at[i]->disjoint = true;     // sorted pairs sliced into levels: no lookup filter
+    }
   return fresh;
 }
 

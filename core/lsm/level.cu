@@ -3,6 +3,7 @@
 
 #include "core/common/errors.hpp"
 #include "core/lsm/level.cuh"
+#include "core/lsm/level_filter.cuh"
 
 namespace gpudict::lsm {
 
@@ -22,6 +23,8 @@ std::shared_ptr<Level> LevelPool::acquire(int index) {
     l->kv.n = n;
     l->kv.layout = level_layout(n);
   }
+  l->filter_ready = false;  // the caller rewrites the contents
+  l->disjoint = false;
   return std::shared_ptr<Level>(l.release(), Recycle{weak_from_this()});
 }
 
@@ -59,6 +62,14 @@ std::string LevelList::indices() const {
   return s.empty() ? "none" : s;
 }
 
+bool wants_lookup_filter(const LevelList& list, int i) {
+  const Level* l = list.at[i].get();
+  if (!l || l->disjoint || filter_words(l->kv.layout) == 0) return false;
+  for (int j = i + 1; j < kMaxLevels; ++j)
+    if (list.at[j]) return true;  // a larger level exists
+  return false;
+}
+
 LsmView make_view(const LevelList& list) {
   LsmView v{};
   uint32_t staged = 0;
@@ -70,6 +81,8 @@ LsmView make_view(const LevelList& list) {
     lv.values = l.kv.values.data();
     lv.status = l.status.data();
     lv.n = static_cast<uint32_t>(l.n());
+    lv.filter = l.filter_ready && wants_lookup_filter(list, i) ? l.filter.data() : nullptr;
+    lv.filter_seg_shift = filter_segment_shift(l.kv.layout);
     const uint32_t top = lv.ix.size[lv.ix.top];
     if (staged + top <= kStageBudget) {
       lv.smem_off = static_cast<int32_t>(staged);

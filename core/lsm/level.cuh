@@ -11,6 +11,9 @@
 //            layout, core/sorted_array/layout.cuh, with a top of at most
 //            kLevelTopMax keys so that several levels' tops fit in shared
 //            memory at once)
+//   filter   optional, built by the first lookup batch that visits the
+//            level (level_filter.cuh): a blocked Bloom filter per top
+//            segment, so a lookup skips a level that cannot hold its key
 // A level is immutable once written: merges write a new level and drop the
 // old ones, so a level can be shared by the live list and any number of
 // snapshots (std::shared_ptr). When the last reference goes, the storage
@@ -74,8 +77,18 @@ struct Level {
   int index = 0;
   sa::ArrayStore<uint32_t, uint32_t> kv;  // keys, values, fences, n, layout
   DeviceBuffer<uint8_t> status;
+  // The lookup filter (level_filter.cuh): allocated and built on demand by a
+  // lookup batch, kept with the storage when it is recycled; filter_ready
+  // says it describes the current contents (acquire() clears it).
+  DeviceBuffer<uint32_t> filter;
+  bool filter_ready = false;
+  // Written by build() or cleanup(), which lay levels out in disjoint key
+  // ranges: a lookup searches at most one of them, so such a level gets no
+  // filter (it could save a miss one search and would cost every hit a
+  // probe). acquire() clears it.
+  bool disjoint = false;
   uint64_t n() const { return kv.n; }
-  uint64_t bytes() const { return kv.bytes() + status.bytes(); }
+  uint64_t bytes() const { return kv.bytes() + status.bytes() + filter.bytes(); }
 };
 
 // Free level storage, at most one per index. Shared with the deleters of the
@@ -121,6 +134,8 @@ struct LevelView {
   const uint8_t* status;
   int32_t smem_off;  // where its fence top sits in the search kernel's shared memory; -1: global
   uint32_t n;
+  const uint32_t* filter;     // the lookup filter, or null (not built, or a level without one)
+  uint32_t filter_seg_shift;  // log2 of the positions a filter segment covers (the top's stride)
 };
 
 // The occupied levels in rank order: rank 0 = the smallest index (the most
@@ -135,6 +150,13 @@ struct LsmView {
 // from rank 0 up while they fit; the rest search their top in global memory.
 inline constexpr uint32_t kStageBudget = 4096;
 
+// Whether level index i of the list gets a lookup filter (level_filter.cuh
+// says why): a merged level (not disjoint) of more than kLevelTopMax keys
+// that is not the list's largest. The one rule for building (Lsm::run_lookups)
+// and probing (make_view).
+bool wants_lookup_filter(const LevelList& list, int i);
+
+// The view of a list; a level's filter is in it when wanted and built.
 LsmView make_view(const LevelList& list);
 
 }  // namespace gpudict::lsm

@@ -17,6 +17,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/lsm/cleanup_tiles.cuh"
+#include "core/lsm/level_filter.cuh"
 #include "core/lsm/lsm_impl.cuh"
 
 namespace gpudict {
@@ -49,6 +50,13 @@ std::vector<OptionSpec> lsm_options() {
        "(0: never; when set, every update batch counts its stale elements exactly, at the cost of one lookup per "
        "updated key)",
        "0"},
+      {"lookup-filter",
+       "on: a lookup batch first builds the filters that the queried levels lack (8 bits per key, a blocked Bloom "
+       "filter per segment of a level's fence top; in that batch's time, once per level) and lookups skip the levels "
+       "a filter rules out; the largest level, the levels of build and cleanup (disjoint key ranges) and levels of "
+       "at most 1024 keys have none, as there a hit would pay a probe on top of its search; off: every lookup "
+       "searches every level it reaches",
+       "on"},
   };
 }
 
@@ -80,6 +88,11 @@ Options parse_options(const StructureConfig& config) {
       throw InputError("--cleanup-stale-fraction: '" + config.get("cleanup-stale-fraction") +
                        "' is not a fraction >= 0");
     o.stale_fraction = x;
+  }
+  if (has("lookup-filter")) {
+    const std::string& f = config.get("lookup-filter");
+    if (f != "on" && f != "off") throw InputError("--lookup-filter: '" + f + "' is not on or off");
+    o.lookup_filter = f == "on";
   }
   return o;
 }
@@ -137,6 +150,11 @@ Params Lsm::parameters() const {
                  "unique keys, the last padded with copies of its last element; merge-path merges, newer first"},
       {"count_range", "per-level bounds, candidate gather, radix sort on (query, key, level) unless already in "
                       "order; the first record of a key counts unless a tombstone"},
+      {"lookup_filter", opt_.lookup_filter
+                            ? "on: per merged level of more than 1024 keys but the largest, 8 bits per key "
+                              "(blocked Bloom filter per top segment, ~4% false positives), built by the first "
+                              "lookup batch after the level is written"
+                            : "off"},
       {"successor", "min over levels of the first key > k; a deleted candidate continues by a warp walk"},
       {"duplicates", "delete wins; otherwise the last insert in batch order"},
       {"cleanup", policy},
@@ -154,10 +172,16 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t stored_max = round_up(std::max<uint64_t>(R + B, 1), b_);
   uint64_t top = b_;
   while (top * 2 <= stored_max) top *= 2;  // the largest level
-  const uint64_t per = level_bytes(stored_max);
+  // A level's storage, with its lookup filter when lookups build them (at
+  // most 1 B per key; bounded as if every level had one).
+  const bool filters = opt_.lookup_filter && Q > 0;
+  auto storage = [&](uint64_t n) {
+    return level_bytes(n) + (filters ? filter_words(level_layout(n)) * sizeof(uint32_t) : 0);
+  };
+  const uint64_t per = storage(stored_max);
   // Live levels + pool (at most one free storage per index: < 2 x the largest
   // level) + merge ping-pong (2 x half the largest level) + the chunk.
-  const uint64_t levels = per + 2 * level_bytes(top) + level_bytes(top) + level_bytes(b_);
+  const uint64_t levels = per + 2 * storage(top) + level_bytes(top) + level_bytes(b_);
   // Build and cleanup empty the pool first. Build: the old levels are
   // dropped first; two sort buffers (key, value) of every pair and the new
   // levels. Cleanup: the old and the new levels (<= the old ones) and the

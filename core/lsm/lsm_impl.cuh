@@ -38,6 +38,7 @@ struct Options {
   uint64_t batch_size = 1ull << 20;
   uint64_t cleanup_every = 0;   // 0: never
   double stale_fraction = 0.0;  // 0: never
+  bool lookup_filter = true;    // lookups build and probe per-level filters (level_filter.cuh)
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -104,6 +105,10 @@ class Lsm final : public Dictionary {
                       BatchResults& r, DeviceTime& t);
   void run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
                    Phase phase, BatchResults& r, DeviceTime& t);
+  // point_queries.cu: allocates (host side, before the timer) the lookup
+  // filters the list's levels want (wants_lookup_filter) and lack, and
+  // returns those levels.
+  std::vector<Level*> levels_without_filter(const LevelList& list);
   // Copies the query keys (and bounds) of `ops` to q_keys_ (q_args_).
   void stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args);
 

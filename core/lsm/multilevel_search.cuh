@@ -12,7 +12,8 @@
 //     keys[0] >= q (lower) / > q (upper), the answer is 0; a q past the
 //     level's last key (staged per block) answers n. Levels built by
 //     build() and cleanup() hold disjoint key ranges, so most searches of a
-//     query end here in every level but one;
+//     query end here in every level but one; for a lookup (Op::kFilter), a
+//     level whose filter (level_filter.cuh) rules the key out answers n;
 //  3. the searches still open are compacted across the warp (a per-warp list
 //     in shared memory) and refined down the fence levels by groups of 8
 //     lanes, one aligned 128-byte window per fence level (sa::descend), two
@@ -24,6 +25,8 @@
 //                                   is an upper bound (keys <= q) or lower (keys < q)
 //   kStopWhenDone                   wants() never turns true again once false: the
 //                                   warp stops visiting levels when no lane wants
+//   kFilter                         exact-match search (a lookup): a level whose
+//                                   lookup filter rules the key out answers n
 //   struct State                    per-item state in registers
 //   setup(item, State&, q[S])
 //   wants(const State&, s)          search s is needed at the next level
@@ -40,6 +43,7 @@
 #include "core/common/grid.cuh"
 #include "core/common/warp.cuh"
 #include "core/lsm/level.cuh"
+#include "core/lsm/level_filter.cuh"
 #include "core/sorted_array/search_index.cuh"
 
 namespace gpudict::lsm {
@@ -111,6 +115,18 @@ __device__ __forceinline__ void refine_compacted(const sa::SearchView<uint32_t>&
   __syncwarp();  // the slots are rewritten at the next level
 }
 
+// Whether the level's top entry c (c < top_size) equals k. Top entries
+// below k place k's records at or after position (c - 1) S + 1, and top
+// entry c >= k places the first of them at or before c S: in segment c - 1,
+// unless top entry c is k itself, when they may start exactly at c S, in
+// segment c. Then the filter of segment c - 1 does not decide and the level
+// is searched. Only exact-match (kFilter) ops ask.
+__device__ __forceinline__ bool top_equals(const LevelView& L, const uint32_t* s_top, uint32_t c,
+                                           uint32_t top_size, uint32_t k) {
+  if (c >= top_size) return false;
+  return (L.smem_off >= 0 ? s_top[L.smem_off + c] : __ldg(L.ix.level[L.ix.top] + c)) == k;
+}
+
 template <class Op>
 __global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
     multilevel_search_kernel(const __grid_constant__ LsmView v, const __grid_constant__ Op op, uint32_t items) {
@@ -173,6 +189,9 @@ __global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
             pos[s] = c;
           } else if (sa::counts_before(last, q[s], up)) {
             pos[s] = L.n;
+          } else if (Op::kFilter && L.filter != nullptr && !top_equals(L, s_top, c, top_size, q[s]) &&
+                     !filter_may_contain(L.filter, L.filter_seg_shift, c - 1, q[s])) {
+            pos[s] = L.n;  // not in this level: its records would be in segment c - 1
           } else {
             pos[s] = c;
             refine[s] = true;

@@ -26,6 +26,7 @@
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
 #include "core/common/warp.cuh"
+#include "core/lsm/level_filter.cuh"
 #include "core/lsm/lsm_impl.cuh"
 #include "core/lsm/multilevel_search.cuh"
 
@@ -36,6 +37,7 @@ namespace {
 struct LookupOp {
   static constexpr int kSearches = 1;
   static constexpr bool kUpper0 = false, kUpper1 = false, kStopWhenDone = true;
+  static constexpr bool kFilter = true;  // exact match: levels' lookup filters apply
   const uint32_t* in;
   uint8_t* found;
   uint32_t* value;
@@ -70,6 +72,7 @@ struct LookupOp {
 struct SuccessorOp {
   static constexpr int kSearches = 1;
   static constexpr bool kUpper0 = true, kUpper1 = true, kStopWhenDone = false;
+  static constexpr bool kFilter = false;
   const uint32_t* in;
   uint8_t* found;
   uint32_t* key;
@@ -196,17 +199,43 @@ void Lsm::stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bo
   copy_to_device(stream_, q_args_.data(), h_args_.data(), q * sizeof(uint32_t));
 }
 
+std::vector<Level*> Lsm::levels_without_filter(const LevelList& list) {
+  std::vector<Level*> todo;
+  if (!opt_.lookup_filter) return todo;
+  for (int i = 0; i < kMaxLevels; ++i) {
+    if (!wants_lookup_filter(list, i) || list.at[i]->filter_ready) continue;
+    Level& l = *list.at[i];
+    // Allocation failure ends the run like any other (exit 3): the bound
+    // (device_bytes_needed) counts the filters.
+    l.filter.reserve_discard(filter_words(l.kv.layout), "lsm level lookup filter");
+    todo.push_back(&l);
+  }
+  return todo;
+}
+
 void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
                       BatchResults& r, DeviceTime& t) {
   const uint64_t q = ops.size();
-  const LsmView v = make_view(list);
-  if (q == 0 || v.count == 0) return;  // nothing stored: every lookup misses (results are reset)
+  if (q == 0 || list.occupied() == 0) return;  // nothing stored: every lookup misses (results are reset)
   stage_queries(batch, ops, false);
   q_found_.reserve_discard(q, "lsm lookup results");
   q_value_out_.reserve_discard(q, "lsm lookup results");
   h_found_.reserve_discard(q);
   h_values_.reserve_discard(q);
+  const std::vector<Level*> unfiltered = levels_without_filter(list);
   timer_.start(stream_);
+  // The filters this batch needs are built in its time: a lookup batch pays
+  // for the levels written since the last one (every filter is built once
+  // per level, levels are immutable).
+  if (!unfiltered.empty()) {
+    std::vector<FilterBuild> jobs;
+    for (Level* l : unfiltered) {
+      jobs.push_back({l->kv.keys.data(), l->filter.data(), l->n(), filter_segment_shift(l->kv.layout)});
+      l->filter_ready = true;  // stream order: built before the search below reads it
+    }
+    build_level_filters(jobs.data(), static_cast<int>(jobs.size()), stream_);
+  }
+  const LsmView v = make_view(list);  // with the filters wanted and built
   launch_multilevel(v, LookupOp{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
                     "multilevel_search_kernel<Lookup>");
   t.add(phase, timer_.stop(stream_));

@@ -68,6 +68,7 @@ int bits_below(uint64_t x) {
 struct BoundsOp {
   static constexpr int kSearches = 2;
   static constexpr bool kUpper0 = false, kUpper1 = true, kStopWhenDone = false;
+  static constexpr bool kFilter = false;
   const uint32_t* lo;
   const uint32_t* hi;
   uint64_t* count;  // items * levels + 1 entries

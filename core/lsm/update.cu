@@ -100,6 +100,7 @@ __global__ void __launch_bounds__(kExpandThreads) expand_chunk_kernel(const uint
 struct PresenceOp {
   static constexpr int kSearches = 1;
   static constexpr bool kUpper0 = false, kUpper1 = false, kStopWhenDone = true;
+  static constexpr bool kFilter = false;
   const uint32_t* keys;
   unsigned long long* live;
   const unsigned long long* count;  // resolved keys (items beyond it search nothing)

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "core/common/memory_order.cuh"
+#include "core/common/mix32.cuh"
 #include "core/slabhash/slab_layout.cuh"
 
 namespace gpudict::slabhash {
@@ -72,15 +73,6 @@ struct TileAlloc {
   uint32_t changes = 0;       // resident changes so far (input of the hashed choice)
   uint32_t bits[kBitsWordsPerLane] = {};  // this lane's words of the resident block's bitmap
 };
-
-__device__ __forceinline__ uint32_t mix32(uint32_t x) {
-  x ^= x >> 16;
-  x *= 0x7FEB352Du;
-  x ^= x >> 15;
-  x *= 0x846CA68Bu;
-  x ^= x >> 16;
-  return x;
-}
 
 __device__ __forceinline__ uint32_t hashed_block(uint32_t tile_id, uint32_t changes, uint32_t total) {
   return __umulhi(mix32(tile_id * 0x9E3779B9u + changes * 0x85EBCA6Bu + 0x165667B1u), total);

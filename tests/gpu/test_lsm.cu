@@ -173,26 +173,31 @@ TEST_CASE("lsm: capabilities, options, parameters") {
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
   const auto opts = lsm_options();
-  REQUIRE(opts.size() == 3);
+  REQUIRE(opts.size() == 4);
   CHECK(opts[0].name == "batch-size");
   CHECK(opts[0].default_value == "1048576");
   CHECK(opts[1].name == "cleanup-every");
   CHECK(opts[2].name == "cleanup-stale-fraction");
+  CHECK(opts[3].name == "lookup-filter");
+  CHECK(opts[3].default_value == "on");
 
   auto d = make(1 << 20);
-  bool has_batch = false, has_status = false, has_search = false, has_cleanup = false, has_dups = false;
+  bool has_batch = false, has_status = false, has_search = false, has_cleanup = false, has_dups = false,
+       has_filter = false;
   for (const auto& kv : d->parameters()) {
     has_batch |= kv.first == "batch_size" && kv.second.find("1048576") != std::string::npos;
     has_status |= kv.first == "levels" && kv.second.find("status") != std::string::npos;
     has_search |= kv.first == "search";
     has_cleanup |= kv.first == "cleanup";
     has_dups |= kv.first == "duplicates";
+    has_filter |= kv.first == "lookup_filter" && kv.second.rfind("on", 0) == 0;
   }
   CHECK(has_batch);
   CHECK(has_status);
   CHECK(has_search);
   CHECK(has_cleanup);
   CHECK(has_dups);
+  CHECK(has_filter);
 
   // Defaults when the config carries no options at all.
   StructureConfig bare;
@@ -222,6 +227,16 @@ TEST_CASE("lsm: capabilities, options, parameters") {
       FAIL("accepted --cleanup-stale-fraction " << bad);
     } catch (const InputError& e) {
       CHECK(std::string(e.what()).find("--cleanup-stale-fraction") != std::string::npos);
+    }
+  }
+  for (const char* bad : {"yes", "1", ""}) {
+    StructureConfig cfg;
+    cfg.options["lookup-filter"] = bad;
+    try {
+      make_lsm(cfg);
+      FAIL("accepted --lookup-filter " << bad);
+    } catch (const InputError& e) {
+      CHECK(std::string(e.what()).find("--lookup-filter") != std::string::npos);
     }
   }
   StructureConfig every;
