@@ -44,22 +44,8 @@ inline constexpr uint8_t kTombstone = 1;         // status bit 0
 inline constexpr uint32_t kMaxKey = 0xFFFFFFFFu; // placebo key
 
 // The fence layout of a level of n keys: the sorted array's layout with a
-// smaller top (levels are added until the top has at most kLevelTopMax keys).
-inline sa::FenceLayout level_layout(uint64_t n) {
-  sa::FenceLayout f;
-  f.size[0] = n;
-  while (f.size[f.levels - 1] > kLevelTopMax && f.levels < sa::kMaxLevels) {
-    f.size[f.levels] = div_up(f.size[f.levels - 1], sa::kFanout);
-    ++f.levels;
-  }
-  uint64_t off = 0;
-  for (int l = 1; l < f.levels; ++l) {
-    f.offset[l] = off;
-    off += round_up(f.size[l], sa::kFanout);
-  }
-  f.fence_entries = off;
-  return f;
-}
+// smaller top (at most kLevelTopMax keys).
+inline sa::FenceLayout level_layout(uint64_t n) { return sa::FenceLayout::for_size(n, kLevelTopMax); }
 
 // Fence buffer entries a level of n keys needs: the upper levels, and at
 // least the level-1 fences a merge writes (ceil(n / 32) entries).

@@ -41,10 +41,12 @@ struct FenceLayout {
   uint64_t offset[kMaxLevels] = {};  // offset of level l >= 1 in the fence buffer
   uint64_t fence_entries = 0;      // fence buffer entries needed (levels >= 1, padded)
 
-  static FenceLayout for_size(uint64_t n) {
+  // Levels are added until the top has at most top_max keys (the LSM asks
+  // for smaller tops, so that several levels' tops fit in shared memory).
+  static FenceLayout for_size(uint64_t n, uint64_t top_max = kTopMax) {
     FenceLayout f;
     f.size[0] = n;
-    while (f.size[f.levels - 1] > kTopMax && f.levels < kMaxLevels) {
+    while (f.size[f.levels - 1] > top_max && f.levels < kMaxLevels) {
       f.size[f.levels] = div_up(f.size[f.levels - 1], kFanout);
       ++f.levels;
     }
