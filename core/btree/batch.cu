@@ -170,15 +170,9 @@ OpsRef BTree::list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type
 
 OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
   OpsRef ops = list_ref(n, with_args, with_types, type);
-  if (!opt_.sort || n < 2) return ops;
-  if (bits.end == 0) {  // every key the same: the list is sorted as staged
-    ops.use_finger = true;
-    return ops;
-  }
-  run_keyed_sort(list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits);
-  ops.keys = d_keys_[1].data();
-  ops.perm = d_perm_[0].data();
-  ops.use_finger = true;
+  // The sort carries the constant slots 0, 1, ... (d_iota_) into perm.
+  if (sort_staged(ops, list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits))
+    ops.perm = d_perm_[0].data();
   return ops;
 }
 

@@ -149,15 +149,21 @@ class BTree final : public Dictionary {
   // not prepared); returns the DoubleBuffer half of its output.
   int enqueue_update_sort(uint64_t n);
   GraphCache::Key update_sort_key(uint64_t n) const;
+  // Whether a staged query list of n keys with sort bits `bits` is sorted
+  // by a sort: sorting on, two keys or more, and keys that differ
+  // (bits.end == 0: every key the same, the list is sorted as staged).
+  bool list_sorts(uint64_t n, SortBits bits) const { return opt_.sort && n >= 2 && bits.end != 0; }
   // A query list's sort (the list sort's and the range sort's): keys
   // d_keys_[0] -> d_keys_[1] on bits `bits`, carrying values vin -> vout,
-  // as a graph of `graph` (prepare: CUB buffer and capture, outside a timed
-  // region, and nothing when sort_list would sort nothing; run: the replay,
-  // or the sort itself when not prepared).
+  // as a graph of `graph`. prepare: CUB buffer and capture, outside a timed
+  // region (nothing when the list does not sort). sort_staged: the replay,
+  // or the sort itself when not prepared; sets ops.use_finger and, when it
+  // sorted, ops.keys, and returns whether it did (the values are then in vout).
   template <class V>
   void prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n, SortBits bits);
   template <class V>
-  void run_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n, SortBits bits);
+  bool sort_staged(OpsRef& ops, GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
+                   SortBits bits);
   GraphCache::Key keyed_sort_key(const void* vin, const void* vout, uint64_t n, SortBits bits) const;
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree.
@@ -264,16 +270,21 @@ class BTree final : public Dictionary {
 template <class V>
 void BTree::prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
                                SortBits bits) {
-  if (!opt_.sort || n < 2 || bits.end == 0) return;  // sort_list / sort_range_list sort nothing
+  if (!list_sorts(n, bits)) return;
   const auto sort = keyed_sort_call(d_keys_[0].data(), d_keys_[1].data(), vin, vout, n, stream_, bits);
   temp_.prepare(what, sort);
   graph.prepare(keyed_sort_key(vin, vout, n, bits), stream_, [&] { temp_.run(what, sort); });
 }
 
 template <class V>
-void BTree::run_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n, SortBits bits) {
+bool BTree::sort_staged(OpsRef& ops, GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
+                        SortBits bits) {
+  ops.use_finger = opt_.sort && n >= 2;  // in key order: sorted below, or as staged
+  if (!list_sorts(n, bits)) return false;
   const auto sort = keyed_sort_call(d_keys_[0].data(), d_keys_[1].data(), vin, vout, n, stream_, bits);
   graph.run(keyed_sort_key(vin, vout, n, bits), stream_, [&] { temp_.run(what, sort); });
+  ops.keys = d_keys_[1].data();
+  return true;
 }
 
 }  // namespace gpudict::btree

@@ -46,12 +46,8 @@ void BTree::prepare_range_sort(uint64_t n, SortBits bits) {
 OpsRef BTree::sort_range_list(uint64_t n, SortBits bits) {
   OpsRef ops = list_ref(n, false, false, kRange);
   ops.hi_slot = d_hi_slot_[0].data();
-  if (!opt_.sort || n < 2) return ops;
-  ops.use_finger = true;
-  if (bits.end == 0) return ops;  // every key the same: sorted as staged
-  run_keyed_sort(range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits);
-  ops.keys = d_keys_[1].data();
-  ops.hi_slot = d_hi_slot_[1].data();
+  if (sort_staged(ops, range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits))
+    ops.hi_slot = d_hi_slot_[1].data();
   return ops;
 }
 
