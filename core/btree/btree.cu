@@ -47,10 +47,11 @@ std::vector<OptionSpec> btree_options() {
       {"sort", "on: sort every list of operations by key before the tree pass (neighbouring tiles walk the same "
                "paths; each operation starts from the previous one's parent); off: batch order from the root",
        "on"},
-      {"query-tile", "phased queries (lookup, count, range, successor): 4 or 8 = the lock-step kernel with tiles "
-                     "of that many lanes (eight or four operations per warp in flight); 0 = the operations kernel "
-                     "(--tile lanes, one operation at a time)",
-       "4"},
+      {"query-tile", "phased queries (lookup, count, range, successor): 1 = one thread per lookup, successor or "
+                     "count, each from the root (ranges: 4); 4 or 8 = the lock-step kernel with tiles of that many "
+                     "lanes (eight or four operations per warp in flight, each from the previous one's leaf or "
+                     "parent); 0 = the operations kernel (--tile lanes, one operation at a time)",
+       "1"},
       {"phased-updates",
        "merge: a phased batch's inserts and deletes are sorted, routed to their leaves and merged into them, one "
        "thread per touched node, splits carried up level by level (no latches: no query runs meanwhile); ops: the "
@@ -98,8 +99,8 @@ Options parse_options(const StructureConfig& config) {
   }
   if (has("query-tile")) {
     const uint64_t t = config.get_u64("query-tile");
-    if (t != 0 && t != 4 && t != 8)
-      throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 4 or 8");
+    if (t != 0 && t != 1 && t != 4 && t != 8)
+      throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 1, 4 or 8");
     o.query_tile = static_cast<int>(t);
   }
   if (has("phased-updates")) {
@@ -272,9 +273,11 @@ Params BTree::parameters() const {
       {"node", "128 B: 14 (key, value) or (pivot, child) pairs, high key, side link, low key, meta word "
                "(count, leaf flag, latch, version); every u32 key and value legal"},
       {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)"},
-      {"query_tile", opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased query; "
-                                       "the tiles of a warp advance in lock-step (one node read per tile per step)"
-                                     : std::string("0: phased queries in the operations kernel (--tile lanes)")},
+      {"query_tile", opt_.query_tile == 1 ? std::string("1: one thread per phased lookup, successor and count, from "
+                                                        "the root; ranges in lock-step tiles of 4 lanes")
+                     : opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased query; "
+                                         "the tiles of a warp advance in lock-step (one node read per tile per step)"
+                                       : std::string("0: phased queries in the operations kernel (--tile lanes)")},
       {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot)); operations start from the "
                            "previous one's parent"
                          : "off: batch order, every operation from the root"},

@@ -53,7 +53,8 @@ struct Options {
   double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
   int tile = 32;           // lanes per operation: 32, 16 or 8
   bool sort = true;        // sort each list of operations by key
-  int query_tile = 4;      // phased queries: lock-step tiles of 4 or 8 lanes; 0: the operations kernel
+  int query_tile = 1;      // phased queries: 1 thread each (lookups, successors, counts; ranges: 4), lock-step
+                           // tiles of 4 or 8 lanes; 0: the operations kernel
   bool merge_updates = true;  // phased updates: merged level by level (merge_updates.cu); false: the operations kernel
 };
 
@@ -168,9 +169,12 @@ class BTree final : public Dictionary {
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree.
   void launch_rounds(const OpsRef& list);
-  // A query list while no writer runs: the lock-step query kernel, or with
-  // --query-tile 0 the operations kernel.
+  // A query list while no writer runs: one thread per query (--query-tile
+  // 1), the lock-step query kernel, or with --query-tile 0 the operations kernel.
   void launch_phased_queries(const TreeRef& tree, const OpsRef& list);
+  // The lock-step tile of one-pass ranges: --query-tile, or 4 when it is 1
+  // (a range's output is staged per tile).
+  int range_tile() const { return opt_.query_tile == 1 ? 4 : opt_.query_tile; }
   void run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t);
   void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                    DeviceTime& t);

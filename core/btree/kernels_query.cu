@@ -1,9 +1,11 @@
-// The lock-step kernel for phased query lists (query_kernel.cuh), for tiles
-// of 4 and 8 lanes and each query type, and its launch.
+// The kernels for phased query lists and their launch: one thread per
+// lookup, successor or count (point_kernel.cuh, qtile 1), or the lock-step
+// kernel (query_kernel.cuh) with tiles of 4 or 8 lanes, for each query type.
 #include <algorithm>
 #include <string>
 
 #include "core/btree/launch.cuh"
+#include "core/btree/point_kernel.cuh"
 #include "core/btree/query_kernel.cuh"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
@@ -60,6 +62,21 @@ void launch_queries_g(const TreeRef& tree, const OpsRef& ops, cudaStream_t strea
   }
 }
 
+template <uint8_t kType>
+void launch_points_t(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+  point_query_kernel<kType><<<blocks_for(ops.n, kBlock), kBlock, 0, stream>>>(tree, ops);
+  GPUDICT_CHECK_LAUNCH("btree point_query_kernel");
+}
+
+void launch_points(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+  switch (ops.type) {
+    case kLookup: launch_points_t<kLookup>(tree, ops, stream); break;
+    case kSuccessor: launch_points_t<kSuccessor>(tree, ops, stream); break;
+    case kCount: launch_points_t<kCount>(tree, ops, stream); break;
+    default: throw RuntimeFailure("btree: the point query kernel serves lookups, successors and counts (ranges: tiles)");
+  }
+}
+
 }  // namespace
 
 QueryGrid query_grid(int qtile, uint8_t type, uint64_t n) {
@@ -80,6 +97,7 @@ void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStrea
       (ops.stride != 1 || ops.start != 0 || ops.tile_lines == nullptr || ops.hi_slot == nullptr))
     throw RuntimeFailure("btree: lock-step ranges need a whole list of stride 1, its (hi, slot) words and their output lines");
   switch (qtile) {
+    case 1: launch_points(tree, ops, stream); break;
     case 4: launch_queries_g<4>(tree, ops, stream); break;
     case 8: launch_queries_g<8>(tree, ops, stream); break;
     default: throw InputError("btree: query tile of " + std::to_string(qtile) + " lanes is not built");

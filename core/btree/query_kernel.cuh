@@ -169,7 +169,7 @@ struct QueryOp {
   unsigned long long out = 0;   // range: the next pair's place in the tile's stream (Range output, above)
   uint32_t total = 0;   // count, range: keys so far
   uint32_t node = kNil; // the node to read next
-  uint32_t steps = 0;   // nodes read (bounded: a loop would be a corrupt tree)
+  uint32_t steps = 0;   // nodes read (bounded by the pool's nodes: a loop would be a corrupt tree)
   bool down = true;     // descending to k's leaf (else walking right along the leaves)
   bool from_cache = false;  // `node` is the cached inner node's right sibling: one hop, then the root
 };
@@ -269,7 +269,9 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
   }
 
   op.steps += active ? 1u : 0u;
-  const bool error = active && op.steps > kSpinLimit;  // never expected: a cycle would be a corrupt tree
+  // A path visits each node at most once (a range may walk millions of
+  // leaves): more steps than nodes would be a cycle, a corrupt tree.
+  const bool error = active && op.steps > tree.capacity;
   if (error && lane0) atomicExch(&tree.hdr->error, 1ull);
   const bool need = active && !error && (move || at_inner || walk);
   op.node = !active ? op.node : move ? move_to : at_inner ? pv : h.link;

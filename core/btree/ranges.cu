@@ -59,7 +59,7 @@ void BTree::reserve_range_lines(uint64_t lines) {
 double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
   const uint64_t n = ops.size();
   const SortBits bits = stage_ranges(b, ops);
-  const QueryGrid g = query_grid(opt_.query_tile, kRange, n);
+  const QueryGrid g = query_grid(range_tile(), kRange, n);
   d_tile_lines_.reserve_discard(g.tiles + 1, "btree range streams");
   d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
   temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_lines_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
@@ -93,7 +93,7 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
   list.region_lines = region;  // output pointers: list_ref's, reserved above
   list.tile_lines = d_tile_lines_.data();
   list.max_tile_lines = longest_d;
-  launch_queries(opt_.query_tile, ref(), list, stream_);
+  launch_queries(range_tile(), ref(), list, stream_);
   trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
   // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
@@ -121,7 +121,7 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
     list.range_keys = d_range_keys_.data();
     list.range_values = d_range_values_.data();
     timer_.start(stream_);
-    launch_queries(opt_.query_tile, ref(), list, stream_);
+    launch_queries(range_tile(), ref(), list, stream_);
     trace_.mark(stream_, "queries");
     ms += timer_.stop(stream_);
     sync_header();

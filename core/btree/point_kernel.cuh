@@ -1,0 +1,126 @@
+// Phased point queries (lookup, successor, count) with one thread per
+// query, each searched from the root: `--query-tile 1`, the default.
+//
+// Why not the lock-step kernel (query_kernel.cuh): its tiles of 4 lanes
+// start each query from a finger (the previous query's leaf or parent),
+// which saves reads but costs instructions: the finger's state, selects
+// between three start nodes, ballots and shuffles per node (56 warp
+// instructions per lookup). Here one thread holds the whole node in 32
+// registers and searches it with compares and selects, so a warp
+// instruction serves 32 queries instead of 8. Walking down from the root
+// costs little: the upper levels are read by every query and stay in L1 /
+// L2, and the list is sorted, so neighbouring threads read the same inner
+// nodes (one transaction for the warp) and neighbouring leaves. Tiles of 2
+// and 4 lanes per query in this kernel, and coarser sorts, were measured
+// and were slower (docs/btree.md, "Point queries from the root").
+//
+// No writer runs during this kernel (phased queries), so nodes are read
+// through the read-only cache with no fence and no validation (as
+// TreeRef::read_plain).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/btree/ops_kernel.cuh"
+#include "core/common/memory_order.cuh"
+
+namespace gpudict::btree {
+
+// How many of the keys of pairs [0, count) are <= k (strict: < k): keys
+// are sorted, so the upper (lower) bound position of k. Unrolled over the
+// fixed capacity, so the node stays in registers.
+__device__ __forceinline__ int keys_below(const uint32_t (&w)[kNodeWords], int count, uint32_t k, bool strict) {
+  int c = 0;
+#pragma unroll
+  for (int i = 0; i < kCapacity; ++i) c += (i < count && (strict ? w[2 * i] < k : w[2 * i] <= k)) ? 1 : 0;
+  return c;
+}
+
+// Pair q of the node (0 <= q < kCapacity), by selects.
+__device__ __forceinline__ void pair_of(const uint32_t (&w)[kNodeWords], int q, uint32_t& key, uint32_t& value) {
+  key = w[0];
+  value = w[1];
+#pragma unroll
+  for (int i = 1; i < kCapacity; ++i) {
+    if (q == i) {
+      key = w[2 * i];
+      value = w[2 * i + 1];
+    }
+  }
+}
+
+// One list of kType queries: thread i serves list position start + i stride
+// and writes its results by slot.
+template <uint8_t kType>
+__global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef tree, OpsRef ops) {
+  static_assert(kType == kLookup || kType == kSuccessor || kType == kCount, "point queries only");
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= ops.n) return;
+  const uint64_t pos = ops.start + i * ops.stride;
+  const uint32_t k = ops.keys[pos];  // count: the lower bound
+  const uint32_t j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
+  uint32_t hi = 0, total = 0;
+  if constexpr (kType == kCount) {
+    hi = ops.args[j];
+    if (k > hi) {  // an empty range
+      ops.value[j] = 0;
+      return;
+    }
+  }
+  uint32_t node = kRoot;
+  // A path visits each node at most once: more steps than nodes would be a
+  // cycle, i.e. a corrupt tree (never expected; reported, not spun on).
+  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
+    uint32_t w[kNodeWords];
+    ld_readonly_line(tree.words(node), w);
+    const uint32_t meta = w[kMetaWord], link = w[kLinkWord], high = w[kHighWord];
+    const int cnt = static_cast<int>(meta_count(meta));
+    // Right of this node: a B-link move. (Not expected from the root of a
+    // tree no writer is changing, but cheap, and correct for every query
+    // type: the node holds no key >= its high key.)
+    if (link != kNil && k >= high) {
+      node = link;
+      continue;
+    }
+    const bool leaf = meta_leaf(meta);
+    const int p = keys_below(w, cnt, k, kType == kCount && leaf);
+    uint32_t key, value;
+    if (!leaf) {  // the child for k: the last pivot <= k (pivot 0 is the low key <= k)
+      pair_of(w, p > 0 ? p - 1 : 0, key, node);
+      continue;
+    }
+    if constexpr (kType == kLookup) {
+      pair_of(w, p > 0 ? p - 1 : 0, key, value);
+      const bool hit = p > 0 && key == k;
+      ops.found[j] = hit ? 1 : 0;
+      ops.value[j] = hit ? value : 0u;
+      return;
+    } else if constexpr (kType == kSuccessor) {
+      // None left here: the next leaf's first key (all its keys are >= this
+      // leaf's high key > k; empty leaves are passed).
+      if (p < cnt || link == kNil) {
+        pair_of(w, p, key, value);
+        const bool found = p < cnt;
+        ops.found[j] = found ? 1 : 0;
+        ops.key_out[j] = found ? key : 0u;
+        ops.value[j] = found ? value : 0u;
+        return;
+      }
+      node = link;
+    } else {
+      // Keys [p, b) of this leaf are in [lo, hi]; the next leaf starts at
+      // this one's high key, so every key is counted once.
+      total += static_cast<uint32_t>(keys_below(w, cnt, hi, false) - p);
+      if (link == kNil || hi < high) {
+        ops.value[j] = total;
+        return;
+      }
+      node = link;
+    }
+  }
+  atomicExch(&tree.hdr->error, 1ull);
+}
+
+}  // namespace gpudict::btree
