@@ -2,10 +2,12 @@
 //   phased:     the updates (inserts and deletes together) merged into the
 //               tree level by level (merge_updates.cu), or with
 //               --phased-updates ops in one validated operations kernel; then
-//               each query type in the lock-step query kernel (query_kernel.cuh;
-//               --query-tile 0: the plain operations kernel). Ranges: one
-//               pass in the lock-step kernel (ranges.cu); in the operations
-//               kernel a count pass, the offsets, a copy pass
+//               each query type in its own list: lookups, successors and
+//               counts one thread per query (point_kernel.cuh; --query-tile
+//               4|8: the lock-step kernel, query_kernel.cuh; 0: the plain
+//               operations kernel). Ranges: one pass in the lock-step kernel
+//               (ranges.cu); in the operations kernel a count pass, the
+//               offsets, a copy pass
 //   concurrent: every operation in one validated kernel. A range writes its
 //               pairs into a slot sized by a count on the pre-batch tree plus
 //               slack; a range that outgrows its slot (inserts of the batch

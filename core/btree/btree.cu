@@ -49,8 +49,8 @@ std::vector<OptionSpec> btree_options() {
        "on"},
       {"query-tile", "phased queries (lookup, count, range, successor): 1 = one thread per lookup, successor or "
                      "count, each from the root (ranges: 4); 4 or 8 = the lock-step kernel with tiles of that many "
-                     "lanes (eight or four operations per warp in flight, each from the previous one's leaf or "
-                     "parent); 0 = the operations kernel (--tile lanes, one operation at a time)",
+                     "lanes (eight or four operations per warp in flight; a sorted list starts each from the previous "
+                     "one's leaf or parent); 0 = the operations kernel (--tile lanes, one operation at a time)",
        "1"},
       {"phased-updates",
        "merge: a phased batch's inserts and deletes are sorted, routed to their leaves and merged into them, one "

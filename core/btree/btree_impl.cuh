@@ -8,7 +8,8 @@
 //   ranges.cu             phased ranges in one lock-step pass, the results
 //   check.cu              the structural checker (btree_check.hpp)
 //   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
-//   query_kernel.cuh      phased queries in lock-step (kernels_query.cu)
+//   point_kernel.cuh      phased lookups, successors, counts: a thread each (kernels_query.cu)
+//   query_kernel.cuh      phased queries in lock-step: ranges, or all with --query-tile 4|8
 #pragma once
 
 #include <cub/device/device_radix_sort.cuh>

@@ -25,8 +25,10 @@ void launch_ops_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream);
 // tile: 8, 16 or 32; validated: the seqlock reads and the update code.
 void launch_ops(int tile, bool validated, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
 
-// Phased query lists (query_kernel.cuh): no writer runs. qtile: 4 or 8
-// lanes per operation. Defined in kernels_query.cu.
+// Phased query lists: no writer runs. qtile 1: one thread per lookup,
+// successor or count (point_kernel.cuh; not ranges); 4 or 8: lanes per
+// operation in the lock-step kernel (query_kernel.cuh). Defined in
+// kernels_query.cu.
 void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
 // How launch_queries spreads a list of n queries of `type` over tiles.
 struct QueryGrid {

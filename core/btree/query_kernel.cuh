@@ -1,6 +1,8 @@
 // Phased queries (lookup, successor, count, range) in lock-step: the kernel
-// that runs a query list while no writer runs (after a phased batch's
-// updates, merged or by the operations kernel, before a concurrent batch's kernel, or on the final tree).
+// that runs a range list while no writer runs (after a phased batch's
+// updates, merged or by the operations kernel, or on the final tree), and
+// every query type with --query-tile 4|8 (lookups, successors and counts
+// otherwise run one thread each: point_kernel.cuh).
 //
 // Why a kernel of its own: in ops_kernel every tile serves one operation at
 // a time, and the tiles of a warp diverge (each follows its own path), so

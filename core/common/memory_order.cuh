@@ -102,16 +102,22 @@ __device__ __forceinline__ void ld_readonly_vec(const uint32_t* p, uint32_t (&w)
 }
 
 // One 128-byte line (32 words, 128-byte aligned) read by one thread through
-// the read-only cache, in eight 16-byte loads, each asking the L2 to fetch
-// the whole 128-byte line from DRAM (.L2::128B) rather than the sector it
-// needs: the thread's other seven loads then find the line in L2. Measured
-// on the B-Tree's point queries (docs/btree.md): 3% off the kernel's time.
+// the read-only cache, in eight 16-byte loads, each with the hint that the
+// L2 fetch the whole 128-byte line from DRAM (.L2::128B, sm_75 and later)
+// rather than only the sectors requested so far. Only for memory that no
+// thread writes while the kernel runs (no volatile, no memory clobber: the
+// compiler may move or merge these loads). Measured on the B-Tree's point
+// queries (docs/btree.md): the kernel 313 instead of 322 us.
 __device__ __forceinline__ void ld_readonly_line(const uint32_t* p, uint32_t (&w)[32]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
 #pragma unroll
   for (int q = 0; q < 32; q += 4)
     asm("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(w[q]), "=r"(w[q + 1]), "=r"(w[q + 2]), "=r"(w[q + 3])
         : "l"(p + q));
+#else
+  ld_readonly_vec<32>(p, w);
+#endif
 }
 
 }  // namespace gpudict

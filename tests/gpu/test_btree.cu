@@ -241,8 +241,18 @@ TEST_CASE("btree: capabilities, options, parameters") {
 
   auto d = make();
   bool has_node = false;
-  for (const auto& kv : d->parameters()) has_node |= kv.first == "node";
+  std::string qtile;
+  for (const auto& kv : d->parameters()) {
+    has_node |= kv.first == "node";
+    if (kv.first == "query_tile") qtile = kv.second;
+  }
   CHECK(has_node);
+  CHECK(qtile.rfind("1: one thread per phased lookup", 0) == 0);  // the default
+  for (const char* accepted : {"0", "1", "4", "8"}) {
+    StructureConfig cfg;
+    cfg.options["query-tile"] = accepted;
+    CHECK_NOTHROW(validate_btree_options(cfg));
+  }
   for (const char* name : {"height", "nodes", "leaves", "fill", "node-bytes", "pool-nodes"})
     CHECK(extra(*d, name).rfind("<missing", 0) != 0);
   DeviceTime t;
@@ -251,8 +261,10 @@ TEST_CASE("btree: capabilities, options, parameters") {
 }
 
 TEST_CASE("btree: empty trees answer every query") {
+  for (const char* qtile : {"1", "4", "8", "0"})
   for (bool built : {false, true}) {
-    auto d = make();
+    CAPTURE(qtile);
+    auto d = make({{"query-tile", qtile}});
     DeviceTime t;
     if (built) d->build(KeyValues{}, t);
     Model m;
@@ -299,10 +311,10 @@ TEST_CASE("btree: phased random batches against the model, every tile, sorted an
       CAPTURE(updates);
       CAPTURE(tile);
       CAPTURE(sort);
-      // Query tiles alternate with the update tile and the sort (every query kernel runs, one thread per
-      // query sorted and unsorted).
-      const bool on = std::string(sort) == "on";
-      const char* qtile = std::string(tile) == "8" ? (on ? "4" : "1") : std::string(tile) == "16" ? (on ? "1" : "8") : "0";
+      // Query tiles alternate with the update tile and path: every query kernel runs sorted and unsorted.
+      const bool merge = std::string(updates) == "merge";
+      const std::string ut = tile;
+      const char* qtile = merge ? (ut == "8" ? "4" : ut == "16" ? "8" : "0") : (ut == "32" ? "4" : "1");
       CAPTURE(qtile);
       auto d = make({{"tile", tile}, {"sort", sort}, {"query-tile", qtile}, {"phased-updates", updates}});
       std::mt19937_64 rng(std::string(tile).size() * 7 + std::string(sort).size());
@@ -372,6 +384,10 @@ TEST_CASE("btree: keys 0 and 0xFFFFFFFF and their neighbours, values too") {
     s.push(OpType::Range, kMax, 0);
     s.push(OpType::Count, 0, kMax);
     s.push(OpType::Range, 0, kMax);
+    s.push(OpType::Count, kMax, 0);  // empty ranges: lo > hi
+    s.push(OpType::Count, 5, 4);
+    s.push(OpType::Range, 5, 4);
+    s.push(OpType::Count, kMax, kMax);
     run_checked(*d, m, s);
     require_sound(*d);
   }
@@ -385,9 +401,11 @@ TEST_CASE("btree: ranges across many leaves, successor of the largest key") {
     DeviceTime t;
     d->build(kv, t);
     Model m = model_of(kv);
-    // Empty most leaves of one stretch: successors and ranges walk empty leaves.
+    // Empty most leaves of one stretch and of the tail: successors and
+    // ranges walk empty leaves, some up to the rightmost leaf.
     Batch del;
     for (uint64_t i = 50000; i < 150000; ++i) del.push(OpType::Delete, kv.keys[i]);
+    for (uint64_t i = 185000; i < 200000; ++i) del.push(OpType::Delete, kv.keys[i]);
     run_checked(*d, m, del);
     Batch q;
     q.push(OpType::Range, 0, kMax);
@@ -399,6 +417,10 @@ TEST_CASE("btree: ranges across many leaves, successor of the largest key") {
     q.push(OpType::Successor, kv.keys.back() - 1);
     q.push(OpType::Successor, kMax);
     q.push(OpType::Lookup, kv.keys.back());
+    q.push(OpType::Successor, kv.keys[184999 - 1]);  // the last live key
+    q.push(OpType::Successor, kv.keys[184999]);      // none: walks the emptied tail
+    q.push(OpType::Count, kv.keys[184000], kMax);
+    q.push(OpType::Range, kv.keys[184990], kMax);
     for (int i = 0; i < 2000; ++i) {
       q.push(OpType::Range, kv.keys[i * 97], kv.keys[i * 97] + 5000);
       q.push(OpType::Count, kv.keys[i * 97] + 1, kv.keys[i * 97] + 20000);  // some across the emptied stretch
