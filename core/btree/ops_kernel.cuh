@@ -276,7 +276,15 @@ __device__ void range_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& op
   const unsigned long long base = copy ? ops.range_offset[j] : 0ull;
   const uint64_t cap = (copy && ops.range_cap) ? ops.range_cap[j] : ~0ull;
   uint64_t total = 0;
-  for (uint32_t it = 0; it < kSpinLimit; ++it) {
+  for (uint64_t it = 0;; ++it) {
+    // A walk visits each leaf once (a range may walk millions): more steps
+    // than nodes would be a cycle, a corrupt tree. Reported, never a
+    // truncated count (the bound was 2^24 leaves, which a range over a
+    // larger tree could pass).
+    if (it > tree.capacity) {
+      tree.report_error(t);
+      return;
+    }
     const int cnt = static_cast<int>(meta_count(meta));
     const int a = count_keys(t, f, cnt, lo, true);
     const int b = count_keys(t, f, cnt, hi, false);
