@@ -198,9 +198,10 @@ class BTree final : public Dictionary {
   // sort carries).
   SortBits stage_ranges(const Batch& b, const std::vector<uint32_t>& ops);
   // The range list's sort (prepared by prepare_range_sort, like
-  // prepare_list_sort) and its descriptor.
+  // prepare_list_sort) and its descriptor; `sorted`: whether it sorted (the
+  // (hi, slot) words are then in list order, else by slot).
   void prepare_range_sort(uint64_t n, SortBits bits);
-  OpsRef sort_range_list(uint64_t n, SortBits bits);
+  OpsRef sort_range_list(uint64_t n, SortBits bits, bool& sorted);
   // Range list `ops` in one lock-step pass (staging, sort included). Returns
   // the device time.
   double run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout);

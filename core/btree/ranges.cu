@@ -43,11 +43,10 @@ void BTree::prepare_range_sort(uint64_t n, SortBits bits) {
   prepare_keyed_sort(range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits);
 }
 
-OpsRef BTree::sort_range_list(uint64_t n, SortBits bits) {
+OpsRef BTree::sort_range_list(uint64_t n, SortBits bits, bool& sorted) {
   OpsRef ops = list_ref(n, false, false, kRange);
-  ops.hi_slot = d_hi_slot_[0].data();
-  if (sort_staged(ops, range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits))
-    ops.hi_slot = d_hi_slot_[1].data();
+  sorted = sort_staged(ops, range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits);
+  ops.hi_slot = d_hi_slot_[sorted ? 1 : 0].data();
   return ops;
 }
 
@@ -88,7 +87,8 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
 
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  OpsRef list = sort_range_list(n, bits);
+  bool sorted = false;
+  OpsRef list = sort_range_list(n, bits, sorted);
   trace_.mark(stream_, "sort");
   list.region_lines = region;  // output pointers: list_ref's, reserved above
   list.tile_lines = d_tile_lines_.data();
@@ -97,7 +97,7 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
   trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
   // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
-  layout.hi_slot = list.hi_slot == d_hi_slot_[1].data() ? list.hi_slot : nullptr;
+  layout.hi_slot = sorted ? list.hi_slot : nullptr;
   layout.region_lines = region;
   copy_to_host(stream_, h_u64_.data(), longest_d, sizeof(unsigned long long));
   const uint64_t longest = h_u64_[0];

@@ -203,42 +203,29 @@ TEST_CASE("lsm: capabilities, options, parameters") {
   StructureConfig bare;
   CHECK(make_lsm(bare) != nullptr);
 
-  for (const char* bad : {"0", "3", "1000", "2147483648", "abc", "-4", ""}) {
-    CAPTURE(bad);
-    StructureConfig cfg;
-    cfg.options["batch-size"] = bad;
-    try {
-      make_lsm(cfg);
-      FAIL("accepted --batch-size " << bad);
-    } catch (const InputError& e) {
-      CHECK(std::string(e.what()).find("--batch-size") != std::string::npos);
+  // Each bad value is refused with an InputError that names the option.
+  const auto expect_rejected = [](const char* option, std::initializer_list<const char*> values) {
+    for (const char* bad : values) {
+      CAPTURE(option);
+      CAPTURE(bad);
+      StructureConfig cfg;
+      cfg.options[option] = bad;
+      try {
+        make_lsm(cfg);
+        FAIL("accepted --" << option << " " << bad);
+      } catch (const InputError& e) {
+        CHECK(std::string(e.what()).find(std::string("--") + option) != std::string::npos);
+      }
     }
-  }
+  };
+  expect_rejected("batch-size", {"0", "3", "1000", "2147483648", "abc", "-4", ""});
   for (const char* good : {"1", "2", "4", "1073741824"}) {
     StructureConfig cfg;
     cfg.options["batch-size"] = good;
     CHECK(make_lsm(cfg) != nullptr);
   }
-  for (const char* bad : {"-0.5", "x", "nan"}) {
-    StructureConfig cfg;
-    cfg.options["cleanup-stale-fraction"] = bad;
-    try {
-      make_lsm(cfg);
-      FAIL("accepted --cleanup-stale-fraction " << bad);
-    } catch (const InputError& e) {
-      CHECK(std::string(e.what()).find("--cleanup-stale-fraction") != std::string::npos);
-    }
-  }
-  for (const char* bad : {"yes", "1", ""}) {
-    StructureConfig cfg;
-    cfg.options["lookup-filter"] = bad;
-    try {
-      make_lsm(cfg);
-      FAIL("accepted --lookup-filter " << bad);
-    } catch (const InputError& e) {
-      CHECK(std::string(e.what()).find("--lookup-filter") != std::string::npos);
-    }
-  }
+  expect_rejected("cleanup-stale-fraction", {"-0.5", "x", "nan"});
+  expect_rejected("lookup-filter", {"yes", "1", ""});
   StructureConfig every;
   every.options["cleanup-every"] = "-1";
   CHECK_THROWS_AS(make_lsm(every), InputError);
