@@ -230,12 +230,20 @@ void BTree::launch_rounds(const OpsRef& list) {
   r.start = 0;
   r.stride = stride;
   r.n = (n + stride - 1) / stride;
-  launch_ops(opt_.tile, true, ref(), r, stream_);
+  const uint32_t top_nodes = opt_.thread_ops ? top_copy_nodes(n) : 0;
+  if (top_nodes >= 2) d_top_.reserve_discard(top_nodes, "btree top copy");
+  auto launch = [&](const OpsRef& round) {
+    if (opt_.thread_ops)
+      launch_thread_ops(ref(), round, d_top_.data(), top_nodes, stream_);
+    else
+      launch_ops(opt_.tile, true, ref(), round, stream_);
+  };
+  launch(r);
   for (uint64_t s = stride; s > 1; s /= 2) {
     r.start = s / 2;
     r.stride = s;
     r.n = n > s / 2 ? (n - s / 2 + s - 1) / s : 0;
-    if (r.n) launch_ops(opt_.tile, true, ref(), r, stream_);
+    if (r.n) launch(r);
   }
 }
 
@@ -403,8 +411,11 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
     const SortBits bits = stage(b, ranges, true, false);
     prepare_list_sort(m, bits);
     timer_.start(stream_);
+    trace_.mark(stream_, "start");
     launch_phased_queries(ref(), sort_list(m, true, false, static_cast<uint8_t>(OpType::Count), bits));
+    trace_.mark(stream_, "range sizing");
     ms += timer_.stop(stream_);
+    trace_.flush("btree concurrent ranges");
     sync_header();
     copy_to_host(stream_, h_value_.data(), d_value_.data(), m * sizeof(uint32_t));
     offset.assign(n, 0);
@@ -436,13 +447,17 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   prepare_list_sort(n);
   GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
   timer_.start(stream_);
+  trace_.mark(stream_, "start");
   OpsRef list = sort_list(n, true, true, 0);
+  trace_.mark(stream_, "sort");
   list.done = d_done_.data();
   list.range_cap = d_range_cap_.data();
   list.range_keys = d_range_keys_.data();
   list.range_values = d_range_values_.data();
   launch_rounds(list);
+  trace_.mark(stream_, "kernel");
   ms += timer_.stop(stream_);
+  trace_.flush("btree concurrent");
   sync_header();
 
   // Results by batch index.

@@ -57,6 +57,11 @@ std::vector<OptionSpec> btree_options() {
        "thread per touched node, splits carried up level by level (no latches: no query runs meanwhile); ops: the "
        "paper's concurrent insertion, one operation per tile with latches (as concurrent batches always run)",
        "merge"},
+      {"ops-kernel",
+       "the kernel of concurrent batches and of --phased-updates ops. thread: one thread per operation (seqlock "
+       "reads of whole nodes, a leaf latch per update), its warp taking over what needs a split or lost a race; "
+       "tile: the paper's warp-cooperative kernel, a tile of --tile lanes serving one operation at a time",
+       "thread"},
   };
 }
 
@@ -107,6 +112,11 @@ Options parse_options(const StructureConfig& config) {
     const std::string& s = config.get("phased-updates");
     if (s != "merge" && s != "ops") throw InputError("--phased-updates: '" + s + "' is not merge or ops");
     o.merge_updates = s == "merge";
+  }
+  if (has("ops-kernel")) {
+    const std::string& s = config.get("ops-kernel");
+    if (s != "thread" && s != "tile") throw InputError("--ops-kernel: '" + s + "' is not thread or tile");
+    o.thread_ops = s == "thread";
   }
   return o;
 }
@@ -272,7 +282,13 @@ Params BTree::parameters() const {
   return {
       {"node", "128 B: 14 (key, value) or (pivot, child) pairs, high key, side link, low key, meta word "
                "(count, leaf flag, latch, version); every u32 key and value legal"},
-      {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)"},
+      {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)" +
+                   (opt_.thread_ops ? std::string(" in --query-tile 0 and --ops-kernel tile") : std::string())},
+      {"ops_kernel", opt_.thread_ops
+                         ? "thread: one thread per operation of a concurrent or ops-updated list; its warp serves "
+                           "splits, lost latches and long waits (tiles of 32 lanes)"
+                         : std::string("tile: ") + std::to_string(opt_.tile) +
+                               " lanes per operation, one operation at a time (the paper's kernel)"},
       {"query_tile", opt_.query_tile == 1 ? std::string("1: one thread per phased lookup, successor and count, from "
                                                         "the root; ranges in lock-step tiles of 4 lanes")
                      : opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased query; "
@@ -292,7 +308,7 @@ Params BTree::parameters() const {
       {"phased_updates", opt_.merge_updates
                              ? "merge: sorted, routed to their leaves, merged into each touched node by one thread; "
                                "splits level by level (split nodes filled like the bulk build)"
-                             : std::string("ops: the operations kernel, one update per tile with latches")},
+                             : std::string("ops: the operations kernel (--ops-kernel), with latches")},
       {"duplicates", opt_.merge_updates ? "the last of a key's updates in a phased batch wins (the deletes after "
                                           "the inserts, each in batch order)"
                                         : "any one of a key's updates in a phased batch wins (they run concurrently)"},
@@ -305,7 +321,7 @@ uint64_t BTree::scratch_bytes() const {
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
                d_mtarget_.bytes() + d_mmerged_.bytes() + d_mleft_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
-               d_tile_lines_.bytes() + d_tile_base_.bytes();
+               d_tile_lines_.bytes() + d_tile_base_.bytes() + d_top_.bytes();
   for (int i = 0; i < 2; ++i)
     s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes() +
          d_hi_slot_[i].bytes();
@@ -357,7 +373,9 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // lists, at most the resident tiles (a few tens of thousands; 2^16 here)
   // for long ones. And the (hi, slot) words of a range list, staged and sorted.
   const uint64_t ranges = Q * (14 * 8 + 2 * 8) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
-  return pool + list + cub + ranges + 4096;
+  // The thread ops kernel's copy of the upper levels (top_copy.cuh).
+  const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node) : 0;
+  return pool + list + cub + ranges + top + 4096;
 }
 
 Stats BTree::stats() const {

@@ -14,13 +14,19 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/api/dictionary.hpp"
+#include "core/btree/node.hpp"
 
 namespace gpudict {
 
 // "" when the structure is sound, else the first problems found (a
 // Dictionary that is not a B-Tree is reported as such).
 std::string check_btree_structure(const Dictionary& d);
+
+// The used part of the node pool and the counters, for tests that run
+// device code on a copy of a tree; false when `d` is not a B-Tree.
+bool dump_btree(const Dictionary& d, std::vector<btree::Node>& nodes, btree::TreeHeader& header);
 
 }  // namespace gpudict

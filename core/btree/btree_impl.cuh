@@ -57,6 +57,8 @@ struct Options {
   int query_tile = 1;      // phased queries: 1 thread each (lookups, successors, counts; ranges: 4), lock-step
                            // tiles of 4 or 8 lanes; 0: the operations kernel
   bool merge_updates = true;  // phased updates: merged level by level (merge_updates.cu); false: the operations kernel
+  bool thread_ops = true;  // the operations kernel of concurrent and ops-updated lists: a thread per operation
+                           // (thread_ops_kernel.cuh); false: a tile of --tile lanes per operation (the paper's)
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -226,6 +228,7 @@ class BTree final : public Dictionary {
   TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a batch on stderr
 
   DeviceBuffer<Node> pool_;
+  DeviceBuffer<Node> d_top_;  // the thread ops kernel's copy of the upper levels (top_copy.cuh)
   uint64_t capacity_ = 0;
   DeviceBuffer<TreeHeader> hdr_;
   PinnedBuffer<TreeHeader> h_hdr_;  // the counters as of the last kernel

@@ -39,6 +39,13 @@ struct Problems {
 
 }  // namespace
 
+bool dump_btree(const Dictionary& d, std::vector<Node>& nodes, btree::TreeHeader& header) {
+  const auto* tree = dynamic_cast<const btree::BTree*>(&d);
+  if (!tree) return false;
+  tree->dump(nodes, header);
+  return true;
+}
+
 std::string check_btree_structure(const Dictionary& d) {
   const auto* tree = dynamic_cast<const btree::BTree*>(&d);
   if (!tree) return "not a btree";

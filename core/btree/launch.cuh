@@ -25,6 +25,23 @@ void launch_ops_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream);
 // tile: 8, 16 or 32; validated: the seqlock reads and the update code.
 void launch_ops(int tile, bool validated, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
 
+// Concurrent and --phased-updates ops lists with one thread per operation
+// and the warp for what a thread leaves (thread_ops_kernel.cuh; defined in
+// kernels_thread_ops.cu). First copies the tree's upper levels into `top`
+// (top_copy.cuh; at most top_nodes nodes; fewer than 2: no copy, every
+// search from the root).
+void launch_thread_ops(const TreeRef& tree, const OpsRef& ops, Node* top, uint32_t top_nodes, cudaStream_t stream);
+// Copies the tree's upper inner levels into `top` (whole levels, at most
+// max_nodes nodes with the header; top_copy.cuh). No kernel may change the
+// tree meanwhile.
+void launch_top_copy(const TreeRef& tree, Node* top, uint32_t max_nodes, cudaStream_t stream);
+// The top copy's size for a list of n operations: a copy costs a few
+// microseconds per level, so short lists copy little or nothing.
+inline constexpr uint32_t kTopCopyMaxNodes = 16384;  // 2 MiB
+inline uint32_t top_copy_nodes(uint64_t n) {
+  return static_cast<uint32_t>(std::min<uint64_t>(n / 256, kTopCopyMaxNodes));
+}
+
 // Phased query lists: no writer runs. qtile 1: one thread per lookup,
 // successor or count (point_kernel.cuh; not ranges); 4 or 8: lanes per
 // operation in the lock-step kernel (query_kernel.cuh). Defined in

@@ -586,6 +586,28 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
   return false;
 }
 
+// One operation of any type, served by the whole tile (tile-uniform
+// arguments): slot j, key k, arg = the insert's value or the range's hi.
+template <unsigned G, bool kValidated>
+__device__ __forceinline__ void serve_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t type,
+                                         uint32_t j, uint32_t k, uint32_t arg, TileCache<G>& cache,
+                                         TileCounters& counters) {
+  switch (type) {
+    case kLookup: lookup_op<G, kValidated>(t, tree, ops, j, k, cache); break;
+    case kSuccessor: successor_op<G, kValidated>(t, tree, ops, j, k, cache); break;
+    case kCount: range_op<G, kValidated>(t, tree, ops, j, k, arg, false, cache); break;
+    case kRange: range_op<G, kValidated>(t, tree, ops, j, k, arg, true, cache); break;
+    case kInsert:
+    case kDelete:
+      if constexpr (kValidated) {
+        const bool ok = update_op<G>(t, tree, k, arg, type == kInsert, cache, counters);
+        if (ok && ops.done && t.thread_rank() == 0) ops.done[j] = 1;
+      }
+      break;
+    default: break;
+  }
+}
+
 template <unsigned G, bool kValidated>
 __global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
   const Tile<G> t = cg::tiled_partition<G>(cg::this_thread_block());
@@ -616,20 +638,7 @@ __global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
         cache.leaf = kNil;
         cache.inner = kNil;
       }
-      switch (type) {
-        case kLookup: lookup_op<G, kValidated>(t, tree, ops, j, k, cache); break;
-        case kSuccessor: successor_op<G, kValidated>(t, tree, ops, j, k, cache); break;
-        case kCount: range_op<G, kValidated>(t, tree, ops, j, k, arg, false, cache); break;
-        case kRange: range_op<G, kValidated>(t, tree, ops, j, k, arg, true, cache); break;
-        case kInsert:
-        case kDelete:
-          if constexpr (kValidated) {
-            const bool ok = update_op<G>(t, tree, k, arg, type == kInsert, cache, counters);
-            if (ok && ops.done && lane == 0) ops.done[j] = 1;
-          }
-          break;
-        default: break;
-      }
+      serve_op<G, kValidated>(t, tree, ops, type, j, k, arg, cache, counters);
     }
   }
   if (lane == 0) {  // a two's-complement add: a negative size change wraps modulo 2^64 as intended

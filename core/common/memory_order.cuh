@@ -64,14 +64,18 @@ __device__ __forceinline__ void ld_relaxed_gpu_vec(const uint32_t* p, uint32_t (
   }
 }
 
-template <int W>
+// The first N words of w (N = 1, 2 or a multiple of 4; default all of
+// them) to p, relaxed; 16-byte stores for multiples of 4.
+template <int W, int N = W>
 __device__ __forceinline__ void st_relaxed_gpu_vec(uint32_t* p, const uint32_t (&w)[W]) {
-  static_assert(W == 1 || W == 2 || W == 4, "1, 2 or 4 words");
-  if constexpr (W == 4) {
-    asm volatile("st.relaxed.gpu.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(w[0]), "r"(w[1]), "r"(w[2]),
-                 "r"(w[3])
-                 : "memory");
-  } else if constexpr (W == 2) {
+  static_assert(N <= W && (N == 1 || N == 2 || N % 4 == 0), "1, 2 or a multiple of 4 words");
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < N; q += 4)
+      asm volatile("st.relaxed.gpu.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p + q), "r"(w[q]), "r"(w[q + 1]),
+                   "r"(w[q + 2]), "r"(w[q + 3])
+                   : "memory");
+  } else if constexpr (N == 2) {
     asm volatile("st.relaxed.gpu.global.v2.u32 [%0], {%1, %2};" ::"l"(p), "r"(w[0]), "r"(w[1]) : "memory");
   } else {
     st_relaxed_gpu(p, w[0]);

@@ -22,6 +22,9 @@
 #include "core/api/registry.hpp"
 #include "core/btree/btree.hpp"
 #include "core/btree/btree_check.hpp"
+#include "core/btree/launch.cuh"
+#include "core/btree/top_copy.cuh"
+#include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "model_compare.hpp"
 #include "workloads/replay.hpp"
@@ -209,13 +212,15 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
   const auto opts = btree_options();
-  REQUIRE(opts.size() == 6);
+  REQUIRE(opts.size() == 7);
   CHECK(opts[0].name == "node-pool");
   CHECK(opts[1].name == "fill");
   CHECK(opts[2].name == "tile");
   CHECK(opts[3].name == "sort");
   CHECK(opts[4].name == "query-tile");
   CHECK(opts[5].name == "phased-updates");
+  CHECK(opts[6].name == "ops-kernel");
+  CHECK(opts[6].default_value == "thread");
   const StructureInfo* info = find_structure("btree");
   REQUIRE(info != nullptr);
   CHECK(info->make_gpu != nullptr);
@@ -225,7 +230,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (const auto& option : std::vector<std::pair<std::string, std::string>>{
            {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
            {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"},
-           {"phased-updates", "batched"}}) {
+           {"phased-updates", "batched"}, {"ops-kernel", "warp"}, {"ops-kernel", ""}}) {
     // Named copies: doctest's CAPTURE takes a lambda capture, and capturing
     // structured bindings is C++20.
     const std::string name = option.first, value = option.second;
@@ -305,18 +310,25 @@ TEST_CASE("btree: bulk build keeps the last duplicate, every fill and tile") {
 }
 
 TEST_CASE("btree: phased random batches against the model, every tile, sorted and unsorted, both update paths") {
-  for (const char* updates : {"merge", "ops"})
+  for (const char* updates : {"merge", "ops", "ops-tile"})
   for (const char* tile : {"8", "16", "32"})
     for (const char* sort : {"on", "off"}) {
       CAPTURE(updates);
       CAPTURE(tile);
       CAPTURE(sort);
+      // ops: the thread-per-operation kernel; ops-tile: the paper's, with tiles of `tile` lanes.
+      const char* kernel = std::string(updates) == "ops-tile" ? "tile" : "thread";
+      if (std::string(updates) == "ops-tile") updates = "ops";
       // Query tiles alternate with the update tile and path: every query kernel runs sorted and unsorted.
       const bool merge = std::string(updates) == "merge";
       const std::string ut = tile;
       const char* qtile = merge ? (ut == "8" ? "4" : ut == "16" ? "8" : "0") : (ut == "32" ? "4" : "1");
       CAPTURE(qtile);
-      auto d = make({{"tile", tile}, {"sort", sort}, {"query-tile", qtile}, {"phased-updates", updates}});
+      auto d = make({{"tile", tile},
+                     {"sort", sort},
+                     {"query-tile", qtile},
+                     {"phased-updates", updates},
+                     {"ops-kernel", kernel}});
       std::mt19937_64 rng(std::string(tile).size() * 7 + std::string(sort).size());
       const uint64_t domain = 400000;
       KeyValues kv;
@@ -336,11 +348,15 @@ TEST_CASE("btree: phased random batches against the model, every tile, sorted an
 TEST_CASE("btree: ascending and descending inserts split the same path") {
   for (const char* updates : {"merge", "ops"})
   for (bool descending : {false, true})
-    for (const char* tile : {"8", "32"}) {
+    for (const char* tile : {"8", "32", "thread"}) {
       CAPTURE(updates);
       CAPTURE(descending);
       CAPTURE(tile);
-      auto d = make({{"tile", tile}, {"phased-updates", updates}});
+      // "thread": the thread-per-operation kernel (its warp does the splits); else tiles of that many lanes.
+      const bool thread = std::string(tile) == "thread";
+      auto d = make({{"tile", thread ? "32" : tile},
+                     {"phased-updates", updates},
+                     {"ops-kernel", thread ? "thread" : "tile"}});
       Model m;
       const uint64_t n = 60000;
       for (uint64_t first = 0; first < n; first += 6000) {
@@ -515,9 +531,10 @@ TEST_CASE("btree: several updates of one key in a phased batch: one of them wins
 }
 
 TEST_CASE("btree: one hot key in a concurrent batch leaves every other key exact") {
-  for (const char* tile : {"8", "32"}) {
+  for (const char* tile : {"8", "32", "thread"}) {
     CAPTURE(tile);
-    auto d = make({{"tile", tile}});
+    const bool thread = std::string(tile) == "thread";
+    auto d = make({{"tile", thread ? "32" : tile}, {"ops-kernel", thread ? "thread" : "tile"}});
     KeyValues kv = spaced_keys(50000, 7, 1);
     DeviceTime t;
     d->build(kv, t);
@@ -579,6 +596,7 @@ TEST_CASE("btree: concurrent batches verified exactly, 50 seeds") {
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     CAPTURE(seed);
     auto d = make({{"tile", seed % 5 == 0 ? "32" : seed % 5 == 1 ? "16" : "8"},
+                   {"ops-kernel", seed % 3 == 0 ? "tile" : "thread"},
                    {"sort", seed % 7 == 3 ? "off" : "on"},
                    {"query-tile", seed % 4 == 0 ? "8" : seed % 4 == 1 ? "4" : seed % 4 == 2 ? "1" : "0"}});
     require_verified(run_engine(p, *d, seed), "seed " + std::to_string(seed));
@@ -597,10 +615,103 @@ steps:
             keys: {distribution: uniform, min: 0, max: 20000},
             range_length: {distribution: geometric, mean: 16}}
 )");
-  auto d = make();
-  require_verified(run_engine(p, *d, 2), "racecheck workload");
-  require_sound(*d);
+  for (const char* kernel : {"thread", "tile"}) {
+    CAPTURE(kernel);
+    auto d = make({{"ops-kernel", kernel}});
+    require_verified(run_engine(p, *d, 2), "racecheck workload");
+    require_sound(*d);
+  }
   std::remove(p.c_str());
+}
+
+// top_start for each key, on the device.
+__global__ void top_start_kernel(const btree::Node* top, const uint32_t* keys, uint32_t* starts, uint32_t n) {
+  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) starts[i] = btree::top_start(top, keys[i]);
+}
+
+template <class T>
+T* device_copy(const std::vector<T>& v) {
+  T* p = nullptr;
+  GPUDICT_CUDA(cudaMalloc(&p, std::max<size_t>(v.size(), 1) * sizeof(T)));
+  if (!v.empty()) GPUDICT_CUDA(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return p;
+}
+
+TEST_CASE("btree: the top copy holds whole upper levels and sends every key to the node that covers it") {
+  using namespace gpudict::btree;
+  for (uint64_t keys : {0ull, 10ull, 200ull, 20000ull, 300000ull})
+    for (uint32_t budget : {0u, 2u, 3u, 12u, 40u, 500u, 16384u}) {
+      CAPTURE(keys);
+      CAPTURE(budget);
+      auto d = make();
+      KeyValues kv = spaced_keys(keys, 13, 2);
+      DeviceTime t;
+      d->build(kv, t);
+      if (keys >= 20000) {  // uneven fill: inserts split some nodes
+        Batch b;
+        std::mt19937_64 rng(keys + budget);
+        for (int i = 0; i < 20000; ++i) b.push(OpType::Insert, rng() & kMax, i);
+        BatchResults r;
+        d->execute(b, r, t);
+      }
+      std::vector<Node> nodes;
+      TreeHeader h{};
+      REQUIRE(dump_btree(*d, nodes, h));
+      Node* d_nodes = device_copy(nodes);
+      TreeHeader* d_hdr = device_copy(std::vector<TreeHeader>{h});
+      Node* d_top = device_copy(std::vector<Node>(std::max(budget, 1u)));
+      TreeRef ref;
+      ref.nodes = d_nodes;
+      ref.hdr = d_hdr;
+      ref.capacity = nodes.size();
+      launch_top_copy(ref, d_top, budget, nullptr);
+      std::vector<uint32_t> probe = {0u, 1u, 0xFFFFFFFEu, 0xFFFFFFFFu};
+      std::mt19937_64 rng(7);
+      for (int i = 0; i < 4000; ++i) probe.push_back(static_cast<uint32_t>(rng()));
+      for (uint64_t i = 0; i < kv.size(); i += 97) probe.push_back(static_cast<uint32_t>(kv.keys[i]));
+      uint32_t* d_probe = device_copy(probe);
+      uint32_t* d_starts = device_copy(std::vector<uint32_t>(probe.size()));
+      const uint32_t n = static_cast<uint32_t>(probe.size());
+      top_start_kernel<<<(n + 255) / 256, 256>>>(d_top, d_probe, d_starts, n);
+      GPUDICT_CHECK_LAUNCH("top_start_kernel");
+      std::vector<uint32_t> starts(n);
+      std::vector<Node> top(std::max(budget, 1u));
+      GPUDICT_CUDA(cudaMemcpy(starts.data(), d_starts, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+      GPUDICT_CUDA(cudaMemcpy(top.data(), d_top, top.size() * sizeof(Node), cudaMemcpyDeviceToHost));
+      for (void* p : {static_cast<void*>(d_nodes), static_cast<void*>(d_hdr), static_cast<void*>(d_top),
+                      static_cast<void*>(d_probe), static_cast<void*>(d_starts)})
+        GPUDICT_CUDA(cudaFree(p));
+
+      // The levels from the root down, on the host (the tree is at rest).
+      std::vector<std::vector<uint32_t>> levels = {{kRoot}};
+      while (!meta_leaf(nodes[levels.back()[0]].w[kMetaWord])) {
+        std::vector<uint32_t> next;
+        for (uint32_t id : levels.back())
+          for (uint32_t c = 0; c < meta_count(nodes[id].w[kMetaWord]); ++c) next.push_back(nodes[id].w[2 * c + 1]);
+        levels.push_back(next);
+      }
+      // Whole inner levels, as many as fit with the header; never the leaves.
+      uint64_t expect = 0, used = 1;
+      if (budget >= 2)
+        while (expect + 1 < levels.size() && used + levels[expect].size() <= budget) used += levels[expect++].size();
+      const uint32_t copied = budget == 0 ? 0u : top[0].w[0];
+      CHECK(copied == expect);
+      // Each key's start is the node of level `copied` on its path from the root.
+      uint64_t wrong = 0;
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t id = kRoot;
+        for (uint32_t l = 0; l < copied; ++l) {
+          const Node& nd = nodes[id];
+          uint32_t c = 0;
+          while (c + 1 < meta_count(nd.w[kMetaWord]) && nd.w[2 * (c + 1)] <= probe[i]) ++c;
+          id = nd.w[2 * c + 1];
+        }
+        wrong += starts[i] != id;
+      }
+      CHECK(wrong == 0);
+      require_sound(*d);
+    }
 }
 
 TEST_CASE("btree: a fixed node pool that fills stops with exit 3 and says how to enlarge it") {

@@ -1,0 +1,88 @@
+// The operations kernel with one thread per operation (thread_ops_kernel.cuh),
+// the copy of the tree's upper levels it starts from (top_copy.cuh), and
+// their launch.
+#include <cub/block/block_scan.cuh>
+
+#include "core/btree/launch.cuh"
+#include "core/btree/thread_ops_kernel.cuh"
+#include "core/btree/top_copy.cuh"
+
+namespace gpudict::btree {
+
+namespace {
+
+inline constexpr int kTopCopyThreads = 1024;
+
+// Copies the upper inner levels into `top` (at most max_nodes nodes,
+// header included), whole levels only, down to the level above the leaves.
+// One block; each thread copies whole nodes. Runs while no other kernel
+// changes the tree.
+__global__ void __launch_bounds__(kTopCopyThreads) top_copy_kernel(TreeRef tree, Node* top, uint32_t max_nodes) {
+  using Scan = cub::BlockScan<uint32_t, kTopCopyThreads>;
+  __shared__ typename Scan::TempStorage scan_tmp;
+  __shared__ uint32_t s_total;
+  const uint32_t tid = threadIdx.x;
+  const Node* nodes = tree.nodes;
+  uint32_t levels = 0;
+  if (max_nodes >= 2 && !meta_leaf(nodes[kRoot].w[kMetaWord])) {
+    if (tid < kNodeWords) top[1].w[tid] = nodes[kRoot].w[tid];
+    levels = 1;
+    __syncthreads();
+    uint32_t b = 1, e = 2;  // the last copied level: buffer nodes [b, e)
+    for (;;) {
+      // Its children are leaves (the first child tells: a level is all
+      // leaves or all inner nodes): the copy ends here.
+      if (meta_leaf(nodes[top[b].w[1]].w[kMetaWord])) break;
+      if (tid == 0) s_total = 0;
+      __syncthreads();
+      uint32_t mine = 0;
+      for (uint32_t c = b + tid; c < e; c += kTopCopyThreads) mine += meta_count(top[c].w[kMetaWord]);
+      atomicAdd(&s_total, mine);
+      __syncthreads();
+      const uint32_t total = s_total;
+      if (static_cast<uint64_t>(e) + total > max_nodes) break;
+      // Chunk by chunk of the level: each thread's node gets its children's
+      // positions from a block scan of the child counts, copies each child
+      // there and points its child words at the copies.
+      uint32_t carry = e;
+      for (uint32_t c0 = b; c0 < e; c0 += kTopCopyThreads) {
+        const uint32_t c = c0 + tid;
+        const uint32_t cnt = c < e ? meta_count(top[c].w[kMetaWord]) : 0u;
+        uint32_t off = 0, chunk = 0;
+        Scan(scan_tmp).ExclusiveSum(cnt, off, chunk);
+        for (uint32_t i = 0; i < cnt; ++i) {
+          const uint32_t slot = carry + off + i;
+          const uint4* src = reinterpret_cast<const uint4*>(nodes[top[c].w[2 * i + 1]].w);
+          uint4* dst = reinterpret_cast<uint4*>(top[slot].w);
+#pragma unroll
+          for (int q = 0; q < kNodeWords / 4; ++q) dst[q] = __ldg(src + q);
+          top[c].w[2 * i + 1] = slot;
+        }
+        carry += chunk;
+        __syncthreads();  // scan_tmp is reused by the next chunk
+      }
+      __syncthreads();  // the new level's copies, before they are read
+      b = e;
+      e += total;
+      ++levels;
+    }
+  }
+  if (tid == 0) top[0].w[0] = levels;
+}
+
+}  // namespace
+
+void launch_top_copy(const TreeRef& tree, Node* top, uint32_t max_nodes, cudaStream_t stream) {
+  top_copy_kernel<<<1, kTopCopyThreads, 0, stream>>>(tree, top, max_nodes);
+  GPUDICT_CHECK_LAUNCH("btree top_copy_kernel");
+}
+
+void launch_thread_ops(const TreeRef& tree, const OpsRef& ops, Node* top, uint32_t top_nodes, cudaStream_t stream) {
+  if (ops.n == 0) return;
+  if (top_nodes < 2) top = nullptr;
+  if (top) launch_top_copy(tree, top, top_nodes, stream);
+  thread_ops_kernel<<<blocks_for(ops.n, kBlock), kBlock, 0, stream>>>(tree, ops, top);
+  GPUDICT_CHECK_LAUNCH("btree thread_ops_kernel");
+}
+
+}  // namespace gpudict::btree

@@ -1,0 +1,293 @@
+// The operations kernel with one thread per operation (`--ops-kernel
+// thread`, the default): concurrent batches and `--phased-updates ops`.
+//
+// Why: in the paper's kernel (ops_kernel.cuh) a warp serves its 32
+// operations one after another, and each is a chain of dependent memory
+// round trips, so a GPU keeps only one chain per warp in flight (updates:
+// 0.6 G/s). Here every thread walks its own operation as the point-query
+// kernel does (point_kernel.cuh: the whole node in 32 registers), with the
+// same seqlock reads and the same leaf latch as the tiles (tree_ref.cuh), so
+// a warp keeps 32 chains in flight. The walk starts below a read-only copy
+// of the upper levels taken at the launch (top_copy.cuh): a validated read
+// is a round trip to the L2, the copy's levels are L1 hits.
+//
+// A thread does what needs one node and no waiting:
+//   - lookups, successors, counts and ranges (ranges into their bounded slot,
+//     as in the operations kernel);
+//   - deletes, upserts of a present key, and inserts into a leaf with room:
+//     CAS the leaf's meta word from the snapshot's version (the latch; it
+//     succeeds only if nobody changed the leaf since the snapshot), change
+//     the pairs in registers, store them, release.
+// What is left goes to the warp, in the same kernel, after every lane's
+// own attempt: inserts into a full leaf (splits: latching the parent, the
+// paper's proactive splits on the way down), a latch lost to another writer
+// or a node read too often while a writer held it (kThreadTries). The warp
+// serves those with the tile code of ops_kernel.cuh (a tile of 32 lanes),
+// one at a time. A thread never waits for a latch and holds one only across
+// straight-line code (fence, stores, release), so the tiles' waits for a
+// parent (which threads never latch) and their readers' retries always end.
+//
+// Why each fence and coherent access (the protocol of tree_ref.cuh, for one
+// thread instead of a tile):
+//   - a read: ld.acquire of the meta word (V1), ld.relaxed of the whole node,
+//     fence.acq_rel, ld.relaxed of the meta word (V2); accepted when V1 ==
+//     V2 and unlatched: exactly the node at version V1 (see tree_ref.cuh);
+//   - a write: the CAS latch, then fence.acq_rel before the stores (a reader
+//     whose load sees one of them also sees the latch in its V2 and
+//     retries), the relaxed stores, then st.release of the next version (one
+//     thread wrote everything, so the release alone orders its stores before
+//     the new version: no fence needed there, unlike a tile's lanes).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/btree/ops_kernel.cuh"
+#include "core/btree/point_kernel.cuh"
+#include "core/btree/top_copy.cuh"
+#include "core/common/memory_order.cuh"
+
+namespace gpudict::btree {
+
+// Reads of a node a writer holds, and latch attempts on a leaf, before the
+// thread leaves its operation to the warp.
+inline constexpr uint32_t kThreadTries = 16;
+
+// One thread's seqlock read of `node` (see above); false after kThreadTries
+// attempts that each found the node latched or changing.
+__device__ __forceinline__ bool thread_read(const TreeRef& tree, uint32_t node, uint32_t (&w)[kNodeWords],
+                                            uint32_t& meta) {
+  uint32_t* p = tree.words(node);
+  for (uint32_t r = 0; r < kThreadTries; ++r) {
+    const uint32_t v1 = ld_acquire_gpu(p + kMetaWord);
+    ld_relaxed_gpu_vec<kNodeWords>(p, w);
+    fence_acq_rel_gpu();  // the node's loads before the second meta load
+    const uint32_t v2 = ld_relaxed_gpu(p + kMetaWord);
+    if (v1 == v2 && !meta_latched(v1)) {
+      meta = v1;
+      return true;
+    }
+    __nanosleep(32u << min(r, 6u));
+  }
+  return false;
+}
+
+// From `node` (any node with low <= k: where top_start sent the thread, or
+// a leaf this thread found for k before), the leaf that holds k's place:
+// move right while k is at or past a node's high key (it split), descend
+// through the child of the last pivot <= k. False: a read gave up, or more
+// steps than the pool has nodes (a cycle: the warp's code reports that as
+// an internal error).
+__device__ __forceinline__ bool thread_find(const TreeRef& tree, uint32_t k, uint32_t& node,
+                                            uint32_t (&w)[kNodeWords], uint32_t& meta) {
+  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
+    if (!thread_read(tree, node, w, meta)) return false;
+    if (k < w[kLowWord]) {  // never expected (every start has low <= k); the root is always safe
+      node = kRoot;
+      continue;
+    }
+    const uint32_t link = w[kLinkWord];
+    if (link != kNil && k >= w[kHighWord]) {
+      node = link;
+      continue;
+    }
+    if (meta_leaf(meta)) return true;
+    // Pivot 0 is the node's low key <= k, so p >= 1; the child's low key is
+    // its pivot <= k.
+    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
+    uint32_t pivot;
+    pair_of(w, p > 0 ? p - 1 : 0, pivot, node);
+  }
+  return false;
+}
+
+// Pairs [p, count) move one slot up and pair p becomes (k, v) (count < kCapacity).
+__device__ __forceinline__ void thread_insert_pair(uint32_t (&w)[kNodeWords], int p, uint32_t k, uint32_t v) {
+#pragma unroll
+  for (int i = kCapacity - 1; i >= 1; --i) {  // top down: pair i - 1 is read before it is overwritten
+    if (i > p) {
+      w[2 * i] = w[2 * i - 2];
+      w[2 * i + 1] = w[2 * i - 1];
+    } else if (i == p) {
+      w[2 * i] = k;
+      w[2 * i + 1] = v;
+    }
+  }
+  if (p == 0) {
+    w[0] = k;
+    w[1] = v;
+  }
+}
+
+// Pair q leaves; the pairs above it move one slot down.
+__device__ __forceinline__ void thread_remove_pair(uint32_t (&w)[kNodeWords], int q) {
+#pragma unroll
+  for (int i = 0; i + 1 < kCapacity; ++i) {  // bottom up: pair i + 1 is read before it is overwritten
+    if (i >= q) {
+      w[2 * i] = w[2 * i + 2];
+      w[2 * i + 1] = w[2 * i + 3];
+    }
+  }
+}
+
+// A query of slot j (lookup, successor, count, range) whose search starts
+// at `start`. False: the thread gave up; the warp answers it.
+__device__ __forceinline__ bool thread_query(const TreeRef& tree, const OpsRef& ops, uint32_t start, uint32_t type,
+                                             uint32_t j, uint32_t k, uint32_t hi) {
+  if ((type == kCount || type == kRange) && k > hi) {  // an empty range
+    ops.value[j] = 0;
+    return true;
+  }
+  uint32_t w[kNodeWords], meta, node = start;
+  if (!thread_find(tree, k, node, w, meta)) return false;
+  uint32_t key, value;
+  if (type == kLookup) {
+    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
+    pair_of(w, p > 0 ? p - 1 : 0, key, value);
+    const bool hit = p > 0 && key == k;
+    ops.found[j] = hit ? 1 : 0;
+    ops.value[j] = hit ? value : 0u;
+    return true;
+  }
+  const uint64_t base = type == kRange ? ops.range_offset[j] : 0ull;
+  const uint64_t cap = (type == kRange && ops.range_cap) ? ops.range_cap[j] : ~0ull;
+  uint64_t total = 0;
+  // Leaf by leaf to the right; each next leaf starts at the previous
+  // snapshot's high key (its low key, which never changes), so every key is
+  // seen in exactly one snapshot even while leaves split. A walk visits
+  // each leaf once: more steps than nodes would be a cycle (the warp's walk
+  // then reports the corrupt tree). A range's pairs written before the
+  // thread gives up are overwritten by the warp.
+  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
+    const int cnt = static_cast<int>(meta_count(meta));
+    const uint32_t link = w[kLinkWord];
+    if (type == kSuccessor) {
+      const int p = keys_below(w, cnt, k, false);
+      if (p < cnt || link == kNil) {  // else every key of the next leaf is >= this one's high key > k
+        pair_of(w, p, key, value);
+        const bool found = p < cnt;
+        ops.found[j] = found ? 1 : 0;
+        ops.key_out[j] = found ? key : 0u;
+        ops.value[j] = found ? value : 0u;
+        return true;
+      }
+    } else {
+      const int a = keys_below(w, cnt, k, true), b = keys_below(w, cnt, hi, false);
+      if (type == kRange) {
+#pragma unroll
+        for (int i = 0; i < kCapacity; ++i) {
+          const uint64_t pos = total + static_cast<uint64_t>(i - a);
+          if (i >= a && i < b && pos < cap) {
+            ops.range_keys[base + pos] = w[2 * i];
+            ops.range_values[base + pos] = w[2 * i + 1];
+          }
+        }
+      }
+      total += static_cast<uint64_t>(b - a);
+      if (link == kNil || hi < w[kHighWord]) {
+        ops.value[j] = total > cap ? kRangeOverflow : static_cast<uint32_t>(total);
+        return true;
+      }
+    }
+    node = link;
+    if (!thread_read(tree, node, w, meta)) return false;
+  }
+  return false;
+}
+
+// An insert (upsert) or delete of k whose search starts at `start`. True
+// once it took effect or needed no change; false: left to the warp (a full
+// leaf for a new key, a latch lost kThreadTries times, a node held too
+// long). `size` gets the change of the key count.
+__device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t start, bool is_insert, uint32_t k,
+                                              uint32_t v, long long& size) {
+  uint32_t w[kNodeWords], meta, node = start;
+  for (uint32_t attempt = 0; attempt < kThreadTries; ++attempt) {
+    if (attempt > 0) __nanosleep(32u << min(attempt - 1, 6u));
+    // After a lost latch, from the leaf found before (its low key <= k
+    // never changes; a split moved k at most to its right).
+    if (!thread_find(tree, k, node, w, meta)) return false;
+    const int cnt = static_cast<int>(meta_count(meta));
+    const int p = keys_below(w, cnt, k, false);
+    uint32_t key, value;
+    pair_of(w, p > 0 ? p - 1 : 0, key, value);
+    const bool present = p > 0 && key == k;
+    // Judged from a validated snapshot: ordered as of that snapshot (the
+    // operations kernel's argument, ops_kernel.cuh TileCache).
+    if (!is_insert && !present) return true;
+    if (is_insert && present && value == v) return true;
+    if (is_insert && !present && cnt == kCapacity) return false;  // a split: the warp's
+    uint32_t* const words = tree.words(node);
+    if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) != meta) continue;  // changed or held: read again
+    fence_acq_rel_gpu();  // the latch before our stores (a reader's V2 sees it)
+    int new_cnt = cnt;
+    if (present && is_insert) {
+      st_relaxed_gpu(words + 2 * (p - 1) + 1, v);
+    } else {
+      if (is_insert) {
+        thread_insert_pair(w, p, k, v);
+        ++new_cnt;
+      } else {
+        thread_remove_pair(w, p - 1);
+        --new_cnt;
+      }
+      st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
+    }
+    // Release: our stores, then the next version (count updated, unlatched).
+    st_release_gpu(words + kMetaWord, meta_release(meta | kLatchBit, static_cast<uint32_t>(new_cnt), true));
+    size += new_cnt - cnt;
+    return true;
+  }
+  return false;
+}
+
+// One list (positions start + i stride, i < n): thread i's own attempt,
+// then its warp serves what the threads left, one operation at a time.
+// Three blocks per SM: 72 registers and no spills (four blocks: 64 and
+// spills; measured the same).
+__global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, OpsRef ops, const Node* top) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  uint32_t k = 0, j = 0, arg = 0, type = ops.type;
+  bool left = false;
+  long long size = 0;
+  if (i < ops.n) {  // every lane stays for the warp's part below
+    const uint64_t pos = ops.start + i * ops.stride;
+    k = ops.keys[pos];
+    j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
+    if (ops.args) arg = ops.args[j];
+    if (ops.types) type = ops.types[j];
+    const uint32_t start = top_start(top, k);
+    if (type == kInsert || type == kDelete) {
+      left = !thread_update(tree, start, type == kInsert, k, arg, size);
+      if (!left && ops.done) ops.done[j] = 1;
+    } else {
+      left = !thread_query(tree, ops, start, type, j, k, arg);
+    }
+  }
+  const Tile<32> t = cg::tiled_partition<32>(cg::this_thread_block());
+  TileCounters counters;
+  unsigned pending = t.ballot(left);
+  if (pending) {
+    TileCache<32> cache;
+    while (pending) {
+      const int q = __ffs(pending) - 1;
+      pending &= pending - 1;
+      if (!ops.use_finger) {  // unsorted: neighbours are unrelated, start from the root
+        cache.leaf = kNil;
+        cache.inner = kNil;
+      }
+      serve_op<32, true>(t, tree, ops, t.shfl(type, q), t.shfl(j, q), t.shfl(k, q), t.shfl(arg, q), cache,
+                         counters);
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) size += t.shfl_xor(size, o);
+  if (t.thread_rank() == 0) {  // a two's-complement add: a negative change wraps modulo 2^64 as intended
+    counters.size += size;
+    if (counters.size != 0) atomicAdd(&tree.hdr->size, static_cast<unsigned long long>(counters.size));
+    if (counters.leaves != 0) atomicAdd(&tree.hdr->leaves, counters.leaves);
+  }
+}
+
+}  // namespace gpudict::btree
