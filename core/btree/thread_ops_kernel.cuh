@@ -76,15 +76,19 @@ __device__ __forceinline__ bool thread_read(const TreeRef& tree, uint32_t node, 
 // From `node` (any node with low <= k: where top_start sent the thread, or
 // a leaf this thread found for k before), the leaf that holds k's place:
 // move right while k is at or past a node's high key (it split), descend
-// through the child of the last pivot <= k. False: a read gave up, or more
-// steps than the pool has nodes (a cycle: the warp's code reports that as
-// an internal error).
+// through the child of the last pivot <= k. `parent` / `pmeta`: the last
+// inner node read on the way down and its version (left as they were when
+// the search starts at the leaf level; kNil: none known). False: a read
+// gave up, or more steps than the pool has nodes (a cycle: the warp's code
+// reports that as an internal error).
 __device__ __forceinline__ bool thread_find(const TreeRef& tree, uint32_t k, uint32_t& node,
-                                            uint32_t (&w)[kNodeWords], uint32_t& meta) {
+                                            uint32_t (&w)[kNodeWords], uint32_t& meta, uint32_t& parent,
+                                            uint32_t& pmeta) {
   for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
     if (!thread_read(tree, node, w, meta)) return false;
     if (k < w[kLowWord]) {  // never expected (every start has low <= k); the root is always safe
       node = kRoot;
+      parent = kNil;
       continue;
     }
     const uint32_t link = w[kLinkWord];
@@ -97,6 +101,8 @@ __device__ __forceinline__ bool thread_find(const TreeRef& tree, uint32_t k, uin
     // its pivot <= k.
     const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
     uint32_t pivot;
+    parent = node;
+    pmeta = meta;
     pair_of(w, p > 0 ? p - 1 : 0, pivot, node);
   }
   return false;
@@ -139,8 +145,8 @@ __device__ __forceinline__ bool thread_query(const TreeRef& tree, const OpsRef& 
     ops.value[j] = 0;
     return true;
   }
-  uint32_t w[kNodeWords], meta, node = start;
-  if (!thread_find(tree, k, node, w, meta)) return false;
+  uint32_t w[kNodeWords], meta, node = start, parent = kNil, pmeta = 0;
+  if (!thread_find(tree, k, node, w, meta, parent, pmeta)) return false;
   uint32_t key, value;
   if (type == kLookup) {
     const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
@@ -196,18 +202,95 @@ __device__ __forceinline__ bool thread_query(const TreeRef& tree, const OpsRef& 
   return false;
 }
 
+enum ThreadSplit : int { kThreadSplitDone = 0, kThreadSplitRetry = 1, kThreadSplitWarp = 2 };
+
+// Splits the full leaf L (validated snapshot w, version lmeta) under its
+// parent P (version pmeta, from the same descent), as the tiles' split_child
+// does but without waiting: the upper 7 pairs move to a new right sibling,
+// (separator, sibling) goes into P. Both latches are taken by a CAS from
+// the versions read (L first, then P, the tiles' order; a thread never
+// waits, so it cannot be part of a cycle of waits). Returns kThreadSplitDone
+// (the caller searches again from L), kThreadSplitRetry (a race was lost:
+// nothing changed), or kThreadSplitWarp (P is full and needs the warp's
+// proactive split, or the pool is full: the warp finds that out again and
+// reports it).
+__device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, uint32_t lmeta,
+                                            uint32_t (&w)[kNodeWords], uint32_t parent, uint32_t pmeta,
+                                            unsigned long long& leaves) {
+  const int pcnt = static_cast<int>(meta_count(pmeta));
+  if (pcnt == kCapacity) return kThreadSplitWarp;
+  uint32_t* const lw = tree.words(leaf);
+  uint32_t* const pw = tree.words(parent);
+  const uint32_t llatched = lmeta | kLatchBit, platched = pmeta | kLatchBit;
+  if (atomicCAS(lw + kMetaWord, lmeta, llatched) != lmeta) return kThreadSplitRetry;
+  if (atomicCAS(pw + kMetaWord, pmeta, platched) != pmeta) {
+    st_release_gpu(lw + kMetaWord, meta_release(llatched, kCapacity, true));  // unchanged: next version
+    return kThreadSplitRetry;
+  }
+  // Our stores after both latches (the readers' V2 sees them); P's words
+  // below are the snapshot's (the CAS proves P unchanged since the version
+  // this thread acquired).
+  fence_acq_rel_gpu();
+  int pos = -1;
+#pragma unroll
+  for (int c = 0; c < kCapacity; ++c)
+    if (c < pcnt && ld_relaxed_gpu(pw + 2 * c + 1) == leaf) pos = c;
+  unsigned long long fresh = ~0ull;
+  if (pos >= 0) {
+    fresh = atomicAdd(&tree.hdr->next_free, 1ull);
+    if (fresh + 1 > tree.capacity) {
+      atomicExch(&tree.hdr->overflow, 1ull);
+      fresh = ~0ull;
+    }
+  }
+  if (fresh == ~0ull) {
+    // L hangs under P's right sibling (reached through a side link), or the
+    // pool is full: undo the latches (next versions, nothing changed).
+    st_release_gpu(pw + kMetaWord, meta_release(platched, static_cast<uint32_t>(pcnt), false));
+    st_release_gpu(lw + kMetaWord, meta_release(llatched, kCapacity, true));
+    return pos < 0 ? kThreadSplitRetry : kThreadSplitWarp;
+  }
+  const uint32_t nn = static_cast<uint32_t>(fresh);
+  constexpr int h = kCapacity / 2;
+  const uint32_t sep = w[2 * h];
+  // The sibling: L's pairs [h, 14), low key = separator, L's high key and
+  // link. Unreachable until the releases below publish it.
+  uint32_t* const nw = tree.words(nn);
+  uint32_t right[kNodeWords];
+#pragma unroll
+  for (int q = 0; q < kNodeWords; ++q) right[q] = q < 2 * (kCapacity - h) ? w[2 * h + q] : 0u;
+  right[kHighWord] = w[kHighWord];
+  right[kLinkWord] = w[kLinkWord];
+  right[kLowWord] = sep;
+  right[kMetaWord] = meta_new(kCapacity - h, true);
+  st_relaxed_gpu_vec<kNodeWords>(nw, right);
+  // L keeps pairs [0, h): its high key becomes the separator, its link the sibling.
+  st_relaxed_gpu(lw + kHighWord, sep);
+  st_relaxed_gpu(lw + kLinkWord, nn);
+  // P gets (separator, sibling) after L's entry.
+  ld_relaxed_gpu_vec<kNodeWords>(pw, w);
+  thread_insert_pair(w, pos + 1, sep, nn);
+  st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(pw, w);
+  // Publish: each release orders all of this thread's stores before it.
+  st_release_gpu(lw + kMetaWord, meta_release(llatched, h, true));
+  st_release_gpu(pw + kMetaWord, meta_release(platched, static_cast<uint32_t>(pcnt + 1), false));
+  ++leaves;
+  return kThreadSplitDone;
+}
+
 // An insert (upsert) or delete of k whose search starts at `start`. True
-// once it took effect or needed no change; false: left to the warp (a full
-// leaf for a new key, a latch lost kThreadTries times, a node held too
-// long). `size` gets the change of the key count.
+// once it took effect or needed no change; false: left to the warp (a root
+// or a parent that is full, a latch lost kThreadTries times, a node held
+// too long). `size` gets the change of the key count, `leaves` the leaves
+// added by splits.
 __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t start, bool is_insert, uint32_t k,
-                                              uint32_t v, long long& size) {
-  uint32_t w[kNodeWords], meta, node = start;
+                                              uint32_t v, long long& size, unsigned long long& leaves) {
+  uint32_t w[kNodeWords], meta, node = start, parent = kNil, pmeta = 0;
   for (uint32_t attempt = 0; attempt < kThreadTries; ++attempt) {
     if (attempt > 0) __nanosleep(32u << min(attempt - 1, 6u));
-    // After a lost latch, from the leaf found before (its low key <= k
-    // never changes; a split moved k at most to its right).
-    if (!thread_find(tree, k, node, w, meta)) return false;
+    // After a lost latch or a split, from the leaf found before (its low
+    // key <= k never changes; a split moved k at most to its right).
+    if (!thread_find(tree, k, node, w, meta, parent, pmeta)) return false;
     const int cnt = static_cast<int>(meta_count(meta));
     const int p = keys_below(w, cnt, k, false);
     uint32_t key, value;
@@ -217,7 +300,20 @@ __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t star
     // operations kernel's argument, ops_kernel.cuh TileCache).
     if (!is_insert && !present) return true;
     if (is_insert && present && value == v) return true;
-    if (is_insert && !present && cnt == kCapacity) return false;  // a split: the warp's
+    if (is_insert && !present && cnt == kCapacity) {  // a split first
+      if (node == kRoot) return false;                  // the root is a full leaf: the warp's split_root
+      if (parent == kNil) {                             // started at the leaf level: learn the parent
+        node = kRoot;
+        continue;
+      }
+      const int r = thread_split(tree, node, meta, w, parent, pmeta, leaves);
+      if (r == kThreadSplitWarp) return false;
+      if (r == kThreadSplitRetry) {  // P or L changed, or P is not L's parent: from the root
+        node = kRoot;
+        parent = kNil;
+      }
+      continue;  // split: from L (k may now belong to the sibling)
+    }
     uint32_t* const words = tree.words(node);
     if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) != meta) continue;  // changed or held: read again
     fence_acq_rel_gpu();  // the latch before our stores (a reader's V2 sees it)
@@ -251,6 +347,7 @@ __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, Ops
   uint32_t k = 0, j = 0, arg = 0, type = ops.type;
   bool left = false;
   long long size = 0;
+  unsigned long long leaves = 0;
   if (i < ops.n) {  // every lane stays for the warp's part below
     const uint64_t pos = ops.start + i * ops.stride;
     k = ops.keys[pos];
@@ -259,7 +356,7 @@ __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, Ops
     if (ops.types) type = ops.types[j];
     const uint32_t start = top_start(top, k);
     if (type == kInsert || type == kDelete) {
-      left = !thread_update(tree, start, type == kInsert, k, arg, size);
+      left = !thread_update(tree, start, type == kInsert, k, arg, size, leaves);
       if (!left && ops.done) ops.done[j] = 1;
     } else {
       left = !thread_query(tree, ops, start, type, j, k, arg);
@@ -282,9 +379,13 @@ __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, Ops
     }
   }
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) size += t.shfl_xor(size, o);
+  for (int o = 16; o > 0; o >>= 1) {
+    size += t.shfl_xor(size, o);
+    leaves += t.shfl_xor(leaves, o);
+  }
   if (t.thread_rank() == 0) {  // a two's-complement add: a negative change wraps modulo 2^64 as intended
     counters.size += size;
+    counters.leaves += leaves;
     if (counters.size != 0) atomicAdd(&tree.hdr->size, static_cast<unsigned long long>(counters.size));
     if (counters.leaves != 0) atomicAdd(&tree.hdr->leaves, counters.leaves);
   }
