@@ -59,8 +59,9 @@ std::vector<OptionSpec> btree_options() {
        "merge"},
       {"ops-kernel",
        "the kernel of concurrent batches and of --phased-updates ops. thread: one thread per operation (seqlock "
-       "reads of whole nodes, a leaf latch per update), its warp taking over what needs a split or lost a race; "
-       "tile: the paper's warp-cooperative kernel, a tile of --tile lanes serving one operation at a time",
+       "reads of whole nodes, a leaf latch per update, leaf splits under a parent with room), its warp taking over "
+       "root splits, full parents and lost races; tile: the paper's warp-cooperative kernel, a tile of --tile lanes "
+       "serving one operation at a time",
        "thread"},
   };
 }
@@ -285,8 +286,8 @@ Params BTree::parameters() const {
       {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)" +
                    (opt_.thread_ops ? std::string(" in --query-tile 0 and --ops-kernel tile") : std::string())},
       {"ops_kernel", opt_.thread_ops
-                         ? "thread: one thread per operation of a concurrent or ops-updated list; its warp serves "
-                           "splits, lost latches and long waits (tiles of 32 lanes)"
+                         ? "thread: one thread per operation of a concurrent or ops-updated list (leaf splits "
+                           "included); its warp serves root splits, full parents and lost races (tiles of 32 lanes)"
                          : std::string("tile: ") + std::to_string(opt_.tile) +
                                " lanes per operation, one operation at a time (the paper's kernel)"},
       {"query_tile", opt_.query_tile == 1 ? std::string("1: one thread per phased lookup, successor and count, from "

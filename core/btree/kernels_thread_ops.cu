@@ -14,9 +14,11 @@ namespace {
 inline constexpr int kTopCopyThreads = 1024;
 
 // Copies the upper inner levels into `top` (at most max_nodes nodes,
-// header included), whole levels only, down to the level above the leaves.
-// One block; each thread copies whole nodes. Runs while no other kernel
-// changes the tree.
+// header included), whole levels only, down to the level above the leaves'
+// parents: a thread then reads a leaf's parent validated on its way down,
+// and a thread that splits the leaf needs that parent's version. One block;
+// each thread copies whole nodes. Runs while no other kernel changes the
+// tree.
 __global__ void __launch_bounds__(kTopCopyThreads) top_copy_kernel(TreeRef tree, Node* top, uint32_t max_nodes) {
   using Scan = cub::BlockScan<uint32_t, kTopCopyThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
@@ -24,15 +26,19 @@ __global__ void __launch_bounds__(kTopCopyThreads) top_copy_kernel(TreeRef tree,
   const uint32_t tid = threadIdx.x;
   const Node* nodes = tree.nodes;
   uint32_t levels = 0;
-  if (max_nodes >= 2 && !meta_leaf(nodes[kRoot].w[kMetaWord])) {
+  // The root is copied when it is above the leaves' parents.
+  if (max_nodes >= 2 && !meta_leaf(nodes[kRoot].w[kMetaWord]) &&
+      !meta_leaf(nodes[nodes[kRoot].w[1]].w[kMetaWord])) {
     if (tid < kNodeWords) top[1].w[tid] = nodes[kRoot].w[tid];
     levels = 1;
     __syncthreads();
     uint32_t b = 1, e = 2;  // the last copied level: buffer nodes [b, e)
     for (;;) {
-      // Its children are leaves (the first child tells: a level is all
-      // leaves or all inner nodes): the copy ends here.
-      if (meta_leaf(nodes[top[b].w[1]].w[kMetaWord])) break;
+      // Its children are the leaves' parents (the first child's first
+      // child tells: a level is all leaves or all inner nodes), or the
+      // leaves themselves: the copy ends here.
+      const uint32_t child = top[b].w[1];
+      if (meta_leaf(nodes[child].w[kMetaWord]) || meta_leaf(nodes[nodes[child].w[1]].w[kMetaWord])) break;
       if (tid == 0) s_total = 0;
       __syncthreads();
       uint32_t mine = 0;

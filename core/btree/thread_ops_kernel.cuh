@@ -11,21 +11,23 @@
 // of the upper levels taken at the launch (top_copy.cuh): a validated read
 // is a round trip to the L2, the copy's levels are L1 hits.
 //
-// A thread does what needs one node and no waiting:
+// A thread does what needs no waiting:
 //   - lookups, successors, counts and ranges (ranges into their bounded slot,
 //     as in the operations kernel);
 //   - deletes, upserts of a present key, and inserts into a leaf with room:
 //     CAS the leaf's meta word from the snapshot's version (the latch; it
 //     succeeds only if nobody changed the leaf since the snapshot), change
-//     the pairs in registers, store them, release.
+//     the pairs in registers, store them, release;
+//   - the split of a full leaf whose parent (read on the way down) has room:
+//     the leaf's latch, then the parent's, each by a CAS (thread_split).
 // What is left goes to the warp, in the same kernel, after every lane's
-// own attempt: inserts into a full leaf (splits: latching the parent, the
-// paper's proactive splits on the way down), a latch lost to another writer
-// or a node read too often while a writer held it (kThreadTries). The warp
+// own attempt: root splits, leaves under a full parent (the paper's
+// proactive splits on the way down), a latch lost to other writers or a
+// node read too often while a writer held it (kThreadTries). The warp
 // serves those with the tile code of ops_kernel.cuh (a tile of 32 lanes),
-// one at a time. A thread never waits for a latch and holds one only across
-// straight-line code (fence, stores, release), so the tiles' waits for a
-// parent (which threads never latch) and their readers' retries always end.
+// one at a time. A thread never waits for a latch and holds latches only
+// across straight-line code (fence, stores, releases), so the tiles' waits
+// for a parent and their readers' retries always end.
 //
 // Why each fence and coherent access (the protocol of tree_ref.cuh, for one
 // thread instead of a tile):

@@ -21,7 +21,8 @@
 // levels, 0 when none); the root's copy is node 1, then each copied level in
 // order. In a copied node whose children are copied too, the child words
 // are buffer positions; in the lowest copied level they are the tree's node
-// indices. Leaves are never copied. The copy is taken by launch_top_copy
+// indices. Leaves and their parents are never copied (a thread that splits a
+// leaf needs the parent's version from its own validated read). The copy is taken by launch_top_copy
 // (launch.cuh; one block, in kernels_thread_ops.cu).
 #pragma once
 

@@ -352,7 +352,8 @@ TEST_CASE("btree: ascending and descending inserts split the same path") {
       CAPTURE(updates);
       CAPTURE(descending);
       CAPTURE(tile);
-      // "thread": the thread-per-operation kernel (its warp does the splits); else tiles of that many lanes.
+      // "thread": the thread-per-operation kernel (threads split leaves, its warp the rest); else tiles of
+      // that many lanes.
       const bool thread = std::string(tile) == "thread";
       auto d = make({{"tile", thread ? "32" : tile},
                      {"phased-updates", updates},
@@ -640,11 +641,14 @@ T* device_copy(const std::vector<T>& v) {
 
 TEST_CASE("btree: the top copy holds whole upper levels and sends every key to the node that covers it") {
   using namespace gpudict::btree;
-  for (uint64_t keys : {0ull, 10ull, 200ull, 20000ull, 300000ull})
-    for (uint32_t budget : {0u, 2u, 3u, 12u, 40u, 500u, 16384u}) {
+  // 3 M keys at fill 0.5 (7 children per node): a copied level of more than 1024 parents (the kernel's
+  // block scan in chunks).
+  for (uint64_t keys : {0ull, 10ull, 200ull, 20000ull, 300000ull, 3000000ull})
+    for (uint32_t budget : {0u, 1u, 2u, 3u, 12u, 40u, 500u, 16384u}) {
+      if (keys == 3000000 && budget != 16384) continue;
       CAPTURE(keys);
       CAPTURE(budget);
-      auto d = make();
+      auto d = make({{"fill", keys == 3000000 ? "0.5" : "0.7"}});
       KeyValues kv = spaced_keys(keys, 13, 2);
       DeviceTime t;
       d->build(kv, t);
@@ -691,12 +695,13 @@ TEST_CASE("btree: the top copy holds whole upper levels and sends every key to t
           for (uint32_t c = 0; c < meta_count(nodes[id].w[kMetaWord]); ++c) next.push_back(nodes[id].w[2 * c + 1]);
         levels.push_back(next);
       }
-      // Whole inner levels, as many as fit with the header; never the leaves.
+      // Whole inner levels, as many as fit with the header; never the leaves or their parents.
       uint64_t expect = 0, used = 1;
       if (budget >= 2)
-        while (expect + 1 < levels.size() && used + levels[expect].size() <= budget) used += levels[expect++].size();
-      const uint32_t copied = budget == 0 ? 0u : top[0].w[0];
+        while (expect + 2 < levels.size() && used + levels[expect].size() <= budget) used += levels[expect++].size();
+      const uint32_t copied = top[0].w[0];
       CHECK(copied == expect);
+      if (keys == 3000000) CHECK((expect >= 2 && levels[expect - 2].size() > 1024));  // chunks of parents ran
       // Each key's start is the node of level `copied` on its path from the root.
       uint64_t wrong = 0;
       for (uint32_t i = 0; i < n; ++i) {
