@@ -47,11 +47,9 @@ bool dump_btree(const Dictionary& d, std::vector<Node>& nodes, btree::TreeHeader
 }
 
 std::string check_btree_structure(const Dictionary& d) {
-  const auto* tree = dynamic_cast<const btree::BTree*>(&d);
-  if (!tree) return "not a btree";
   std::vector<Node> nodes;
   btree::TreeHeader h{};
-  tree->dump(nodes, h);
+  if (!dump_btree(d, nodes, h)) return "not a btree";
   Problems bad;
   const uint64_t used = nodes.size();
   if (used == 0) return "the pool holds no root";
@@ -143,11 +141,11 @@ std::string check_btree_structure(const Dictionary& d) {
   // A pool that filled may hold one node of a root split that could not get
   // its second node; otherwise every allocated node is in the tree.
   bool retried = h.overflow != 0;
-  for (const auto& kv : tree->stats().extra)
+  for (const auto& kv : d.stats().extra)
     if (kv.first == "pool-retries" && kv.second != "0") retried = true;
   if (reached != used && !retried)
     bad.add(used - reached, " of ", used, " allocated nodes are not reachable from the root");
-  if (tree->stats().size != keys) bad.add("stats().size is ", tree->stats().size, ", the leaves hold ", keys);
+  if (d.stats().size != keys) bad.add("stats().size is ", d.stats().size, ", the leaves hold ", keys);
   return bad.str();
 }
 

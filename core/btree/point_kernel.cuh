@@ -51,6 +51,69 @@ __device__ __forceinline__ void pair_of(const uint32_t (&w)[kNodeWords], int q, 
   }
 }
 
+enum LeafAnswer : int { kAnswered = 0, kGaveUp = 1, kCycle = 2 };
+
+// A query's answer from its leaf (snapshot w / meta), by one thread, written
+// by slot j: a lookup from this leaf; a successor, count or range (kRange:
+// pairs into its slot, at most range_cap[j] of them) walking right leaf by
+// leaf, each read by `read(node, w, meta)` (false: give up). Each next leaf
+// starts at the previous snapshot's high key (its low key, which never
+// changes), so every key is seen in exactly one snapshot, even while
+// leaves split. Shared by the point kernel (read-only reads) and the
+// thread ops kernel (validated reads). kCycle: more steps than the pool
+// has nodes (a corrupt tree).
+template <class Read>
+__device__ __forceinline__ int answer_from_leaf(const TreeRef& tree, const OpsRef& ops, uint32_t type, uint32_t j,
+                                                uint32_t k, uint32_t hi, uint32_t (&w)[kNodeWords], uint32_t meta,
+                                                Read read) {
+  uint32_t key, value;
+  if (type == kLookup) {
+    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
+    pair_of(w, p > 0 ? p - 1 : 0, key, value);
+    const bool hit = p > 0 && key == k;
+    ops.found[j] = hit ? 1 : 0;
+    ops.value[j] = hit ? value : 0u;
+    return kAnswered;
+  }
+  const uint64_t base = type == kRange ? ops.range_offset[j] : 0ull;
+  const uint64_t cap = (type == kRange && ops.range_cap) ? ops.range_cap[j] : ~0ull;
+  uint64_t total = 0;
+  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
+    const int cnt = static_cast<int>(meta_count(meta));
+    const uint32_t link = w[kLinkWord];
+    if (type == kSuccessor) {
+      const int p = keys_below(w, cnt, k, false);
+      if (p < cnt || link == kNil) {  // else every key of the next leaf is >= this one's high key > k
+        pair_of(w, p, key, value);
+        const bool found = p < cnt;
+        ops.found[j] = found ? 1 : 0;
+        ops.key_out[j] = found ? key : 0u;
+        ops.value[j] = found ? value : 0u;
+        return kAnswered;
+      }
+    } else {  // count, range: keys [a, b) of this leaf are in [k, hi]
+      const int a = keys_below(w, cnt, k, true), b = keys_below(w, cnt, hi, false);
+      if (type == kRange) {
+#pragma unroll
+        for (int i = 0; i < kCapacity; ++i) {
+          const uint64_t pos = total + static_cast<uint64_t>(i - a);
+          if (i >= a && i < b && pos < cap) {
+            ops.range_keys[base + pos] = w[2 * i];
+            ops.range_values[base + pos] = w[2 * i + 1];
+          }
+        }
+      }
+      total += static_cast<uint64_t>(b - a);
+      if (link == kNil || hi < w[kHighWord]) {
+        ops.value[j] = total > cap ? kRangeOverflow : static_cast<uint32_t>(total);
+        return kAnswered;
+      }
+    }
+    if (!read(link, w, meta)) return kGaveUp;
+  }
+  return kCycle;
+}
+
 // One list of kType queries: thread i serves list position start + i stride
 // and writes its results by slot.
 template <uint8_t kType>
@@ -61,7 +124,7 @@ __global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef tree, OpsRe
   const uint64_t pos = ops.start + i * ops.stride;
   const uint32_t k = ops.keys[pos];  // count: the lower bound
   const uint32_t j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
-  uint32_t hi = 0, total = 0;
+  uint32_t hi = 0;
   if constexpr (kType == kCount) {
     hi = ops.args[j];
     if (k > hi) {  // an empty range
@@ -69,56 +132,32 @@ __global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef tree, OpsRe
       return;
     }
   }
+  auto read = [&](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
+    ld_readonly_line(tree.words(node), w);
+    meta = w[kMetaWord];
+    return true;
+  };
   uint32_t node = kRoot;
   // A path visits each node at most once: more steps than nodes would be a
   // cycle, i.e. a corrupt tree (never expected; reported, not spun on).
   for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
-    uint32_t w[kNodeWords];
-    ld_readonly_line(tree.words(node), w);
-    const uint32_t meta = w[kMetaWord], link = w[kLinkWord], high = w[kHighWord];
-    const int cnt = static_cast<int>(meta_count(meta));
+    uint32_t w[kNodeWords], meta;
+    read(node, w, meta);
     // Right of this node: a B-link move. (Not expected from the root of a
     // tree no writer is changing, but cheap, and correct for every query
     // type: the node holds no key >= its high key.)
-    if (link != kNil && k >= high) {
-      node = link;
+    if (w[kLinkWord] != kNil && k >= w[kHighWord]) {
+      node = w[kLinkWord];
       continue;
     }
-    const bool leaf = meta_leaf(meta);
-    const int p = keys_below(w, cnt, k, kType == kCount && leaf);
-    uint32_t key, value;
-    if (!leaf) {  // the child for k: the last pivot <= k (pivot 0 is the low key <= k)
-      pair_of(w, p > 0 ? p - 1 : 0, key, node);
-      continue;
+    if (meta_leaf(meta)) {
+      if (answer_from_leaf(tree, ops, kType, j, k, hi, w, meta, read) == kAnswered) return;
+      break;
     }
-    if constexpr (kType == kLookup) {
-      pair_of(w, p > 0 ? p - 1 : 0, key, value);
-      const bool hit = p > 0 && key == k;
-      ops.found[j] = hit ? 1 : 0;
-      ops.value[j] = hit ? value : 0u;
-      return;
-    } else if constexpr (kType == kSuccessor) {
-      // None left here: the next leaf's first key (all its keys are >= this
-      // leaf's high key > k; empty leaves are passed).
-      if (p < cnt || link == kNil) {
-        pair_of(w, p, key, value);
-        const bool found = p < cnt;
-        ops.found[j] = found ? 1 : 0;
-        ops.key_out[j] = found ? key : 0u;
-        ops.value[j] = found ? value : 0u;
-        return;
-      }
-      node = link;
-    } else {
-      // Keys [p, b) of this leaf are in [lo, hi]; the next leaf starts at
-      // this one's high key, so every key is counted once.
-      total += static_cast<uint32_t>(keys_below(w, cnt, hi, false) - p);
-      if (link == kNil || hi < high) {
-        ops.value[j] = total;
-        return;
-      }
-      node = link;
-    }
+    // The child for k: the last pivot <= k (pivot 0 is the low key <= k).
+    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
+    uint32_t pivot;
+    pair_of(w, p > 0 ? p - 1 : 0, pivot, node);
   }
   atomicExch(&tree.hdr->error, 1ull);
 }

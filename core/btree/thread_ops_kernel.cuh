@@ -140,7 +140,10 @@ __device__ __forceinline__ void thread_remove_pair(uint32_t (&w)[kNodeWords], in
 }
 
 // A query of slot j (lookup, successor, count, range) whose search starts
-// at `start`. False: the thread gave up; the warp answers it.
+// at `start`; its answer from the leaf as the point kernel's, with
+// validated reads. False: the thread gave up (or found a cycle, which the
+// warp's walk reports); the warp answers it, overwriting any pairs of a
+// range written so far.
 __device__ __forceinline__ bool thread_query(const TreeRef& tree, const OpsRef& ops, uint32_t start, uint32_t type,
                                              uint32_t j, uint32_t k, uint32_t hi) {
   if ((type == kCount || type == kRange) && k > hi) {  // an empty range
@@ -149,59 +152,10 @@ __device__ __forceinline__ bool thread_query(const TreeRef& tree, const OpsRef& 
   }
   uint32_t w[kNodeWords], meta, node = start, parent = kNil, pmeta = 0;
   if (!thread_find(tree, k, node, w, meta, parent, pmeta)) return false;
-  uint32_t key, value;
-  if (type == kLookup) {
-    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
-    pair_of(w, p > 0 ? p - 1 : 0, key, value);
-    const bool hit = p > 0 && key == k;
-    ops.found[j] = hit ? 1 : 0;
-    ops.value[j] = hit ? value : 0u;
-    return true;
-  }
-  const uint64_t base = type == kRange ? ops.range_offset[j] : 0ull;
-  const uint64_t cap = (type == kRange && ops.range_cap) ? ops.range_cap[j] : ~0ull;
-  uint64_t total = 0;
-  // Leaf by leaf to the right; each next leaf starts at the previous
-  // snapshot's high key (its low key, which never changes), so every key is
-  // seen in exactly one snapshot even while leaves split. A walk visits
-  // each leaf once: more steps than nodes would be a cycle (the warp's walk
-  // then reports the corrupt tree). A range's pairs written before the
-  // thread gives up are overwritten by the warp.
-  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
-    const int cnt = static_cast<int>(meta_count(meta));
-    const uint32_t link = w[kLinkWord];
-    if (type == kSuccessor) {
-      const int p = keys_below(w, cnt, k, false);
-      if (p < cnt || link == kNil) {  // else every key of the next leaf is >= this one's high key > k
-        pair_of(w, p, key, value);
-        const bool found = p < cnt;
-        ops.found[j] = found ? 1 : 0;
-        ops.key_out[j] = found ? key : 0u;
-        ops.value[j] = found ? value : 0u;
-        return true;
-      }
-    } else {
-      const int a = keys_below(w, cnt, k, true), b = keys_below(w, cnt, hi, false);
-      if (type == kRange) {
-#pragma unroll
-        for (int i = 0; i < kCapacity; ++i) {
-          const uint64_t pos = total + static_cast<uint64_t>(i - a);
-          if (i >= a && i < b && pos < cap) {
-            ops.range_keys[base + pos] = w[2 * i];
-            ops.range_values[base + pos] = w[2 * i + 1];
-          }
-        }
-      }
-      total += static_cast<uint64_t>(b - a);
-      if (link == kNil || hi < w[kHighWord]) {
-        ops.value[j] = total > cap ? kRangeOverflow : static_cast<uint32_t>(total);
-        return true;
-      }
-    }
-    node = link;
-    if (!thread_read(tree, node, w, meta)) return false;
-  }
-  return false;
+  auto read = [&](uint32_t next, uint32_t(&nw)[kNodeWords], uint32_t& nmeta) {
+    return thread_read(tree, next, nw, nmeta);
+  };
+  return answer_from_leaf(tree, ops, type, j, k, hi, w, meta, read) == kAnswered;
 }
 
 enum ThreadSplit : int { kThreadSplitDone = 0, kThreadSplitRetry = 1, kThreadSplitWarp = 2 };

@@ -25,7 +25,9 @@
 #include "core/btree/launch.cuh"
 #include "core/btree/top_copy.cuh"
 #include "core/common/cuda_check.hpp"
+#include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/stream_copy.hpp"
 #include "model_compare.hpp"
 #include "workloads/replay.hpp"
 #include "workloads/workload.hpp"
@@ -631,12 +633,12 @@ __global__ void top_start_kernel(const btree::Node* top, const uint32_t* keys, u
   if (i < n) starts[i] = btree::top_start(top, keys[i]);
 }
 
+// A device copy of v (at least one element).
 template <class T>
-T* device_copy(const std::vector<T>& v) {
-  T* p = nullptr;
-  GPUDICT_CUDA(cudaMalloc(&p, std::max<size_t>(v.size(), 1) * sizeof(T)));
-  if (!v.empty()) GPUDICT_CUDA(cudaMemcpy(p, v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return p;
+DeviceBuffer<T> device_copy(const std::vector<T>& v) {
+  DeviceBuffer<T> b(std::max<size_t>(v.size(), 1), "test buffer");
+  if (!v.empty()) copy_to_device(nullptr, b.data(), v.data(), v.size() * sizeof(T));
+  return b;
 }
 
 TEST_CASE("btree: the top copy holds whole upper levels and sends every key to the node that covers it") {
@@ -662,30 +664,27 @@ TEST_CASE("btree: the top copy holds whole upper levels and sends every key to t
       std::vector<Node> nodes;
       TreeHeader h{};
       REQUIRE(dump_btree(*d, nodes, h));
-      Node* d_nodes = device_copy(nodes);
-      TreeHeader* d_hdr = device_copy(std::vector<TreeHeader>{h});
-      Node* d_top = device_copy(std::vector<Node>(std::max(budget, 1u)));
+      DeviceBuffer<Node> d_nodes = device_copy(nodes);
+      DeviceBuffer<TreeHeader> d_hdr = device_copy(std::vector<TreeHeader>{h});
+      DeviceBuffer<Node> d_top(std::max(budget, 1u), "test top copy");
       TreeRef ref;
-      ref.nodes = d_nodes;
-      ref.hdr = d_hdr;
+      ref.nodes = d_nodes.data();
+      ref.hdr = d_hdr.data();
       ref.capacity = nodes.size();
-      launch_top_copy(ref, d_top, budget, nullptr);
+      launch_top_copy(ref, d_top.data(), budget, nullptr);
       std::vector<uint32_t> probe = {0u, 1u, 0xFFFFFFFEu, 0xFFFFFFFFu};
       std::mt19937_64 rng(7);
       for (int i = 0; i < 4000; ++i) probe.push_back(static_cast<uint32_t>(rng()));
       for (uint64_t i = 0; i < kv.size(); i += 97) probe.push_back(static_cast<uint32_t>(kv.keys[i]));
-      uint32_t* d_probe = device_copy(probe);
-      uint32_t* d_starts = device_copy(std::vector<uint32_t>(probe.size()));
+      DeviceBuffer<uint32_t> d_probe = device_copy(probe);
       const uint32_t n = static_cast<uint32_t>(probe.size());
-      top_start_kernel<<<(n + 255) / 256, 256>>>(d_top, d_probe, d_starts, n);
+      DeviceBuffer<uint32_t> d_starts(n, "test starts");
+      top_start_kernel<<<(n + 255) / 256, 256>>>(d_top.data(), d_probe.data(), d_starts.data(), n);
       GPUDICT_CHECK_LAUNCH("top_start_kernel");
       std::vector<uint32_t> starts(n);
       std::vector<Node> top(std::max(budget, 1u));
-      GPUDICT_CUDA(cudaMemcpy(starts.data(), d_starts, n * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-      GPUDICT_CUDA(cudaMemcpy(top.data(), d_top, top.size() * sizeof(Node), cudaMemcpyDeviceToHost));
-      for (void* p : {static_cast<void*>(d_nodes), static_cast<void*>(d_hdr), static_cast<void*>(d_top),
-                      static_cast<void*>(d_probe), static_cast<void*>(d_starts)})
-        GPUDICT_CUDA(cudaFree(p));
+      copy_to_host(nullptr, starts.data(), d_starts.data(), n * sizeof(uint32_t));
+      copy_to_host(nullptr, top.data(), d_top.data(), top.size() * sizeof(Node));
 
       // The levels from the root down, on the host (the tree is at rest).
       std::vector<std::vector<uint32_t>> levels = {{kRoot}};
