@@ -10,11 +10,14 @@
 //               offsets, a copy pass
 //   concurrent: every operation in one validated kernel. A range writes its
 //               pairs into a slot sized by a count on the pre-batch tree plus
-//               slack; a range that outgrows its slot (inserts of the batch
-//               landing in it) is answered again after the kernel, on the
-//               final tree, which the concurrent semantics also allow
+//               slack (the batch's ranges picked from its sorted list,
+//               counted and given their slots on the device); a range that
+//               outgrows its slot (inserts of the batch landing in it) is
+//               answered again after the kernel, on the final tree, which
+//               the concurrent semantics also allow
 // Each list is staged by slot (its position in the list), sorted as (key,
-// slot) pairs when --sort on, and its results come back by slot. Only device
+// slot) pairs when --sort on (update and concurrent lists: as (key,
+// operation word), OpsRef::op_words), and its results come back by slot. Only device
 // work is timed (sort, kernels, pool growth); staging and copies are not.
 // Operations kernel: an automatic pool grows before an update list by an eighth of its inserts;
 // should the kernel still fill it, the updates that could not allocate are
@@ -23,6 +26,7 @@
 // rule allows, and a concurrent batch's late updates look like updates that
 // ran last. A fixed pool that fills stops the run (exit 3).
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cstdint>
@@ -34,6 +38,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
+#include "core/common/warp.cuh"
 
 namespace gpudict::btree {
 
@@ -67,10 +72,77 @@ __global__ void scatter_offsets_kernel(const unsigned long long* scan, const uin
 }
 
 constexpr const char* kRangeScanName = "cub::DeviceScan::ExclusiveSum (btree range offsets)";
+constexpr const char* kSelectRangesName = "cub::DeviceSelect::If (btree concurrent ranges)";
 
-// Room for a concurrent range beyond its pre-batch count (inserts of the
-// same batch may land in it).
-uint64_t range_slack(uint64_t count) { return 16 + count / 4; }
+// A list position's slot and type: from its operation word, or from the
+// permutation and the types by slot.
+struct RangeAt {
+  const unsigned long long* words = nullptr;
+  const uint32_t* perm = nullptr;
+  const uint8_t* types = nullptr;
+  __device__ uint32_t slot(uint32_t pos) const {
+    return words ? word_slot(words[pos]) : perm ? perm[pos] : pos;
+  }
+  // Whether position pos holds a range.
+  __device__ bool operator()(uint32_t pos) const {
+    const uint32_t type = words ? word_type(words[pos]) : types[perm ? perm[pos] : pos];
+    return type == static_cast<uint32_t>(OpType::Range);
+  }
+};
+
+// The positions of a list's ranges, in list order (so still sorted by key):
+// positions 0 .. n - 1 (the constant iota) selected by RangeAt.
+auto select_ranges(RangeAt at, const uint32_t* iota, uint32_t* out, unsigned long long* selected, uint64_t n,
+                   cudaStream_t s) {
+  return [=](void* p, size_t& bytes) {
+    return cub::DeviceSelect::If(p, bytes, iota, out, selected, static_cast<int64_t>(n), at, s);
+  };
+}
+
+// Selected positions (in sub_slots) -> their keys, slots (in place) and
+// upper bounds (args: by slot; null: in the words).
+__global__ void gather_sub_list_kernel(RangeAt at, const uint32_t* keys, const uint32_t* args, uint32_t* sub_keys,
+                                       uint32_t* sub_slots, uint32_t* sub_hi, uint64_t m) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const uint32_t pos = sub_slots[i];
+  const uint32_t j = at.slot(pos);
+  sub_keys[i] = keys[pos];
+  sub_slots[i] = j;
+  sub_hi[i] = at.words ? static_cast<uint32_t>(at.words[pos] >> 32) : args[j];
+}
+
+// A concurrent range's room: its pre-batch count and slack for inserts of
+// the same batch landing in it.
+__device__ __forceinline__ uint32_t range_room(uint32_t count) {
+  const uint64_t room = static_cast<uint64_t>(count) + 16 + count / 4;
+  return static_cast<uint32_t>(room < 0xFFFFFFF0ull ? room : 0xFFFFFFF0ull);
+}
+
+// A concurrent batch's ranges, i < m in list order with slots sub_slots:
+// each one's room from its pre-batch count (value[i]) into cap, and
+// its first output position into off (both by slot) and sub_off (by list
+// position). Each warp reserves its ranges' rooms with one atomicAdd on
+// the cursor, so the ranges' regions lie in no particular order (each
+// range's pairs are contiguous, which is all its offset promises).
+__global__ void range_room_kernel(const uint32_t* value, const uint32_t* sub_slots, uint32_t* cap,
+                                  unsigned long long* off, unsigned long long* sub_off, unsigned long long* cursor,
+                                  uint64_t m) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i - lane_id() >= m) return;  // warp-uniform: warps wholly past the list
+  const uint32_t j = i < m ? sub_slots[i] : 0u;
+  const unsigned long long room = i < m ? range_room(value[i]) : 0u;
+  const unsigned long long upto = warp_inclusive_sum(room);
+  unsigned long long base = 0;
+  if (lane_id() == kWarpSize - 1) base = atomicAdd(cursor, upto);
+  base = __shfl_sync(kFullMask, base, kWarpSize - 1);
+  if (i < m) {
+    const unsigned long long o = base + upto - room;
+    cap[j] = static_cast<uint32_t>(room);
+    off[j] = o;
+    sub_off[i] = o;
+  }
+}
 
 constexpr const char* kListSortName = "cub::DeviceRadixSort::SortPairs (btree operations)";
 
@@ -175,6 +247,29 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
   // The sort carries the constant slots 0, 1, ... (d_iota_) into perm.
   if (sort_staged(ops, list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits))
     ops.perm = d_perm_[0].data();
+  return ops;
+}
+
+SortBits BTree::stage_words(const Batch& b, const std::vector<uint32_t>& ops) {
+  const uint64_t n = ops.size();
+  const SortBits bits = stage(b, ops, false, false);
+  for (auto& d : d_words_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree operation words");
+  for (uint64_t s = 0; s < n; ++s) {
+    const uint32_t i = ops[s];
+    h_u64_[s] = op_word(static_cast<uint32_t>(s), static_cast<uint32_t>(b.types[i]), static_cast<uint32_t>(b.args[i]));
+  }
+  copy_to_device(stream_, d_words_[0].data(), h_u64_.data(), n * sizeof(unsigned long long));
+  return bits;
+}
+
+void BTree::prepare_word_sort(uint64_t n, SortBits bits) {
+  prepare_keyed_sort(list_graph_, kListSortName, d_words_[0].data(), d_words_[1].data(), n, bits);
+}
+
+OpsRef BTree::sort_word_list(uint64_t n, SortBits bits) {
+  OpsRef ops = list_ref(n, false, false, 0);
+  const bool sorted = sort_staged(ops, list_graph_, kListSortName, d_words_[0].data(), d_words_[1].data(), n, bits);
+  ops.op_words = d_words_[sorted ? 1 : 0].data();
   return ops;
 }
 
@@ -287,11 +382,16 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     uint64_t inserts = 0;
     for (uint32_t i : ops) inserts += b.types[i] == OpType::Insert;
     double ms = reserve_nodes(inserts / 8 + 64);
-    stage(b, ops, true, true);
-    prepare_list_sort(n);
+    // Sorted for locality only (see run_concurrent).
+    const bool words = worded(n);
+    const SortBits bits = words ? stage_words(b, ops) : stage(b, ops, true, true);
+    if (words)
+      prepare_word_sort(n, bits);
+    else
+      prepare_list_sort(n, bits);
     GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
     timer_.start(stream_);
-    OpsRef list = sort_list(n, true, true, 0);
+    OpsRef list = words ? sort_word_list(n, bits) : sort_list(n, true, true, 0, bits);
     list.done = d_done_.data();
     launch_rounds(list);
     ms += timer_.stop(stream_);
@@ -399,57 +499,74 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
 
 void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
   const uint64_t n = b.size();
-  double ms = 0.0;
-
-  // Range slots: a count on the tree as it is before the batch, plus slack.
-  const auto& ranges = plan.of(OpType::Range);
-  std::vector<unsigned long long> offset;
-  std::vector<uint32_t> cap;
-  uint64_t slots = 0;
-  if (!ranges.empty()) {
-    const uint64_t m = ranges.size();
-    const SortBits bits = stage(b, ranges, true, false);
-    prepare_list_sort(m, bits);
-    timer_.start(stream_);
-    trace_.mark(stream_, "start");
-    launch_phased_queries(ref(), sort_list(m, true, false, static_cast<uint8_t>(OpType::Count), bits));
-    trace_.mark(stream_, "range sizing");
-    ms += timer_.stop(stream_);
-    trace_.flush("btree concurrent ranges");
-    sync_header();
-    copy_to_host(stream_, h_value_.data(), d_value_.data(), m * sizeof(uint32_t));
-    offset.assign(n, 0);
-    cap.assign(n, 0);
-    for (uint64_t s = 0; s < m; ++s) {
-      const uint32_t i = ranges[s];
-      const uint64_t c = std::min<uint64_t>(h_value_[s] + range_slack(h_value_[s]), 0xFFFFFFF0ull);
-      offset[i] = slots;
-      cap[i] = static_cast<uint32_t>(c);
-      slots += c;
-    }
-  }
+  const uint64_t m = plan.of(OpType::Range).size();
 
   std::vector<uint32_t> all(n);
   std::iota(all.begin(), all.end(), 0u);
-  uint64_t inserts = plan.of(OpType::Insert).size();
-  ms += reserve_nodes(inserts / 8 + 64);
-  stage(b, all, true, true);
-  if (!ranges.empty()) {
-    for (uint64_t i = 0; i < n; ++i) {
-      h_u64_[i] = offset[i];
-      h_cap_[i] = cap[i];
-    }
-    copy_to_device(stream_, d_range_off_.data(), h_u64_.data(), n * sizeof(unsigned long long));
-    copy_to_device(stream_, d_range_cap_.data(), h_cap_.data(), n * sizeof(uint32_t));
-    d_range_keys_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
-    d_range_values_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
+  double ms = reserve_nodes(plan.of(OpType::Insert).size() / 8 + 64);
+  // The list is sorted for locality only (the kernel is correct in any
+  // order, and a stable sort keeps one key's operations in batch order), so
+  // on the bits a query list of these keys is sorted on: one radix pass
+  // fewer for uniform keys.
+  const bool words = worded(n);
+  const SortBits bits = words ? stage_words(b, all) : stage(b, all, true, true);
+  if (m > 0) {
+    d_sub_keys_.reserve_discard(m, "btree range list");
+    d_sub_slots_.reserve_discard(m, "btree range list");
+    d_sub_hi_.reserve_discard(m, "btree range list");
+    d_sub_off_.reserve_discard(m, "btree range list");
+    temp_.prepare(kSelectRangesName, select_ranges(RangeAt{}, d_iota_.data(), d_sub_slots_.data(),
+                                                   d_scalars_.data() + kSelectedCount, n, stream_));
+    GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kRangeCursor, 0, sizeof(unsigned long long), stream_));
   }
-  prepare_list_sort(n);
+  // After the other CUB sizing: the sort's graph keys on the CUB buffer.
+  if (words)
+    prepare_word_sort(n, bits);
+  else
+    prepare_list_sort(n, bits);
   GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  OpsRef list = sort_list(n, true, true, 0);
+  OpsRef list = words ? sort_word_list(n, bits) : sort_list(n, true, true, 0, bits);
   trace_.mark(stream_, "sort");
+
+  // Range slots: a count on the tree as it is before the batch, plus slack
+  // (range_room). The counts run over the sorted list's ranges, picked out
+  // in list order (no sort of their own).
+  uint64_t slots = 0;
+  if (m > 0) {
+    const RangeAt at{list.op_words, list.perm, list.types};
+    temp_.run(kSelectRangesName, select_ranges(at, d_iota_.data(), d_sub_slots_.data(),
+                                               d_scalars_.data() + kSelectedCount, n, stream_));
+    gather_sub_list_kernel<<<blocks_for(m, 256), 256, 0, stream_>>>(at, list.keys, list.args, d_sub_keys_.data(),
+                                                                      d_sub_slots_.data(), d_sub_hi_.data(), m);
+    GPUDICT_CHECK_LAUNCH("gather_sub_list_kernel");
+    trace_.mark(stream_, "range list");
+    // The counts by position in the sub-list: d_value_[0, m), which the
+    // batch's kernel overwrites later.
+    OpsRef sizing = list_ref(m, false, false, static_cast<uint8_t>(OpType::Count));
+    sizing.keys = d_sub_keys_.data();
+    sizing.args = d_sub_hi_.data();
+    sizing.use_finger = list.use_finger;
+    launch_phased_queries(ref(), sizing);
+    trace_.mark(stream_, "range counts");
+    range_room_kernel<<<blocks_for(m, 256), 256, 0, stream_>>>(d_value_.data(), d_sub_slots_.data(),
+                                                                 d_range_cap_.data(), d_range_off_.data(),
+                                                                 d_sub_off_.data(),
+                                                                 d_scalars_.data() + kRangeCursor, m);
+    GPUDICT_CHECK_LAUNCH("range_room_kernel");
+    trace_.mark(stream_, "range rooms");
+    ms += timer_.stop(stream_);
+    sync_header();
+    copy_to_host(stream_, h_u64_.data(), d_scalars_.data() + kRangeCursor, sizeof(unsigned long long));
+    slots = h_u64_[0];
+    // Outside the timed region: the results may need a larger buffer.
+    d_range_keys_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
+    d_range_values_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
+    timer_.start(stream_);
+    trace_.mark(stream_, "(host)");
+  }
+
   list.done = d_done_.data();
   list.range_cap = d_range_cap_.data();
   list.range_keys = d_range_keys_.data();
@@ -460,7 +577,14 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   trace_.flush("btree concurrent");
   sync_header();
 
-  // Results by batch index.
+  // Results by batch index; each range's first output position by slot.
+  std::vector<unsigned long long> offset;
+  if (m > 0) {
+    offset.assign(n, 0);
+    copy_to_host(stream_, h_u64_.data(), d_sub_off_.data(), m * sizeof(unsigned long long));
+    copy_to_host(stream_, h_cap_.data(), d_sub_slots_.data(), m * sizeof(uint32_t));
+    for (uint64_t x = 0; x < m; ++x) offset[h_cap_[x]] = h_u64_[x];
+  }
   copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
   copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
   copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));

@@ -63,6 +63,11 @@ std::vector<OptionSpec> btree_options() {
        "root splits, full parents and lost races; tile: the paper's warp-cooperative kernel, a tile of --tile lanes "
        "serving one operation at a time",
        "thread"},
+      {"op-words",
+       "on: a concurrent or --phased-updates ops list carries each operation's slot, type and argument in one "
+       "8-byte word sorted with its key (one coalesced read per operation); off: the kernel reads them by slot "
+       "(two random reads; always so for lists of 2^29 operations or more)",
+       "on"},
   };
 }
 
@@ -119,6 +124,11 @@ Options parse_options(const StructureConfig& config) {
     if (s != "thread" && s != "tile") throw InputError("--ops-kernel: '" + s + "' is not thread or tile");
     o.thread_ops = s == "thread";
   }
+  if (has("op-words")) {
+    const std::string& s = config.get("op-words");
+    if (s != "on" && s != "off") throw InputError("--op-words: '" + s + "' is not on or off");
+    o.op_words = s == "on";
+  }
   return o;
 }
 
@@ -174,7 +184,7 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch_, cudaDevAttrMaxPitch, device_));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
-  d_scalars_ = DeviceBuffer<unsigned long long>(kRangeMaxLines + 1, "btree counters");
+  d_scalars_ = DeviceBuffer<unsigned long long>(kRangeCursor + 1, "btree counters");
   h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;
@@ -295,9 +305,12 @@ Params BTree::parameters() const {
                      : opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased query; "
                                          "the tiles of a warp advance in lock-step (one node read per tile per step)"
                                        : std::string("0: phased queries in the operations kernel (--tile lanes)")},
-      {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot)); operations start from the "
-                           "previous one's parent"
+      {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot), or of (key, operation "
+                           "word) with --op-words on); operations start from the previous one's parent"
                          : "off: batch order, every operation from the root"},
+      {"op_words", opt_.op_words ? "on: concurrent and ops-updated lists of fewer than 2^29 operations carry "
+                                   "(argument, type, slot) in one 8-byte word through the sort"
+                                 : "off: the operations kernel reads each operation's type and argument by slot"},
       {"node_pool", opt_.node_pool ? std::to_string(opt_.node_pool) + " nodes (fixed)"
                                    : std::string("automatic (bulk build x 1.25 + 1024, grown before update "
                                                  "batches)")},
@@ -322,10 +335,11 @@ uint64_t BTree::scratch_bytes() const {
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
                d_mtarget_.bytes() + d_mmerged_.bytes() + d_mleft_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
-               d_tile_lines_.bytes() + d_tile_base_.bytes() + d_top_.bytes();
+               d_tile_lines_.bytes() + d_tile_base_.bytes() + d_top_.bytes() + d_sub_keys_.bytes() + d_sub_slots_.bytes() +
+               d_sub_hi_.bytes() + d_sub_off_.bytes();
   for (int i = 0; i < 2; ++i)
     s += d_keys_[i].bytes() + d_perm_[i].bytes() + d_sep_keys_[i].bytes() + d_sep_vals_[i].bytes() +
-         d_hi_slot_[i].bytes();
+         d_hi_slot_[i].bytes() + d_words_[i].bytes();
   return s;
 }
 
@@ -340,12 +354,12 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // the grown one is filled.
   const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node) : (nodes * 5 / 2 + 1024) * sizeof(Node);
   // A list: keys and slots (x2 for the sort), the constant slots, args,
-  // types, results; the bulk build sorts its pairs in the same key and slot
-  // buffers.
+  // types, results, an update or concurrent list's operation words (x2);
+  // the bulk build sorts its pairs in the same key and slot buffers.
   // Merged updates add 28 bytes per operation (node, N, list, new nodes, scan)
   // and 16 for the two (low key, id) lists of new nodes (at most one new
   // node per operation).
-  const uint64_t list = std::max(B * (4 * 4 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 28 + 16), R * 16);
+  const uint64_t list = std::max(B * (4 * 4 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 28 + 16 + 16), R * 16);
   uint64_t cub = 0;
   {
     size_t bytes = 0;
@@ -358,10 +372,12 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
     if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, in, out, B, 0, 32) == cudaSuccess)
       cub = std::max<uint64_t>(cub, bytes);
     cudaGetLastError();
-    // A range list's, carrying 8-byte (hi, slot) values.
+    // A range list's, carrying 8-byte (hi, slot) values, and an update or
+    // concurrent list's, carrying 8-byte operation words.
     const unsigned long long* hs_in = nullptr;
     unsigned long long* hs_out = nullptr;
-    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, hs_in, hs_out, Q, 0, 32) == cudaSuccess)
+    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, hs_in, hs_out, std::max(Q, B), 0, 32) ==
+        cudaSuccess)
       cub = std::max<uint64_t>(cub, bytes);
     cudaGetLastError();
     cub += cub / 4 + 4096;
@@ -372,8 +388,9 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // scale can reach 16, capped at half the free memory - ranges.cu), plus a
   // line and two 8-byte stream words per tile: a tile per query for short
   // lists, at most the resident tiles (a few tens of thousands; 2^16 here)
-  // for long ones. And the (hi, slot) words of a range list, staged and sorted.
-  const uint64_t ranges = Q * (14 * 8 + 2 * 8) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
+  // for long ones. And the (hi, slot) words of a range list, staged and
+  // sorted, and a concurrent batch's range list (key, slot, bound, offset).
+  const uint64_t ranges = Q * (14 * 8 + 2 * 8 + 20) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
   // The thread ops kernel's copy of the upper levels (top_copy.cuh).
   const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node) : 0;
   return pool + list + cub + ranges + top + 4096;

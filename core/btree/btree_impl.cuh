@@ -59,6 +59,7 @@ struct Options {
   bool merge_updates = true;  // phased updates: merged level by level (merge_updates.cu); false: the operations kernel
   bool thread_ops = true;  // the operations kernel of concurrent and ops-updated lists: a thread per operation
                            // (thread_ops_kernel.cuh); false: a tile of --tile lanes per operation (the paper's)
+  bool op_words = true;    // those lists carry (slot, type, argument) words through the sort (OpsRef::op_words)
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -139,6 +140,14 @@ class BTree final : public Dictionary {
   OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits = {});
   // The staged list's descriptor as staged (unsorted, no finger).
   OpsRef list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type);
+  // An update or concurrent list of fewer than kMaxWordList operations:
+  // stages the keys and each operation's op_word (slot = position in
+  // `ops`), returns the bits to sort on; its sort (prepared outside a timed
+  // region) and descriptor, op_words by list position.
+  bool worded(uint64_t n) const { return opt_.op_words && n < kMaxWordList; }
+  SortBits stage_words(const Batch& b, const std::vector<uint32_t>& ops);
+  void prepare_word_sort(uint64_t n, SortBits bits);
+  OpsRef sort_word_list(uint64_t n, SortBits bits);
   // The staged update list sorted for merged updates (whatever --sort says):
   // keys and slots, a delete's slot tagged with kDeleteTag when n <
   // kTaggedLists; perm null for a list of one.
@@ -242,17 +251,24 @@ class BTree final : public Dictionary {
   DeviceBuffer<unsigned long long> d_scalars_;  // [0, kMergeFlags): merged updates' flags; [0]: the build's count
   static constexpr int kMergeFlags = 4;
   static constexpr int kRangeMaxLines = kMergeFlags;  // d_scalars_[4]: one-pass ranges' longest tile stream (lines)
+  static constexpr int kSelectedCount = kRangeMaxLines + 1;  // d_scalars_[5]: a concurrent batch's ranges selected
+  static constexpr int kRangeCursor = kSelectedCount + 1;    // d_scalars_[6]: their output reserved so far
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];
   DeviceBuffer<uint32_t> d_iota_;  // 0, 1, 2, ...: the slots a list's sort carries (reserve_list)
   DeviceBuffer<uint32_t> d_args_;
   DeviceBuffer<uint8_t> d_types_;
+  DeviceBuffer<unsigned long long> d_words_[2];  // a worded list's op_words: staged, sorted
   DeviceBuffer<uint8_t> d_found_, d_done_;
   DeviceBuffer<uint32_t> d_value_, d_key_out_, d_range_cap_;
   DeviceBuffer<unsigned long long> d_range_off_;   // range offsets: by slot, or by list position (RangeLayout)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
+  // A concurrent batch's ranges, picked from its sorted list: keys, slots,
+  // upper bounds and first output positions (by position in this sub-list).
+  DeviceBuffer<uint32_t> d_sub_keys_, d_sub_slots_, d_sub_hi_;
+  DeviceBuffer<unsigned long long> d_sub_off_;
   DeviceBuffer<unsigned long long> d_hi_slot_[2];  // a one-pass range list's (hi << 32) | slot: staged, sorted
   // One-pass ranges (ranges.cu): the tiles' stream lengths and, for a list
   // run again, their first lines; what sizes the output.

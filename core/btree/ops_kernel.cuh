@@ -55,6 +55,12 @@ struct OpsRef {
   // and args, which such a list leaves null.
   const unsigned long long* hi_slot = nullptr;
   const uint8_t* types = nullptr;   // by slot
+  // Update and concurrent lists of fewer than kMaxWordList operations, by
+  // list position: op_word(slot, type, arg), sorted with the keys; read
+  // instead of perm, args and types (which such a list leaves null), so a
+  // thread finds its operation with one coalesced load instead of two reads
+  // at random slots.
+  const unsigned long long* op_words = nullptr;
   uint8_t* found = nullptr;         // lookup, successor
   uint32_t* value = nullptr;        // lookup/successor value, count, range size
   uint32_t* key_out = nullptr;      // successor key
@@ -76,6 +82,35 @@ struct OpsRef {
   unsigned long long* tile_lines = nullptr;      // by tile: lines of its stream (stored or not)
   unsigned long long* max_tile_lines = nullptr;  // the most lines a tile's stream has (atomicMax; zeroed by the caller)
 };
+
+// An operation's word (OpsRef::op_words): its argument in the high half,
+// its type in bits 29-31 and its slot below.
+inline constexpr int kOpTypeShift = 29;
+inline constexpr uint32_t kOpSlotMask = (1u << kOpTypeShift) - 1u;
+inline constexpr uint64_t kMaxWordList = uint64_t{1} << kOpTypeShift;
+__host__ __device__ __forceinline__ unsigned long long op_word(uint32_t slot, uint32_t type, uint32_t arg) {
+  return (static_cast<unsigned long long>(arg) << 32) | (type << kOpTypeShift) | slot;
+}
+__host__ __device__ __forceinline__ uint32_t word_slot(unsigned long long w) {
+  return static_cast<uint32_t>(w) & kOpSlotMask;
+}
+__host__ __device__ __forceinline__ uint32_t word_type(unsigned long long w) {
+  return static_cast<uint32_t>(w) >> kOpTypeShift;
+}
+
+// List position pos's slot j, type and argument (0 when the list has none).
+__device__ __forceinline__ void op_at(const OpsRef& ops, uint64_t pos, uint32_t& j, uint32_t& type, uint32_t& arg) {
+  if (ops.op_words) {
+    const unsigned long long w = ops.op_words[pos];
+    j = word_slot(w);
+    type = word_type(w);
+    arg = static_cast<uint32_t>(w >> 32);
+    return;
+  }
+  j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
+  type = ops.types ? ops.types[j] : ops.type;
+  arg = ops.args ? ops.args[j] : 0u;
+}
 
 template <unsigned G, bool kValidated>
 __device__ __forceinline__ bool read_node(const Tile<G>& t, const TreeRef& tree, uint32_t node, Frag<G>& f,
@@ -625,9 +660,7 @@ __global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
     if (s < end) {
       const uint64_t pos = ops.start + s * ops.stride;
       my_key = ops.keys[pos];
-      my_j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
-      if (ops.args) my_arg = ops.args[my_j];
-      if (ops.types) my_type = ops.types[my_j];
+      op_at(ops, pos, my_j, my_type, my_arg);
     }
     // ... and the tile serves them one at a time.
     const int m = static_cast<int>(min(static_cast<uint64_t>(G), end - base));

@@ -307,9 +307,7 @@ __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, Ops
   if (i < ops.n) {  // every lane stays for the warp's part below
     const uint64_t pos = ops.start + i * ops.stride;
     k = ops.keys[pos];
-    j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
-    if (ops.args) arg = ops.args[j];
-    if (ops.types) type = ops.types[j];
+    op_at(ops, pos, j, type, arg);
     const uint32_t start = top_start(top, k);
     if (type == kInsert || type == kDelete) {
       left = !thread_update(tree, start, type == kInsert, k, arg, size, leaves);

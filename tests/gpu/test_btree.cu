@@ -214,7 +214,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
   const auto opts = btree_options();
-  REQUIRE(opts.size() == 7);
+  REQUIRE(opts.size() == 8);
   CHECK(opts[0].name == "node-pool");
   CHECK(opts[1].name == "fill");
   CHECK(opts[2].name == "tile");
@@ -223,6 +223,8 @@ TEST_CASE("btree: capabilities, options, parameters") {
   CHECK(opts[5].name == "phased-updates");
   CHECK(opts[6].name == "ops-kernel");
   CHECK(opts[6].default_value == "thread");
+  CHECK(opts[7].name == "op-words");
+  CHECK(opts[7].default_value == "on");
   const StructureInfo* info = find_structure("btree");
   REQUIRE(info != nullptr);
   CHECK(info->make_gpu != nullptr);
@@ -232,7 +234,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (const auto& option : std::vector<std::pair<std::string, std::string>>{
            {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
            {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"},
-           {"phased-updates", "batched"}, {"ops-kernel", "warp"}, {"ops-kernel", ""}}) {
+           {"phased-updates", "batched"}, {"ops-kernel", "warp"}, {"ops-kernel", ""}, {"op-words", "yes"}}) {
     // Named copies: doctest's CAPTURE takes a lambda capture, and capturing
     // structured bindings is C++20.
     const std::string name = option.first, value = option.second;
@@ -330,7 +332,8 @@ TEST_CASE("btree: phased random batches against the model, every tile, sorted an
                      {"sort", sort},
                      {"query-tile", qtile},
                      {"phased-updates", updates},
-                     {"ops-kernel", kernel}});
+                     {"ops-kernel", kernel},
+                     {"op-words", ut == "16" ? "off" : "on"}});
       std::mt19937_64 rng(std::string(tile).size() * 7 + std::string(sort).size());
       const uint64_t domain = 400000;
       KeyValues kv;
@@ -600,6 +603,7 @@ TEST_CASE("btree: concurrent batches verified exactly, 50 seeds") {
     CAPTURE(seed);
     auto d = make({{"tile", seed % 5 == 0 ? "32" : seed % 5 == 1 ? "16" : "8"},
                    {"ops-kernel", seed % 3 == 0 ? "tile" : "thread"},
+                   {"op-words", seed % 2 == 0 ? "on" : "off"},
                    {"sort", seed % 7 == 3 ? "off" : "on"},
                    {"query-tile", seed % 4 == 0 ? "8" : seed % 4 == 1 ? "4" : seed % 4 == 2 ? "1" : "0"}});
     require_verified(run_engine(p, *d, seed), "seed " + std::to_string(seed));
@@ -623,6 +627,9 @@ steps:
     auto d = make({{"ops-kernel", kernel}});
     require_verified(run_engine(p, *d, 2), "racecheck workload");
     require_sound(*d);
+    auto w = make({{"ops-kernel", kernel}, {"op-words", "off"}});
+    require_verified(run_engine(p, *w, 2), "racecheck workload, --op-words off");
+    require_sound(*w);
   }
   std::remove(p.c_str());
 }
