@@ -16,8 +16,9 @@
 //               answered again after the kernel, on the final tree, which
 //               the concurrent semantics also allow
 // Each list is staged by slot (its position in the list), sorted as (key,
-// slot) pairs when --sort on (update and concurrent lists: as (key,
-// operation word), OpsRef::op_words), and its results come back by slot. Only device
+// slot) pairs when --sort on (the operations kernel's lists, with --op-words
+// on: as (key, operation word), OpsRef::op_words), and its results come
+// back by slot. Only device
 // work is timed (sort, kernels, pool growth); staging and copies are not.
 // Operations kernel: an automatic pool grows before an update list by an eighth of its inserts;
 // should the kernel still fill it, the updates that could not allocate are
@@ -26,6 +27,7 @@
 // rule allows, and a concurrent batch's late updates look like updates that
 // ran last. A fixed pool that fills stops the run (exit 3).
 #include <cub/device/device_radix_sort.cuh>
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_select.cuh>
 
 #include <algorithm>
@@ -38,7 +40,6 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
-#include "core/common/warp.cuh"
 
 namespace gpudict::btree {
 
@@ -120,24 +121,29 @@ __device__ __forceinline__ uint32_t range_room(uint32_t count) {
 }
 
 // A concurrent batch's ranges, i < m in list order with slots sub_slots:
-// each one's room from its pre-batch count (value[i]) into cap, and
-// its first output position into off (both by slot) and sub_off (by list
-// position). Each warp reserves its ranges' rooms with one atomicAdd on
-// the cursor, so the ranges' regions lie in no particular order (each
-// range's pairs are contiguous, which is all its offset promises).
-__global__ void range_room_kernel(const uint32_t* value, const uint32_t* sub_slots, uint32_t* cap,
-                                  unsigned long long* off, unsigned long long* sub_off, unsigned long long* cursor,
-                                  uint64_t m) {
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i - lane_id() >= m) return;  // warp-uniform: warps wholly past the list
-  const uint32_t j = i < m ? sub_slots[i] : 0u;
+// each one's room from its pre-batch count (value[i]) into cap, and its
+// first output position into off (both by slot) and sub_off (by list
+// position). Each block reserves its ranges' rooms with one atomicAdd on
+// the cursor (one per warp made 2^15 atomics on one address for 2^20
+// ranges), so the blocks' regions lie in no particular order (each range's
+// pairs are contiguous, which is all its offset promises).
+constexpr int kRoomBlock = 256;
+__global__ void __launch_bounds__(kRoomBlock) range_room_kernel(const uint32_t* value, const uint32_t* sub_slots,
+                                                                uint32_t* cap, unsigned long long* off,
+                                                                unsigned long long* sub_off,
+                                                                unsigned long long* cursor, uint64_t m) {
+  using Scan = cub::BlockScan<unsigned long long, kRoomBlock>;
+  __shared__ typename Scan::TempStorage scan;
+  __shared__ unsigned long long base;
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * kRoomBlock + threadIdx.x;
   const unsigned long long room = i < m ? range_room(value[i]) : 0u;
-  const unsigned long long upto = warp_inclusive_sum(room);
-  unsigned long long base = 0;
-  if (lane_id() == kWarpSize - 1) base = atomicAdd(cursor, upto);
-  base = __shfl_sync(kFullMask, base, kWarpSize - 1);
+  unsigned long long before = 0, total = 0;
+  Scan(scan).ExclusiveSum(room, before, total);
+  if (threadIdx.x == 0) base = atomicAdd(cursor, total);
+  __syncthreads();
   if (i < m) {
-    const unsigned long long o = base + upto - room;
+    const uint32_t j = sub_slots[i];
+    const unsigned long long o = base + before;
     cap[j] = static_cast<uint32_t>(room);
     off[j] = o;
     sub_off[i] = o;
@@ -214,9 +220,11 @@ void BTree::prepare_list_sort(uint64_t n, SortBits bits) {
   prepare_keyed_sort(list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits);
 }
 
-GraphCache::Key BTree::keyed_sort_key(const void* vin, const void* vout, uint64_t n, SortBits bits) const {
+GraphCache::Key BTree::keyed_sort_key(const void* vin, const void* vout, uint64_t value_bytes, uint64_t n,
+                                      SortBits bits) const {
   return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(vin), key_word(vout),
-          key_word(temp_.data()),      n, static_cast<uint64_t>(bits.begin), static_cast<uint64_t>(bits.end)};
+          key_word(temp_.data()),      value_bytes, n, static_cast<uint64_t>(bits.begin),
+          static_cast<uint64_t>(bits.end)};
 }
 
 GraphCache::Key BTree::update_sort_key(uint64_t n) const {
@@ -505,9 +513,8 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   std::iota(all.begin(), all.end(), 0u);
   double ms = reserve_nodes(plan.of(OpType::Insert).size() / 8 + 64);
   // The list is sorted for locality only (the kernel is correct in any
-  // order, and a stable sort keeps one key's operations in batch order), so
-  // on the bits a query list of these keys is sorted on: one radix pass
-  // fewer for uniform keys.
+  // order: its operations run concurrently), so on the bits a query list of
+  // these keys is sorted on: one radix pass fewer for uniform keys.
   const bool words = worded(n);
   const SortBits bits = words ? stage_words(b, all) : stage(b, all, true, true);
   if (m > 0) {
@@ -542,29 +549,31 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
                                                                       d_sub_slots_.data(), d_sub_hi_.data(), m);
     GPUDICT_CHECK_LAUNCH("gather_sub_list_kernel");
     trace_.mark(stream_, "range list");
-    // The counts by position in the sub-list: d_value_[0, m), which the
-    // batch's kernel overwrites later.
+    // The counts by position in the sub-list, in d_value_[0, m): read by
+    // the room kernel before the batch's kernel writes its results there.
     OpsRef sizing = list_ref(m, false, false, static_cast<uint8_t>(OpType::Count));
     sizing.keys = d_sub_keys_.data();
     sizing.args = d_sub_hi_.data();
     sizing.use_finger = list.use_finger;
     launch_phased_queries(ref(), sizing);
     trace_.mark(stream_, "range counts");
-    range_room_kernel<<<blocks_for(m, 256), 256, 0, stream_>>>(d_value_.data(), d_sub_slots_.data(),
-                                                                 d_range_cap_.data(), d_range_off_.data(),
-                                                                 d_sub_off_.data(),
-                                                                 d_scalars_.data() + kRangeCursor, m);
+    range_room_kernel<<<blocks_for(m, kRoomBlock), kRoomBlock, 0, stream_>>>(
+        d_value_.data(), d_sub_slots_.data(), d_range_cap_.data(), d_range_off_.data(), d_sub_off_.data(),
+        d_scalars_.data() + kRangeCursor, m);
     GPUDICT_CHECK_LAUNCH("range_room_kernel");
     trace_.mark(stream_, "range rooms");
     ms += timer_.stop(stream_);
+    trace_.flush("btree concurrent, before the kernel");
     sync_header();
     copy_to_host(stream_, h_u64_.data(), d_scalars_.data() + kRangeCursor, sizeof(unsigned long long));
     slots = h_u64_[0];
-    // Outside the timed region: the results may need a larger buffer.
+    // Outside the timed region: the results may need a larger buffer. The
+    // device then idles; settled, the timer does not count the wait for
+    // the host's next launch.
     d_range_keys_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
     d_range_values_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
-    timer_.start(stream_);
-    trace_.mark(stream_, "(host)");
+    timer_.start_settled(stream_);
+    trace_.mark(stream_, "start");
   }
 
   list.done = d_done_.data();

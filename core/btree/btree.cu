@@ -383,14 +383,15 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
     cub += cub / 4 + 4096;
   }
   // Range results are allocated per batch as large as they come; a nominal
-  // 8 pairs per query here, 14 with the one-pass output's headroom (the
+  // 8 pairs per query here: 14 with the one-pass output's headroom (the
   // estimate x 1.25 + 4 pairs, at a scale of 1: after uneven lists the
-  // scale can reach 16, capped at half the free memory - ranges.cu), plus a
-  // line and two 8-byte stream words per tile: a tile per query for short
-  // lists, at most the resident tiles (a few tens of thousands; 2^16 here)
-  // for long ones. And the (hi, slot) words of a range list, staged and
-  // sorted, and a concurrent batch's range list (key, slot, bound, offset).
-  const uint64_t ranges = Q * (14 * 8 + 2 * 8 + 20) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
+  // scale can reach 16, capped at half the free memory - ranges.cu), 26 in
+  // a concurrent batch's room (count + 16 + count / 4), plus a line and two
+  // 8-byte stream words per tile: a tile per query for short lists, at most
+  // the resident tiles (a few tens of thousands; 2^16 here) for long ones.
+  // And the (hi, slot) words of a range list, staged and sorted, and a
+  // concurrent batch's range list (key, slot, bound, offset).
+  const uint64_t ranges = Q * (26 * 8 + 2 * 8 + 20) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
   // The thread ops kernel's copy of the upper levels (top_copy.cuh).
   const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node) : 0;
   return pool + list + cub + ranges + top + 4096;

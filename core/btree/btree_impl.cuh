@@ -177,7 +177,8 @@ class BTree final : public Dictionary {
   template <class V>
   bool sort_staged(OpsRef& ops, GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
                    SortBits bits);
-  GraphCache::Key keyed_sort_key(const void* vin, const void* vout, uint64_t n, SortBits bits) const;
+  GraphCache::Key keyed_sort_key(const void* vin, const void* vout, uint64_t value_bytes, uint64_t n,
+                                 SortBits bits) const;
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree.
   void launch_rounds(const OpsRef& list);
@@ -298,7 +299,7 @@ void BTree::prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin
   if (!list_sorts(n, bits)) return;
   const auto sort = keyed_sort_call(d_keys_[0].data(), d_keys_[1].data(), vin, vout, n, stream_, bits);
   temp_.prepare(what, sort);
-  graph.prepare(keyed_sort_key(vin, vout, n, bits), stream_, [&] { temp_.run(what, sort); });
+  graph.prepare(keyed_sort_key(vin, vout, sizeof(V), n, bits), stream_, [&] { temp_.run(what, sort); });
 }
 
 template <class V>
@@ -307,7 +308,7 @@ bool BTree::sort_staged(OpsRef& ops, GraphCache& graph, const char* what, const 
   ops.use_finger = opt_.sort && n >= 2;  // in key order: sorted below, or as staged
   if (!list_sorts(n, bits)) return false;
   const auto sort = keyed_sort_call(d_keys_[0].data(), d_keys_[1].data(), vin, vout, n, stream_, bits);
-  graph.run(keyed_sort_key(vin, vout, n, bits), stream_, [&] { temp_.run(what, sort); });
+  graph.run(keyed_sort_key(vin, vout, sizeof(V), n, bits), stream_, [&] { temp_.run(what, sort); });
   ops.keys = d_keys_[1].data();
   return true;
 }

@@ -45,7 +45,7 @@ struct OpsRef {
   uint64_t stride = 1;
   uint32_t per_tile = 0;    // operations per tile, a multiple of G
   uint64_t tiles = 0;       // lock-step query kernel: the tiles that serve the list (query_grid)
-  bool use_finger = false;  // the list is sorted by key (a query list: on the bits of sort_bits.hpp)
+  bool use_finger = false;  // the list is sorted by key (on the bits of sort_bits.hpp), or staged in key order
   uint8_t type = 0;         // every operation's type when `types` is null
   const uint32_t* keys = nullptr;   // by position (sorted or in list order)
   const uint32_t* perm = nullptr;   // slot j of position s; null: j = s

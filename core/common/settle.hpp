@@ -14,8 +14,9 @@ namespace gpudict {
 // makes the launch slow was not isolated: one cudaMalloc + cudaFree of
 // 100 MB added ~1 us in a microbenchmark, a 10 ms host pause ~22 us.
 // Called through EventTimer::start_settled, by the LSM's build and cleanup
-// only (the pair the cleanup target compares); other timed segments are
-// measured without it.
+// (the pair the cleanup target compares) and by the B-Tree's concurrent
+// batches after the host sized their ranges' output; other timed segments
+// are measured without it.
 void settle_before_timing(cudaStream_t stream);
 
 }  // namespace gpudict
