@@ -648,6 +648,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   t.add(Phase::Concurrent, ms);
   if (!late.empty()) run_updates(b, std::move(late), Phase::Concurrent, t);
   // Ranges that outgrew their slots: answered on the final tree.
+  concurrent_range_reruns_ += rerun.size();
   if (!rerun.empty()) run_queries(OpType::Range, b, rerun, Phase::Concurrent, r, t);
 }
 

@@ -416,6 +416,7 @@ Stats BTree::stats() const {
       {"pool-grows", std::to_string(grows_)},
       {"pool-retries", std::to_string(retries_)},
       {"range-reruns", std::to_string(range_reruns_)},
+      {"concurrent-range-reruns", std::to_string(concurrent_range_reruns_)},
   };
   return s;
 }

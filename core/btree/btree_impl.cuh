@@ -277,6 +277,7 @@ class BTree final : public Dictionary {
   uint32_t key_lo_ = 0xFFFFFFFFu, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
   double range_scale_ = 1.0;  // one-pass ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
   uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
+  uint64_t concurrent_range_reruns_ = 0;  // concurrent ranges answered after their batch (outgrew their room)
   int max_pitch_ = 0;                  // cudaDevAttrMaxPitch: the widest strided copy of range output
   std::vector<uint32_t> at_of_;        // collect_ranges: the list position of each slot
   // Merged updates: per item of a level, its node, new nodes and N of the
