@@ -258,8 +258,9 @@ OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t typ
   return ops;
 }
 
-SortBits BTree::stage_words(const Batch& b, const std::vector<uint32_t>& ops) {
+SortBits BTree::stage_ops(const Batch& b, const std::vector<uint32_t>& ops) {
   const uint64_t n = ops.size();
+  if (!worded(n)) return stage(b, ops, true, true);
   const SortBits bits = stage(b, ops, false, false);
   for (auto& d : d_words_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree operation words");
   for (uint64_t s = 0; s < n; ++s) {
@@ -270,11 +271,15 @@ SortBits BTree::stage_words(const Batch& b, const std::vector<uint32_t>& ops) {
   return bits;
 }
 
-void BTree::prepare_word_sort(uint64_t n, SortBits bits) {
-  prepare_keyed_sort(list_graph_, kListSortName, d_words_[0].data(), d_words_[1].data(), n, bits);
+void BTree::prepare_ops_sort(uint64_t n, SortBits bits) {
+  if (worded(n))
+    prepare_keyed_sort(list_graph_, kListSortName, d_words_[0].data(), d_words_[1].data(), n, bits);
+  else
+    prepare_list_sort(n, bits);
 }
 
-OpsRef BTree::sort_word_list(uint64_t n, SortBits bits) {
+OpsRef BTree::sort_ops(uint64_t n, SortBits bits) {
+  if (!worded(n)) return sort_list(n, true, true, 0, bits);
   OpsRef ops = list_ref(n, false, false, 0);
   const bool sorted = sort_staged(ops, list_graph_, kListSortName, d_words_[0].data(), d_words_[1].data(), n, bits);
   ops.op_words = d_words_[sorted ? 1 : 0].data();
@@ -390,16 +395,11 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     uint64_t inserts = 0;
     for (uint32_t i : ops) inserts += b.types[i] == OpType::Insert;
     double ms = reserve_nodes(inserts / 8 + 64);
-    // Sorted for locality only (see run_concurrent).
-    const bool words = worded(n);
-    const SortBits bits = words ? stage_words(b, ops) : stage(b, ops, true, true);
-    if (words)
-      prepare_word_sort(n, bits);
-    else
-      prepare_list_sort(n, bits);
+    const SortBits bits = stage_ops(b, ops);
+    prepare_ops_sort(n, bits);
     GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
     timer_.start(stream_);
-    OpsRef list = words ? sort_word_list(n, bits) : sort_list(n, true, true, 0, bits);
+    OpsRef list = sort_ops(n, bits);
     list.done = d_done_.data();
     launch_rounds(list);
     ms += timer_.stop(stream_);
@@ -512,11 +512,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   std::vector<uint32_t> all(n);
   std::iota(all.begin(), all.end(), 0u);
   double ms = reserve_nodes(plan.of(OpType::Insert).size() / 8 + 64);
-  // The list is sorted for locality only (the kernel is correct in any
-  // order: its operations run concurrently), so on the bits a query list of
-  // these keys is sorted on: one radix pass fewer for uniform keys.
-  const bool words = worded(n);
-  const SortBits bits = words ? stage_words(b, all) : stage(b, all, true, true);
+  const SortBits bits = stage_ops(b, all);
   if (m > 0) {
     d_sub_keys_.reserve_discard(m, "btree range list");
     d_sub_slots_.reserve_discard(m, "btree range list");
@@ -526,15 +522,11 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
                                                    d_scalars_.data() + kSelectedCount, n, stream_));
     GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kRangeCursor, 0, sizeof(unsigned long long), stream_));
   }
-  // After the other CUB sizing: the sort's graph keys on the CUB buffer.
-  if (words)
-    prepare_word_sort(n, bits);
-  else
-    prepare_list_sort(n, bits);
+  prepare_ops_sort(n, bits);  // after the other CUB sizing: the sort's graph keys on the CUB buffer
   GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  OpsRef list = words ? sort_word_list(n, bits) : sort_list(n, true, true, 0, bits);
+  OpsRef list = sort_ops(n, bits);
   trace_.mark(stream_, "sort");
 
   // Range slots: a count on the tree as it is before the batch, plus slack

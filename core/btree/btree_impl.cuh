@@ -9,6 +9,7 @@
 //   check.cu              the structural checker (btree_check.hpp)
 //   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
 //   point_kernel.cuh      phased lookups, successors, counts: a thread each (kernels_query.cu)
+//   thread_node.cuh       a node in one thread's registers: search, child, insert, remove
 //   query_kernel.cuh      phased queries in lock-step: ranges, or all with --query-tile 4|8
 #pragma once
 
@@ -134,20 +135,23 @@ class BTree final : public Dictionary {
   // Copies the keys (and args, types) of batch operations `ops` to the
   // device; returns the bits a query list of those keys is sorted on.
   SortBits stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types);
-  // Sorts the staged list (when sorting is on) on key bits `bits` (queries:
-  // stage()'s; lists with updates: all of them) and returns its descriptor
-  // with the result arrays; device work on the stream, not timed here.
-  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits = {});
+  // Sorts the staged list (when sorting is on) on key bits `bits` (stage()'s)
+  // and returns its descriptor with the result arrays; device work on the
+  // stream, not timed here.
+  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits);
   // The staged list's descriptor as staged (unsorted, no finger).
   OpsRef list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type);
-  // An update or concurrent list of fewer than kMaxWordList operations:
-  // stages the keys and each operation's op_word (slot = position in
-  // `ops`), returns the bits to sort on; its sort (prepared outside a timed
-  // region) and descriptor, op_words by list position.
+  // The operations kernel's list (updates, concurrent batches): stages
+  // operations `ops` (slot = position in `ops`) and returns the key bits to
+  // sort on (locality only: its operations run concurrently, any order is
+  // correct); its sort, prepared outside a timed region; the sorted list's
+  // descriptor. A list of fewer than kMaxWordList operations with
+  // --op-words on carries one op_word per operation through the sort
+  // (OpsRef::op_words); others carry slots, with args and types by slot.
   bool worded(uint64_t n) const { return opt_.op_words && n < kMaxWordList; }
-  SortBits stage_words(const Batch& b, const std::vector<uint32_t>& ops);
-  void prepare_word_sort(uint64_t n, SortBits bits);
-  OpsRef sort_word_list(uint64_t n, SortBits bits);
+  SortBits stage_ops(const Batch& b, const std::vector<uint32_t>& ops);
+  void prepare_ops_sort(uint64_t n, SortBits bits);
+  OpsRef sort_ops(uint64_t n, SortBits bits);
   // The staged update list sorted for merged updates (whatever --sort says):
   // keys and slots, a delete's slot tagged with kDeleteTag when n <
   // kTaggedLists; perm null for a list of one.
@@ -155,7 +159,7 @@ class BTree final : public Dictionary {
   // Grows the CUB buffer for sort_list(n, ..., bits)'s sort and captures
   // that sort as a CUDA graph, outside a timed region; call it after any
   // other CUB sizing of the list (the graph keys on the CUB buffer).
-  void prepare_list_sort(uint64_t n, SortBits bits = {});
+  void prepare_list_sort(uint64_t n, SortBits bits);
   // The same for sort_update_list(n) (the slot iota and the sort).
   void prepare_update_sort(uint64_t n);
   // The update sort itself, on the stream (captured, or run directly when

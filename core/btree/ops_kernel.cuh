@@ -264,7 +264,9 @@ __device__ void successor_op(const Tile<G>& t, const TreeRef& tree, const OpsRef
   Frag<G> f;
   uint32_t meta, node, parent;
   if (!descend<G, kValidated>(t, tree, k, cache, f, meta, node, parent)) return;
-  for (uint32_t it = 0; it < kSpinLimit; ++it) {
+  // A walk over empty leaves visits each at most once: more steps than the
+  // pool has nodes would be a cycle (a corrupt tree), reported below.
+  for (uint64_t it = 0; it <= tree.capacity; ++it) {
     const int cnt = static_cast<int>(meta_count(meta));
     const int p = count_keys(t, f, cnt, k, false);
     if (p < cnt) {

@@ -24,34 +24,10 @@
 #include <cstdint>
 
 #include "core/btree/ops_kernel.cuh"
+#include "core/btree/thread_node.cuh"
 #include "core/common/memory_order.cuh"
 
 namespace gpudict::btree {
-
-// How many of the keys of pairs [0, count) are <= k (strict: < k): keys
-// are sorted, so the upper (lower) bound position of k. Unrolled over the
-// fixed capacity, so the node stays in registers.
-__device__ __forceinline__ int keys_below(const uint32_t (&w)[kNodeWords], int count, uint32_t k, bool strict) {
-  int c = 0;
-#pragma unroll
-  for (int i = 0; i < kCapacity; ++i) c += (i < count && (strict ? w[2 * i] < k : w[2 * i] <= k)) ? 1 : 0;
-  return c;
-}
-
-// Pair q of the node (0 <= q < kCapacity), by selects.
-__device__ __forceinline__ void pair_of(const uint32_t (&w)[kNodeWords], int q, uint32_t& key, uint32_t& value) {
-  key = w[0];
-  value = w[1];
-#pragma unroll
-  for (int i = 1; i < kCapacity; ++i) {
-    if (q == i) {
-      key = w[2 * i];
-      value = w[2 * i + 1];
-    }
-  }
-}
-
-enum LeafAnswer : int { kAnswered = 0, kGaveUp = 1, kCycle = 2 };
 
 // A query's answer from its leaf (snapshot w / meta), by one thread, written
 // by slot j: a lookup from this leaf; a successor, count or range (kRange:
@@ -60,12 +36,12 @@ enum LeafAnswer : int { kAnswered = 0, kGaveUp = 1, kCycle = 2 };
 // starts at the previous snapshot's high key (its low key, which never
 // changes), so every key is seen in exactly one snapshot, even while
 // leaves split. Shared by the point kernel (read-only reads) and the
-// thread ops kernel (validated reads). kCycle: more steps than the pool
-// has nodes (a corrupt tree).
+// thread ops kernel (validated reads). False: a read gave up, or more steps
+// than the pool has nodes (a corrupt tree); nothing is answered.
 template <class Read>
-__device__ __forceinline__ int answer_from_leaf(const TreeRef& tree, const OpsRef& ops, uint32_t type, uint32_t j,
-                                                uint32_t k, uint32_t hi, uint32_t (&w)[kNodeWords], uint32_t meta,
-                                                Read read) {
+__device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsRef& ops, uint32_t type, uint32_t j,
+                                                 uint32_t k, uint32_t hi, uint32_t (&w)[kNodeWords], uint32_t meta,
+                                                 Read read) {
   uint32_t key, value;
   if (type == kLookup) {
     const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
@@ -73,7 +49,7 @@ __device__ __forceinline__ int answer_from_leaf(const TreeRef& tree, const OpsRe
     const bool hit = p > 0 && key == k;
     ops.found[j] = hit ? 1 : 0;
     ops.value[j] = hit ? value : 0u;
-    return kAnswered;
+    return true;
   }
   const uint64_t base = type == kRange ? ops.range_offset[j] : 0ull;
   const uint64_t cap = (type == kRange && ops.range_cap) ? ops.range_cap[j] : ~0ull;
@@ -89,7 +65,7 @@ __device__ __forceinline__ int answer_from_leaf(const TreeRef& tree, const OpsRe
         ops.found[j] = found ? 1 : 0;
         ops.key_out[j] = found ? key : 0u;
         ops.value[j] = found ? value : 0u;
-        return kAnswered;
+        return true;
       }
     } else {  // count, range: keys [a, b) of this leaf are in [k, hi]
       const int a = keys_below(w, cnt, k, true), b = keys_below(w, cnt, hi, false);
@@ -106,12 +82,12 @@ __device__ __forceinline__ int answer_from_leaf(const TreeRef& tree, const OpsRe
       total += static_cast<uint64_t>(b - a);
       if (link == kNil || hi < w[kHighWord]) {
         ops.value[j] = total > cap ? kRangeOverflow : static_cast<uint32_t>(total);
-        return kAnswered;
+        return true;
       }
     }
-    if (!read(link, w, meta)) return kGaveUp;
+    if (!read(link, w, meta)) return false;
   }
-  return kCycle;
+  return false;
 }
 
 // One list of kType queries: thread i serves list position start + i stride
@@ -151,13 +127,10 @@ __global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef tree, OpsRe
       continue;
     }
     if (meta_leaf(meta)) {
-      if (answer_from_leaf(tree, ops, kType, j, k, hi, w, meta, read) == kAnswered) return;
+      if (answer_from_leaf(tree, ops, kType, j, k, hi, w, meta, read)) return;
       break;
     }
-    // The child for k: the last pivot <= k (pivot 0 is the low key <= k).
-    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
-    uint32_t pivot;
-    pair_of(w, p > 0 ? p - 1 : 0, pivot, node);
+    node = child_of(w, meta, k);
   }
   atomicExch(&tree.hdr->error, 1ull);
 }

@@ -47,8 +47,10 @@
 
 #include "core/btree/ops_kernel.cuh"
 #include "core/btree/point_kernel.cuh"
+#include "core/btree/thread_node.cuh"
 #include "core/btree/top_copy.cuh"
 #include "core/common/memory_order.cuh"
+#include "core/common/warp.cuh"
 
 namespace gpudict::btree {
 
@@ -99,44 +101,12 @@ __device__ __forceinline__ bool thread_find(const TreeRef& tree, uint32_t k, uin
       continue;
     }
     if (meta_leaf(meta)) return true;
-    // Pivot 0 is the node's low key <= k, so p >= 1; the child's low key is
-    // its pivot <= k.
-    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
-    uint32_t pivot;
+    // The child's low key is its pivot <= k.
     parent = node;
     pmeta = meta;
-    pair_of(w, p > 0 ? p - 1 : 0, pivot, node);
+    node = child_of(w, meta, k);
   }
   return false;
-}
-
-// Pairs [p, count) move one slot up and pair p becomes (k, v) (count < kCapacity).
-__device__ __forceinline__ void thread_insert_pair(uint32_t (&w)[kNodeWords], int p, uint32_t k, uint32_t v) {
-#pragma unroll
-  for (int i = kCapacity - 1; i >= 1; --i) {  // top down: pair i - 1 is read before it is overwritten
-    if (i > p) {
-      w[2 * i] = w[2 * i - 2];
-      w[2 * i + 1] = w[2 * i - 1];
-    } else if (i == p) {
-      w[2 * i] = k;
-      w[2 * i + 1] = v;
-    }
-  }
-  if (p == 0) {
-    w[0] = k;
-    w[1] = v;
-  }
-}
-
-// Pair q leaves; the pairs above it move one slot down.
-__device__ __forceinline__ void thread_remove_pair(uint32_t (&w)[kNodeWords], int q) {
-#pragma unroll
-  for (int i = 0; i + 1 < kCapacity; ++i) {  // bottom up: pair i + 1 is read before it is overwritten
-    if (i >= q) {
-      w[2 * i] = w[2 * i + 2];
-      w[2 * i + 1] = w[2 * i + 3];
-    }
-  }
 }
 
 // A query of slot j (lookup, successor, count, range) whose search starts
@@ -155,7 +125,7 @@ __device__ __forceinline__ bool thread_query(const TreeRef& tree, const OpsRef& 
   auto read = [&](uint32_t next, uint32_t(&nw)[kNodeWords], uint32_t& nmeta) {
     return thread_read(tree, next, nw, nmeta);
   };
-  return answer_from_leaf(tree, ops, type, j, k, hi, w, meta, read) == kAnswered;
+  return answer_from_leaf(tree, ops, type, j, k, hi, w, meta, read);
 }
 
 enum ThreadSplit : int { kThreadSplitDone = 0, kThreadSplitRetry = 1, kThreadSplitWarp = 2 };
@@ -332,11 +302,8 @@ __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, Ops
                          counters);
     }
   }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    size += t.shfl_xor(size, o);
-    leaves += t.shfl_xor(leaves, o);
-  }
+  size = warp_sum(size);
+  leaves = warp_sum(leaves);
   if (t.thread_rank() == 0) {  // a two's-complement add: a negative change wraps modulo 2^64 as intended
     counters.size += size;
     counters.leaves += leaves;

@@ -31,8 +31,9 @@
 #include <cstdint>
 
 #include "core/btree/node.hpp"
-#include "core/btree/point_kernel.cuh"
+#include "core/btree/thread_node.cuh"
 #include "core/btree/tree_ref.cuh"
+#include "core/common/memory_order.cuh"
 
 namespace gpudict::btree {
 
@@ -45,9 +46,7 @@ __device__ __forceinline__ uint32_t top_start(const Node* top, uint32_t k) {
   for (uint32_t l = 0; l < levels; ++l) {
     uint32_t w[kNodeWords];
     ld_readonly_line(top[s].w, w);
-    const int p = keys_below(w, static_cast<int>(meta_count(w[kMetaWord])), k, false);
-    uint32_t pivot;
-    pair_of(w, p > 0 ? p - 1 : 0, pivot, s);
+    s = child_of(w, w[kMetaWord], k);
   }
   return levels ? s : kRoot;
 }
