@@ -425,7 +425,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   if (n == 0) return;
   if (type == OpType::Range && opt_.query_tile != 0) {  // one pass (ranges.cu)
     RangeLayout layout;
-    const double ms = run_lockstep_ranges(b, ops, layout);
+    const double ms = run_ranges(b, ops, layout);
     collect_ranges(ops, r, layout);
     t.add(phase, ms);
     return;

@@ -47,8 +47,9 @@ std::vector<OptionSpec> btree_options() {
       {"sort", "on: sort every list of operations by key before the tree pass (neighbouring tiles walk the same "
                "paths; each operation starts from the previous one's parent); off: batch order from the root",
        "on"},
-      {"query-tile", "phased queries (lookup, count, range, successor): 1 = one thread per lookup, successor or "
-                     "count, each from the root (ranges: 4); 4 or 8 = the lock-step kernel with tiles of that many "
+      {"query-tile", "phased queries (lookup, count, range, successor): 1 = one thread per query, each from the "
+                     "root (a range counts its keys, then stores them where its block reserved room; a list "
+                     "whose ranges are expected to hold more than 48 pairs each on average: tiles of 4 lanes); 4 or 8 = the lock-step kernel with tiles of that many "
                      "lanes (eight or four operations per warp in flight; a sorted list starts each from the previous "
                      "one's leaf or parent); 0 = the operations kernel (--tile lanes, one operation at a time)",
        "1"},
@@ -83,6 +84,8 @@ std::unique_ptr<Dictionary> make_btree(const StructureConfig& config) {
 void validate_btree_options(const StructureConfig& config) { (void)btree::parse_options(config); }
 
 namespace btree {
+
+static_assert(kPointRangeMaxMean == 48.0, "--query-tile's help and parameters say 48");
 
 Options parse_options(const StructureConfig& config) {
   Options o;
@@ -300,8 +303,9 @@ Params BTree::parameters() const {
                            "included); its warp serves root splits, full parents and lost races (tiles of 32 lanes)"
                          : std::string("tile: ") + std::to_string(opt_.tile) +
                                " lanes per operation, one operation at a time (the paper's kernel)"},
-      {"query_tile", opt_.query_tile == 1 ? std::string("1: one thread per phased lookup, successor and count, from "
-                                                        "the root; ranges in lock-step tiles of 4 lanes")
+      {"query_tile", opt_.query_tile == 1 ? std::string("1: one thread per phased query (lookup, successor, count, "
+                                                        "range), from the root; lists of ranges expected to "
+                                                        "hold more than 48 pairs each on average in tiles of 4 lanes")
                      : opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased query; "
                                          "the tiles of a warp advance in lock-step (one node read per tile per step)"
                                        : std::string("0: phased queries in the operations kernel (--tile lanes)")},
@@ -416,6 +420,8 @@ Stats BTree::stats() const {
       {"pool-grows", std::to_string(grows_)},
       {"pool-retries", std::to_string(retries_)},
       {"range-reruns", std::to_string(range_reruns_)},
+      {"point-range-lists", std::to_string(point_range_lists_)},
+      {"tile-range-lists", std::to_string(tile_range_lists_)},
       {"concurrent-range-reruns", std::to_string(concurrent_range_reruns_)},
   };
   return s;

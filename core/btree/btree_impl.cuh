@@ -55,8 +55,9 @@ struct Options {
   double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
   int tile = 32;           // lanes per operation: 32, 16 or 8
   bool sort = true;        // sort each list of operations by key
-  int query_tile = 1;      // phased queries: 1 thread each (lookups, successors, counts; ranges: 4), lock-step
-                           // tiles of 4 or 8 lanes; 0: the operations kernel
+  int query_tile = 1;      // phased queries: 1 thread each (lists of long ranges:
+                           // lock-step tiles of 4), lock-step tiles of 4 or 8
+                           // lanes; 0: the operations kernel
   bool merge_updates = true;  // phased updates: merged level by level (merge_updates.cu); false: the operations kernel
   bool thread_ops = true;  // the operations kernel of concurrent and ops-updated lists: a thread per operation
                            // (thread_ops_kernel.cuh); false: a tile of --tile lanes per operation (the paper's)
@@ -93,6 +94,10 @@ auto keyed_sort_call(const uint32_t* kin, uint32_t* kout, const V* vin, V* vout,
     return cub::DeviceRadixSort::SortPairs(p, bytes, kin, kout, vin, vout, n, bits.begin, bits.end, s);
   };
 }
+
+// Phased ranges run with one thread each (--query-tile 1) while a list's
+// ranges are expected to hold at most this many pairs each (ranges.cu).
+inline constexpr double kPointRangeMaxMean = 48.0;
 
 class BTree final : public Dictionary {
  public:
@@ -189,9 +194,6 @@ class BTree final : public Dictionary {
   // A query list while no writer runs: one thread per query (--query-tile
   // 1), the lock-step query kernel, or with --query-tile 0 the operations kernel.
   void launch_phased_queries(const TreeRef& tree, const OpsRef& list);
-  // The lock-step tile of one-pass ranges: --query-tile, or 4 when it is 1
-  // (a range's output is staged per tile).
-  int range_tile() const { return opt_.query_tile == 1 ? 4 : opt_.query_tile; }
   void run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t);
   void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                    DeviceTime& t);
@@ -208,6 +210,7 @@ class BTree final : public Dictionary {
   struct RangeLayout {
     const unsigned long long* hi_slot = nullptr;
     uint64_t region_lines = 0, used_lines = 0;
+    double expect = -1.0;  // the list's estimated pairs (run_ranges); negative: none
   };
   // Stages range list `ops`: keys as stage() does, and each range's upper
   // bound with its slot, (hi << 32) | slot, in d_hi_slot_[0] (the value its
@@ -218,9 +221,24 @@ class BTree final : public Dictionary {
   // (hi, slot) words are then in list order, else by slot).
   void prepare_range_sort(uint64_t n, SortBits bits);
   OpsRef sort_range_list(uint64_t n, SortBits bits, bool& sorted);
-  // Range list `ops` in one lock-step pass (staging, sort included). Returns
-  // the device time.
-  double run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout);
+  // A staged list of n ranges: the pairs expected in all (the keys' span
+  // and mean density), the output room to reserve for them at a scale, and
+  // a path's scale learned from a list that needed `used` pairs (lines)
+  // where it was given `given` (ranges.cu).
+  double range_expect(uint64_t n) const;
+  double range_room(uint64_t n, double expect, double scale);
+  void learn_range_scale(double& scale, double used, double given);
+  // Range list `ops` in one pass (staging, sort included): with one thread
+  // per range (--query-tile 1 while the ranges expect at most
+  // kPointRangeMaxMean pairs each, the estimate corrected by range_ratio_)
+  // or in lock-step tiles, the staged list's output sized from its estimate
+  // `expect`. Return the device time.
+  double run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout);
+  double run_point_ranges(uint64_t n, SortBits bits, double room, RangeLayout& layout);
+  double run_lockstep_ranges(uint64_t n, SortBits bits, double room, RangeLayout& layout);
+  // The lock-step tile of ranges: --query-tile, or 4 when it is 1 (long
+  // ranges; a range's output is staged per tile).
+  int range_tile() const { return opt_.query_tile == 1 ? 4 : opt_.query_tile; }
   // The staged range list's results (sizes, offsets and pairs on the
   // device, as `layout` says) into r, in batch order.
   void collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, const RangeLayout& layout);
@@ -279,7 +297,10 @@ class BTree final : public Dictionary {
   // run again, their first lines; what sizes the output.
   DeviceBuffer<unsigned long long> d_tile_lines_, d_tile_base_;
   uint32_t key_lo_ = 0xFFFFFFFFu, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
-  double range_scale_ = 1.0;  // one-pass ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
+  double range_scale_ = 1.0;        // lock-step ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
+  double point_range_scale_ = 1.0;  // ranges one thread each: the output's scale over the estimate, in [1, 16]
+  double range_ratio_ = 1.0;        // the last range list's pairs over its estimate (choosing its kernel)
+  uint64_t point_range_lists_ = 0, tile_range_lists_ = 0;  // phased range lists by kernel (--query-tile 1, 4, 8)
   uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
   uint64_t concurrent_range_reruns_ = 0;  // concurrent ranges answered after their batch (outgrew their room)
   int max_pitch_ = 0;                  // cudaDevAttrMaxPitch: the widest strided copy of range output

@@ -1,14 +1,17 @@
 // The kernels for phased query lists and their launch: one thread per
-// lookup, successor or count (point_kernel.cuh, qtile 1), or the lock-step
+// lookup, successor, count or range (point_kernel.cuh, qtile 1), or the lock-step
 // kernel (query_kernel.cuh) with tiles of 4 or 8 lanes, for each query type.
 #include <algorithm>
 #include <string>
+
+#include <cub/block/block_scan.cuh>
 
 #include "core/btree/launch.cuh"
 #include "core/btree/point_kernel.cuh"
 #include "core/btree/query_kernel.cuh"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
+#include "core/common/warp.cuh"
 
 namespace gpudict::btree {
 
@@ -73,11 +76,156 @@ void launch_points(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) 
     case kLookup: launch_points_t<kLookup>(tree, ops, stream); break;
     case kSuccessor: launch_points_t<kSuccessor>(tree, ops, stream); break;
     case kCount: launch_points_t<kCount>(tree, ops, stream); break;
-    default: throw RuntimeFailure("btree: the point query kernel serves lookups, successors and counts (ranges: tiles)");
+    default: throw RuntimeFailure("btree: the point query kernel serves lookups, successors and counts (ranges: launch_point_ranges)");
+  }
+}
+
+// A phased list of ranges with one thread per range (--query-tile 1):
+// thread i serves list position i (a whole list, stride 1, whose sort
+// carried (hi << 32) | slot in hi_slot) in two walks over its leaves.
+//
+// The first walk counts. A block scan of the counts and one atomicAdd per
+// block on `cursor` give each range its offset: the block's ranges lie
+// contiguously in list order, and the output has no holes. Sizes (value)
+// and offsets (range_offset) are written by list position, as the lock-step
+// kernel writes them (ranges.cu maps them back by the slots in hi_slot).
+//
+// The second walk stores the pairs, from the first leaf again (read moments
+// before: an L1 or L2 hit), through a ring of kRangeRing pairs per warp in
+// shared memory: a thread's own stores would be 4-byte stores to as many
+// sectors as lanes (its neighbours' ranges start 8 pairs apart), each its
+// own L2 write; the warp's ranges are contiguous, so the warp stores
+// coalesced runs of consecutive pairs instead. Each step every lane puts the pairs of its current
+// leaf that fall in the ring's window [F, F + kRangeRing) into the ring
+// (position p at p mod kRangeRing; a lane whose next pair lies past the
+// window waits) and moves to its next leaf when it has put them all; then
+// the warp stores [F, the smallest position a lane has still to put),
+// coalesced, and the window moves there. The lane holding that position
+// always puts at least one pair or finishes a leaf, so every step makes
+// progress.
+//
+// A block whose output would end past `room` pairs stores none: the host
+// reads the cursor, makes room for all and runs the list again (nothing
+// changes the tree in between).
+inline constexpr uint32_t kRangeRing = 256;  // pairs per warp: 2 KiB, 16 KiB per block
+static_assert((kRangeRing & (kRangeRing - 1)) == 0, "the ring is indexed modulo its size");
+
+__device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v) {
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) v = min(v, __shfl_xor_sync(kFullMask, v, d));
+  return v;
+}
+
+__global__ void __launch_bounds__(kBlock)
+    point_range_kernel(TreeRef tree, OpsRef ops, unsigned long long* cursor, uint64_t room) {
+  using Scan = cub::BlockScan<unsigned long long, kBlock>;
+  __shared__ typename Scan::TempStorage scan;
+  __shared__ unsigned long long block_base;
+  __shared__ uint2 rings[kBlock / kWarpSize][kRangeRing];  // (key, value)
+  const uint64_t pos = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool mine = pos < ops.n;
+  uint32_t k = 0, hi = 0;
+  if (mine) {
+    k = ops.keys[pos];
+    hi = static_cast<uint32_t>(ops.hi_slot[pos] >> 32);
+  }
+  auto read = [&](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
+    ld_readonly_line(tree.words(node), w);
+    meta = w[kMetaWord];
+    return true;
+  };
+  uint32_t leaf = kNil;
+  uint64_t count = 0;
+  bool ok = true;
+  if (mine && k <= hi) {  // else an empty range
+    uint32_t w[kNodeWords], meta;
+    ok = descend_to_leaf(tree, k, w, meta, leaf, read) &&
+         walk_range(tree, k, hi, w, meta, read, false, nullptr, nullptr, 0, count);
+    if (!ok) {
+      atomicExch(&tree.hdr->error, 1ull);
+      count = 0;
+    }
+  }
+  unsigned long long offset = 0, block_total = 0;
+  Scan(scan).ExclusiveSum(static_cast<unsigned long long>(count), offset, block_total);
+  if (threadIdx.x == 0) block_base = block_total > 0 ? atomicAdd(cursor, block_total) : 0ull;
+  __syncthreads();
+  offset += block_base;
+  if (mine) {
+    ops.value[pos] = static_cast<uint32_t>(count);
+    ops.range_offset[pos] = offset;
+  }
+  if (block_total == 0 || block_base + block_total > room) return;  // the same for the whole block
+
+  // The second walk, through the warp's ring (every lane of the warp takes
+  // part, those without pairs too).
+  const unsigned lane = lane_id();
+  uint2* ring = rings[warp_in_block()];
+  const uint64_t end = __shfl_sync(kFullMask, offset + count, kWarpSize - 1);  // the warp's output: [F, end)
+  uint64_t window = __shfl_sync(kFullMask, offset, 0);                         // F
+  bool active = count > 0;
+  uint64_t next = offset;  // the next position this lane has to put
+  uint64_t base = offset;  // the position of the current leaf's first pair in the range
+  uint32_t w[kNodeWords], meta = 0;
+  int a = 0, b = 0;        // the current leaf's pairs in the range: [a, b)
+  uint64_t steps = 0;
+  auto enter = [&]() {     // the leaf just read
+    const int cnt = static_cast<int>(meta_count(meta));
+    a = keys_below(w, cnt, k, true);
+    b = keys_below(w, cnt, hi, false);
+  };
+  if (active) {
+    read(leaf, w, meta);
+    enter();
+  }
+  for (;;) {
+    if (active && next < window + kRangeRing) {  // else this lane's next pair lies past the window
+      // Pairs i in [i0, i1) of this leaf go to positions base + (i - a)
+      // (base <= next < stop: a lane's position never moves back).
+      const uint64_t leaf_end = base + static_cast<uint64_t>(b - a);
+      const uint64_t stop = min(leaf_end, window + kRangeRing);
+      const int i0 = a + static_cast<int>(next - base), i1 = a + static_cast<int>(stop - base);
+      const uint32_t at = static_cast<uint32_t>(base) - static_cast<uint32_t>(a);  // ring index of pair 0, mod 2^32
+#pragma unroll
+      for (int i = 0; i < kCapacity; ++i)
+        if (i >= i0 && i < i1) ring[(at + static_cast<uint32_t>(i)) & (kRangeRing - 1)] = make_uint2(w[2 * i], w[2 * i + 1]);
+      next = stop;
+      if (next == leaf_end) {  // this leaf is done
+        if (w[kLinkWord] == kNil || hi < w[kHighWord]) {
+          active = false;
+        } else if (++steps > tree.capacity) {  // a cycle: a corrupt tree (the count walk would have said so)
+          atomicExch(&tree.hdr->error, 1ull);
+          active = false;
+        } else {
+          read(w[kLinkWord], w, meta);
+          enter();
+          base = leaf_end;
+        }
+      }
+    }
+    const uint64_t frontier = warp_min_u64(active ? next : end);
+    __syncwarp();  // the ring's puts before the stores that read them
+    for (uint64_t p = window + lane; p < frontier; p += kWarpSize) {
+      const uint2 v = ring[static_cast<uint32_t>(p) & (kRangeRing - 1)];
+      __stcs(ops.range_keys + p, v.x);  // streaming: the output is not read again on the device
+      __stcs(ops.range_values + p, v.y);
+    }
+    __syncwarp();  // the stores' reads before the next step's puts
+    window = frontier;
+    if (window >= end) break;
   }
 }
 
 }  // namespace
+
+void launch_point_ranges(const TreeRef& tree, const OpsRef& ops, unsigned long long* cursor, uint64_t room,
+                         cudaStream_t stream) {
+  if (ops.n == 0) return;
+  if (ops.stride != 1 || ops.start != 0 || ops.hi_slot == nullptr || ops.range_cap != nullptr)
+    throw RuntimeFailure("btree: point ranges need a whole list of stride 1 and its (hi, slot) words");
+  point_range_kernel<<<blocks_for(ops.n, kBlock), kBlock, 0, stream>>>(tree, ops, cursor, room);
+  GPUDICT_CHECK_LAUNCH("btree point_range_kernel");
+}
 
 QueryGrid query_grid(int qtile, uint8_t type, uint64_t n) {
   switch (qtile) {

@@ -43,10 +43,18 @@ inline uint32_t top_copy_nodes(uint64_t n) {
 }
 
 // Phased query lists: no writer runs. qtile 1: one thread per lookup,
-// successor or count (point_kernel.cuh; not ranges); 4 or 8: lanes per
-// operation in the lock-step kernel (query_kernel.cuh). Defined in
-// kernels_query.cu.
+// successor or count (point_kernel.cuh; ranges: launch_point_ranges); 4 or
+// 8: lanes per operation in the lock-step kernel (query_kernel.cuh).
+// Defined in kernels_query.cu.
 void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream);
+// A phased range list with one thread per range (point_range_kernel, in
+// kernels_query.cu): a whole list, stride 1, with its hi_slot words
+// (sorted, or staged in key order); sizes and
+// offsets by list position, the pairs from `cursor` (zeroed by the caller)
+// on, stored only if they all fit in `room` pairs (else the cursor still
+// ends at the total).
+void launch_point_ranges(const TreeRef& tree, const OpsRef& ops, unsigned long long* cursor, uint64_t room,
+                         cudaStream_t stream);
 // How launch_queries spreads a list of n queries of `type` over tiles.
 struct QueryGrid {
   uint32_t per_tile = 0;  // list positions per tile (tile i: [i per_tile, (i + 1) per_tile))

@@ -1,5 +1,7 @@
 // Phased point queries (lookup, successor, count) with one thread per
-// query, each searched from the root: `--query-tile 1`, the default.
+// query, each searched from the root: `--query-tile 1`, the default. (Ranges
+// one thread each, point_range_kernel in kernels_query.cu, are built from
+// the same pieces: descend_to_leaf and walk_range.)
 //
 // Why not the lock-step kernel (query_kernel.cuh): its tiles of 4 lanes
 // start each query from a finger (the previous query's leaf or parent),
@@ -29,6 +31,39 @@
 
 namespace gpudict::btree {
 
+// The keys in [k, hi] from leaf snapshot w (meta) rightwards, leaf by leaf,
+// each next leaf read by `read(node, w, meta)` (false: give up): counted in
+// `total`, and with `copy` stored at keys_out / values_out [0, cap) in key
+// order. Each next leaf starts at the previous snapshot's high key (its low
+// key, which never changes), so every key is seen in exactly one snapshot,
+// even while leaves split. False: a read gave up, or more steps than the
+// pool has nodes (a corrupt tree).
+template <class Read>
+__device__ __forceinline__ bool walk_range(const TreeRef& tree, uint32_t k, uint32_t hi, uint32_t (&w)[kNodeWords],
+                                           uint32_t meta, Read read, bool copy, uint32_t* keys_out,
+                                           uint32_t* values_out, uint64_t cap, uint64_t& total) {
+  total = 0;
+  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
+    const int cnt = static_cast<int>(meta_count(meta));
+    const uint32_t link = w[kLinkWord];
+    const int a = keys_below(w, cnt, k, true), b = keys_below(w, cnt, hi, false);  // keys [a, b) are in [k, hi]
+    if (copy) {
+#pragma unroll
+      for (int i = 0; i < kCapacity; ++i) {
+        const uint64_t pos = total + static_cast<uint64_t>(i - a);
+        if (i >= a && i < b && pos < cap) {
+          keys_out[pos] = w[2 * i];
+          values_out[pos] = w[2 * i + 1];
+        }
+      }
+    }
+    total += static_cast<uint64_t>(b - a);
+    if (link == kNil || hi < w[kHighWord]) return true;
+    if (!read(link, w, meta)) return false;
+  }
+  return false;
+}
+
 // A query's answer from its leaf (snapshot w / meta), by one thread, written
 // by slot j: a lookup from this leaf; a successor, count or range (kRange:
 // pairs into its slot, at most range_cap[j] of them) walking right leaf by
@@ -37,7 +72,10 @@ namespace gpudict::btree {
 // changes), so every key is seen in exactly one snapshot, even while
 // leaves split. Shared by the point kernel (read-only reads) and the
 // thread ops kernel (validated reads). False: a read gave up, or more steps
-// than the pool has nodes (a corrupt tree); nothing is answered.
+// than the pool has nodes (a corrupt tree); nothing is answered. (Its count
+// and range loop is walk_range's, written out with the successor's: sharing
+// walk_range cost the thread ops kernel two registers and its update-only
+// batches about 8%.)
 template <class Read>
 __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsRef& ops, uint32_t type, uint32_t j,
                                                  uint32_t k, uint32_t hi, uint32_t (&w)[kNodeWords], uint32_t meta,
@@ -90,6 +128,31 @@ __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsR
   return false;
 }
 
+
+// Walks from the root down to the leaf whose range holds k (B-link moves
+// right where a node's high key is <= k), reading each node whole with
+// `read`; `node` ends as the leaf's id, w / meta as its snapshot. False: more
+// steps than the pool has nodes (a corrupt tree; a path visits each node at
+// most once), reported by the caller, not spun on.
+template <class Read>
+__device__ __forceinline__ bool descend_to_leaf(const TreeRef& tree, uint32_t k, uint32_t (&w)[kNodeWords],
+                                                uint32_t& meta, uint32_t& node, Read read) {
+  node = kRoot;
+  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
+    read(node, w, meta);
+    // Right of this node: a B-link move. (Not expected from the root of a
+    // tree no writer is changing, but cheap, and correct for every query
+    // type: the node holds no key >= its high key.)
+    if (w[kLinkWord] != kNil && k >= w[kHighWord]) {
+      node = w[kLinkWord];
+      continue;
+    }
+    if (meta_leaf(meta)) return true;
+    node = child_of(w, meta, k);
+  }
+  return false;
+}
+
 // One list of kType queries: thread i serves list position start + i stride
 // and writes its results by slot.
 template <uint8_t kType>
@@ -113,25 +176,9 @@ __global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef tree, OpsRe
     meta = w[kMetaWord];
     return true;
   };
-  uint32_t node = kRoot;
-  // A path visits each node at most once: more steps than nodes would be a
-  // cycle, i.e. a corrupt tree (never expected; reported, not spun on).
-  for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
-    uint32_t w[kNodeWords], meta;
-    read(node, w, meta);
-    // Right of this node: a B-link move. (Not expected from the root of a
-    // tree no writer is changing, but cheap, and correct for every query
-    // type: the node holds no key >= its high key.)
-    if (w[kLinkWord] != kNil && k >= w[kHighWord]) {
-      node = w[kLinkWord];
-      continue;
-    }
-    if (meta_leaf(meta)) {
-      if (answer_from_leaf(tree, ops, kType, j, k, hi, w, meta, read)) return;
-      break;
-    }
-    node = child_of(w, meta, k);
-  }
+  uint32_t w[kNodeWords], meta, leaf;
+  if (descend_to_leaf(tree, k, w, meta, leaf, read) && answer_from_leaf(tree, ops, kType, j, k, hi, w, meta, read))
+    return;
   atomicExch(&tree.hdr->error, 1ull);
 }
 

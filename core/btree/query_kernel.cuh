@@ -1,8 +1,9 @@
-// Phased queries (lookup, successor, count, range) in lock-step: the kernel
-// that runs a range list while no writer runs (after a phased batch's
-// updates, merged or by the operations kernel, or on the final tree), and
-// every query type with --query-tile 4|8 (lookups, successors and counts
-// otherwise run one thread each: point_kernel.cuh).
+// Phased queries (lookup, successor, count, range) in lock-step, while no
+// writer runs (after a phased batch's updates, merged or by the operations
+// kernel, or on the final tree): every query type with --query-tile 4|8,
+// and with the default --query-tile 1 the lists of long ranges (other
+// queries then run one thread each: point_kernel.cuh, and ranges.cu for
+// short ranges).
 //
 // Why a kernel of its own: in ops_kernel every tile serves one operation at
 // a time, and the tiles of a warp diverge (each follows its own path), so

@@ -1,14 +1,25 @@
-// Phased ranges through the lock-step query kernel, in one pass
-// (query_kernel.cuh, "Range output"): the kernel counts and copies at once,
-// tile t storing its ranges' pairs, whole 32-pair lines, in a region of the
-// output of its own, and each range's offset when it starts. The regions are
-// sized from an estimate: each range's overlap with the span of the keys
-// ever inserted times the tree's mean density, x 1.25, + 4 pairs per range,
-// times a scale learned from the lists before (below), plus a line per
-// tile, at most half the free device memory, shared equally by the tiles.
-// When a tile's stream outgrows its region, the kernel has counted its lines
-// anyway and the list runs once more with exact regions from a scan of
-// every tile's lines (the stats' range-reruns).
+// Phased range lists in one pass over the sorted list, two ways:
+//
+// - one thread per range (--query-tile 1, the default, while the list's
+//   ranges expect at most kPointRangeMaxMean pairs each; kernels_query.cu,
+//   point_range_kernel): each thread counts its range, walking its leaves,
+//   a block scan and one atomicAdd per block place the block's ranges
+//   contiguously, and each thread walks again, its warp storing the pairs
+//   in coalesced runs. The output has no holes.
+// - the lock-step query kernel (--query-tile 4 or 8, and longer ranges with
+//   1, in tiles of 4; query_kernel.cuh, "Range output"): the kernel counts
+//   and copies at once, tile t storing its ranges' pairs, whole 32-pair
+//   lines, in a region of the output of its own, and each range's offset
+//   when it starts.
+//
+// Both size the output from an estimate (range_expect): each range's
+// overlap with the span of the keys ever inserted times the tree's mean
+// density, x 1.25, + 4 pairs per range, times a scale learned from the
+// lists before (learn_range_scale), at most half the free device memory;
+// the lock-step regions share it equally by tile (plus a line each). When
+// the output outgrows it (a block's ranges past the room; a tile's stream
+// past its region), every range was counted anyway and the list runs once
+// more with exact room (the stats' range-reruns).
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -55,15 +66,9 @@ void BTree::reserve_range_lines(uint64_t lines) {
   d_range_values_.reserve_discard(lines * kLineWords, "btree range results");
 }
 
-double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
-  const uint64_t n = ops.size();
-  const SortBits bits = stage_ranges(b, ops);
-  const QueryGrid g = query_grid(range_tile(), kRange, n);
-  d_tile_lines_.reserve_discard(g.tiles + 1, "btree range streams");
-  d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
-  temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_lines_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
-  prepare_range_sort(n, bits);  // after the scan's sizing: its graph keys on the CUB buffer
-  // The estimate (above), from the staged keys and bounds.
+double BTree::range_expect(uint64_t n) const {
+  // Each range's overlap with the span of the keys ever inserted times the
+  // tree's mean density (from the staged keys and bounds).
   double expect = 0.0;
   if (h_hdr_[0].size > 0 && key_lo_ <= key_hi_) {
     const double size = static_cast<double>(h_hdr_[0].size);
@@ -74,12 +79,98 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
       if (lo <= hi) expect += std::min(size, (static_cast<double>(hi) - lo + 1.0) * density);
     }
   }
-  double room = (expect * 1.25 + 4.0 * static_cast<double>(n)) * range_scale_;
+  return expect;
+}
+
+double BTree::range_room(uint64_t n, double expect, double scale) {
+  const double room = (expect * 1.25 + 4.0 * static_cast<double>(n)) * scale;
   // Never more than half of the free device memory (2 arrays of 4 bytes per
   // pair): a wild estimate costs a second run, not an allocation failure.
   size_t free_bytes = 0, total_bytes = 0;
   GPUDICT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  room = std::min(room, 0.5 * static_cast<double>(free_bytes) / 8.0);
+  return std::min(room, 0.5 * static_cast<double>(free_bytes) / 8.0);
+}
+
+double BTree::run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
+  const uint64_t n = ops.size();
+  const SortBits bits = stage_ranges(b, ops);
+  const double expect = range_expect(n);
+  layout.expect = expect;
+  // One thread per range while ranges are short: two walks of a long range
+  // by one thread cost more than a tile streaming it (docs/btree.md, "Ranges,
+  // one thread each"). The estimate is corrected by how far off it was for
+  // the last range list (skewed keys: many times too small).
+  if (opt_.query_tile == 1 && expect * range_ratio_ <= kPointRangeMaxMean * static_cast<double>(n)) {
+    ++point_range_lists_;
+    return run_point_ranges(n, bits, expect, layout);
+  }
+  ++tile_range_lists_;
+  return run_lockstep_ranges(n, bits, expect, layout);
+}
+
+void BTree::learn_range_scale(double& scale, double used, double given) {
+  // The scale: 1.25 x the one at which this list's output would just have
+  // fit, or, when that is less, the last scale decayed by a quarter. So a
+  // workload whose output is uneven (skewed keys, few ranges of different
+  // widths) settles where its lists fit, instead of running every other
+  // list twice.
+  const double needed = scale * used / given;
+  scale = std::clamp(used > given ? 1.25 * needed : std::max(1.25 * needed, 0.75 * scale), 1.0, 16.0);
+}
+
+double BTree::run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
+  prepare_range_sort(n, bits);
+  const uint64_t room = static_cast<uint64_t>(range_room(n, expect, point_range_scale_)) + 1;
+  d_range_keys_.reserve_discard(room, "btree range results");
+  d_range_values_.reserve_discard(room, "btree range results");
+  // The output cursor (concurrent batches use it too, never at the same time).
+  unsigned long long* cursor = d_scalars_.data() + kRangeCursor;
+  GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
+
+  timer_.start(stream_);
+  trace_.mark(stream_, "start");
+  bool sorted = false;
+  OpsRef list = sort_range_list(n, bits, sorted);
+  trace_.mark(stream_, "sort");
+  list.range_keys = d_range_keys_.data();
+  list.range_values = d_range_values_.data();
+  launch_point_ranges(ref(), list, cursor, room, stream_);
+  trace_.mark(stream_, "ranges");
+  double ms = timer_.stop(stream_);
+  // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
+  layout.hi_slot = sorted ? list.hi_slot : nullptr;
+  layout.region_lines = 0;  // contiguous
+  copy_to_host(stream_, h_u64_.data(), cursor, sizeof(unsigned long long));
+  const uint64_t total = h_u64_[0];
+  sync_header();
+  if (total > room) {
+    // Some blocks' pairs did not fit and were not stored (all were
+    // counted): again with room for the total.
+    ++range_reruns_;
+    d_range_keys_.reserve_discard(total, "btree range results");
+    d_range_values_.reserve_discard(total, "btree range results");
+    list.range_keys = d_range_keys_.data();
+    list.range_values = d_range_values_.data();
+    GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
+    timer_.start(stream_);
+    trace_.mark(stream_, "(rerun)");
+    launch_point_ranges(ref(), list, cursor, total, stream_);
+    trace_.mark(stream_, "ranges");
+    ms += timer_.stop(stream_);
+    sync_header();
+  }
+  trace_.flush("btree point ranges");
+  learn_range_scale(point_range_scale_, static_cast<double>(total), static_cast<double>(room));
+  return ms;
+}
+
+double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
+  const QueryGrid g = query_grid(range_tile(), kRange, n);
+  d_tile_lines_.reserve_discard(g.tiles + 1, "btree range streams");
+  d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
+  temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_lines_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
+  prepare_range_sort(n, bits);  // after the scan's sizing: its graph keys on the CUB buffer
+  const double room = range_room(n, expect, range_scale_);
   const uint64_t region = static_cast<uint64_t>(room / static_cast<double>(g.tiles)) / kLineWords + 1;
   reserve_range_lines(region * g.tiles);
   unsigned long long* longest_d = d_scalars_.data() + kRangeMaxLines;
@@ -129,14 +220,7 @@ double BTree::run_lockstep_ranges(const Batch& b, const std::vector<uint32_t>& o
   }
   layout.used_lines = longest;
   trace_.flush("btree one-pass ranges");
-  // The scale: 1.25 x the one at which this list's longest stream would
-  // just have fit its region, or, when that is less, the last scale decayed
-  // by a quarter. So a workload whose streams are uneven (skewed keys, few
-  // ranges of different widths) settles where its lists fit, instead of
-  // running every other list twice.
-  const double needed = range_scale_ * static_cast<double>(longest) / static_cast<double>(region);
-  range_scale_ = std::clamp(longest > region ? 1.25 * needed : std::max(1.25 * needed, 0.75 * range_scale_), 1.0,
-                            16.0);
+  learn_range_scale(range_scale_, static_cast<double>(longest), static_cast<double>(region));
   return ms;
 }
 
@@ -190,6 +274,8 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   }
   // The results list ranges in batch order: each range's pairs are moved
   // from its device offset to the running offset here.
+  if (layout.expect >= 0.0)  // what the next list's choice of kernel corrects its estimate by
+    range_ratio_ = (static_cast<double>(total) + 1.0) / (layout.expect + 1.0);
   const uint64_t base = r.range_keys.size();
   r.range_keys.resize(base + total);
   r.range_values.resize(base + total);

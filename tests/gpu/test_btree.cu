@@ -57,6 +57,15 @@ std::string extra(const Dictionary& d, const std::string& name) {
 }
 uint64_t extra_u64(const Dictionary& d, const std::string& name) { return std::stoull(extra(d, name)); }
 
+// kv with keys 0 (value v0) and 0xFFFFFFFF (value vmax) added.
+KeyValues with_domain_ends(KeyValues kv, uint64_t v0, uint64_t vmax) {
+  kv.keys.push_back(0);
+  kv.values.push_back(v0);
+  kv.keys.push_back(kMax);
+  kv.values.push_back(vmax);
+  return kv;
+}
+
 void require_sound(const Dictionary& d) {
   const std::string s = check_btree_structure(d);
   INFO(s);
@@ -256,7 +265,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
     if (kv.first == "query_tile") qtile = kv.second;
   }
   CHECK(has_node);
-  CHECK(qtile.rfind("1: one thread per phased lookup", 0) == 0);  // the default
+  CHECK(qtile.rfind("1: one thread per phased query", 0) == 0);  // the default
   for (const char* accepted : {"0", "1", "4", "8"}) {
     StructureConfig cfg;
     cfg.options["query-tile"] = accepted;
@@ -415,6 +424,80 @@ TEST_CASE("btree: keys 0 and 0xFFFFFFFF and their neighbours, values too") {
   }
 }
 
+TEST_CASE("btree: one thread per range: the warp's output ring, long, empty and missing ranges side by side") {
+  // --query-tile 1 stores each warp's pairs through a ring of 256 pairs in
+  // shared memory (kernels_query.cu) while the list's ranges are expected
+  // to be short. Here the keys' span (0 and 0xFFFFFFFF among keys below
+  // 240,000) makes the estimate tiny, so each fresh tree takes its first
+  // list one thread per range whatever its ranges hold: ranges longer than
+  // the ring, a warp whose ranges together fill it many times, empty ranges
+  // (lo > hi) and ranges between keys (no result) next to long ones, ranges
+  // that end in the last leaf; the output outgrows the estimate and the
+  // list runs again.
+  const KeyValues kv = with_domain_ends(spaced_keys(60000, 4, 100), 1, 2);  // keys 100, 104, ..., 239996
+  std::mt19937_64 rng(7);
+  for (int list = 0; list < 4; ++list) {
+    CAPTURE(list);
+    auto d = make({{"query-tile", "1"}, {"fill", "0.5"}});
+    DeviceTime t;
+    d->build(kv, t);
+    Model m = model_of(kv);
+    Batch q;
+    const int n = list == 0 ? 40 : 5000;
+    for (int i = 0; i < n; ++i) {
+      const uint64_t k = rng() % 250000;
+      switch ((i + list) % 5) {
+        case 0: q.push(OpType::Range, k, k + 1000 + rng() % 4000); break;  // 250-1250 results: past the ring
+        case 1: q.push(OpType::Range, k + 10, k); break;                   // empty: lo > hi
+        case 2: q.push(OpType::Range, k * 4 + 101, k * 4 + 103); break;    // between two keys
+        case 3: q.push(OpType::Range, k, k + rng() % 40); break;
+        default: q.push(OpType::Range, k, k + 20000); break;               // about 5000 results
+      }
+    }
+    if (list > 0) {  // (two such in a list of 40 would expect long ranges: tiles, not threads)
+      q.push(OpType::Range, 239000, kMax);  // to the last leaf
+      q.push(OpType::Range, 0, kMax);       // every key
+    }
+    run_checked(*d, m, q);
+    CHECK(extra_u64(*d, "point-range-lists") == 1);
+    CHECK(extra_u64(*d, "range-reruns") == 1);  // the estimate was far too small
+    // The same list again: its estimate, corrected by the first run's error
+    // (pairs found over pairs expected), says its ranges are long: tiles.
+    run_checked(*d, m, q);
+    CHECK(extra_u64(*d, "tile-range-lists") == 1);
+    CHECK(extra_u64(*d, "point-range-lists") == 1);
+    require_sound(*d);
+  }
+}
+
+TEST_CASE("btree: ranges one thread each when short, in tiles when long, on an estimate that fits") {
+  auto d = make({{"query-tile", "1"}});
+  const KeyValues kv = spaced_keys(200000, 5, 7);  // uniform over their span: the estimate is close
+  DeviceTime t;
+  d->build(kv, t);
+  Model m = model_of(kv);
+  std::mt19937_64 rng(11);
+  for (int list = 0; list < 3; ++list) {
+    Batch q;
+    for (int i = 0; i < 30000; ++i) {
+      const uint64_t k = rng() % 1000000;
+      q.push(OpType::Range, k, k + rng() % 60);  // 0-12 results
+    }
+    run_checked(*d, m, q);
+  }
+  CHECK(extra_u64(*d, "point-range-lists") == 3);
+  CHECK(extra_u64(*d, "range-reruns") == 0);  // the output fitted its room
+  Batch q;
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t k = rng() % 1000000;
+    q.push(OpType::Range, k, k + 500 + rng() % 200);  // about 100-140 results: beyond 48
+  }
+  run_checked(*d, m, q);
+  CHECK(extra_u64(*d, "tile-range-lists") == 1);
+  CHECK(extra_u64(*d, "point-range-lists") == 3);
+  require_sound(*d);
+}
+
 TEST_CASE("btree: ranges across many leaves, successor of the largest key") {
   for (const char* qtile : {"1", "4"}) {
     CAPTURE(qtile);
@@ -464,11 +547,8 @@ TEST_CASE("btree: query lists sorted on few key bits (a dense cluster among far 
   for (const char* tile : {"1", "4", "8"}) {
     CAPTURE(tile);
     auto d = make({{"fill", "0.6"}, {"query-tile", tile}});
-    KeyValues kv = spaced_keys(300000, 3, 1000);  // keys 1000, 1003, ...: about 21,000 leaves
-    kv.keys.push_back(0);
-    kv.values.push_back(7);
-    kv.keys.push_back(kMax);
-    kv.values.push_back(9);
+    // Keys 1000, 1003, ... (about 21,000 leaves), 0 and 0xFFFFFFFF.
+    const KeyValues kv = with_domain_ends(spaced_keys(300000, 3, 1000), 7, 9);
     DeviceTime t;
     d->build(kv, t);
     Model m = model_of(kv);
