@@ -200,8 +200,9 @@ class BTree final : public Dictionary {
   void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
 
   // ranges.cu
-  // Output lines (32 pairs each) for one-pass ranges.
-  void reserve_range_lines(uint64_t lines);
+  // Room for `pairs` pairs of range output; `list`, made before, is pointed
+  // at it.
+  void reserve_range_pairs(uint64_t pairs, OpsRef* list = nullptr);
   // Where a range list's results lie on the device. hi_slot (device): each
   // list position's (hi << 32) | slot, sizes (d_value_) and offsets
   // (d_range_off_) being stored by position; null: by slot. region_lines >
@@ -221,12 +222,15 @@ class BTree final : public Dictionary {
   // (hi, slot) words are then in list order, else by slot).
   void prepare_range_sort(uint64_t n, SortBits bits);
   OpsRef sort_range_list(uint64_t n, SortBits bits, bool& sorted);
+  // Starts a range list's timed segment: the timer, and the list's sort;
+  // records in layout where its sizes and offsets will lie.
+  OpsRef start_range_list(uint64_t n, SortBits bits, RangeLayout& layout);
   // A staged list of n ranges: the pairs expected in all (the keys' span
   // and mean density), the output room to reserve for them at a scale, and
   // a path's scale learned from a list that needed `used` pairs (lines)
   // where it was given `given` (ranges.cu).
   double range_expect(uint64_t n) const;
-  double range_room(uint64_t n, double expect, double scale);
+  double range_output_room(uint64_t n, double expect, double scale);
   void learn_range_scale(double& scale, double used, double given);
   // Range list `ops` in one pass (staging, sort included): with one thread
   // per range (--query-tile 1 while the ranges expect at most
@@ -234,8 +238,8 @@ class BTree final : public Dictionary {
   // or in lock-step tiles, the staged list's output sized from its estimate
   // `expect`. Return the device time.
   double run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout);
-  double run_point_ranges(uint64_t n, SortBits bits, double room, RangeLayout& layout);
-  double run_lockstep_ranges(uint64_t n, SortBits bits, double room, RangeLayout& layout);
+  double run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout);
+  double run_lockstep_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout);
   // The lock-step tile of ranges: --query-tile, or 4 when it is 1 (long
   // ranges; a range's output is staged per tile).
   int range_tile() const { return opt_.query_tile == 1 ? 4 : opt_.query_tile; }

@@ -61,9 +61,24 @@ OpsRef BTree::sort_range_list(uint64_t n, SortBits bits, bool& sorted) {
   return ops;
 }
 
-void BTree::reserve_range_lines(uint64_t lines) {
-  d_range_keys_.reserve_discard(lines * kLineWords, "btree range results");
-  d_range_values_.reserve_discard(lines * kLineWords, "btree range results");
+void BTree::reserve_range_pairs(uint64_t pairs, OpsRef* list) {
+  d_range_keys_.reserve_discard(pairs, "btree range results");
+  d_range_values_.reserve_discard(pairs, "btree range results");
+  if (list != nullptr) {  // a list made before: its output pointers may have moved
+    list->range_keys = d_range_keys_.data();
+    list->range_values = d_range_values_.data();
+  }
+}
+
+OpsRef BTree::start_range_list(uint64_t n, SortBits bits, RangeLayout& layout) {
+  timer_.start(stream_);
+  trace_.mark(stream_, "start");
+  bool sorted = false;
+  OpsRef list = sort_range_list(n, bits, sorted);
+  trace_.mark(stream_, "sort");
+  // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
+  layout.hi_slot = sorted ? list.hi_slot : nullptr;
+  return list;
 }
 
 double BTree::range_expect(uint64_t n) const {
@@ -82,7 +97,7 @@ double BTree::range_expect(uint64_t n) const {
   return expect;
 }
 
-double BTree::range_room(uint64_t n, double expect, double scale) {
+double BTree::range_output_room(uint64_t n, double expect, double scale) {
   const double room = (expect * 1.25 + 4.0 * static_cast<double>(n)) * scale;
   // Never more than half of the free device memory (2 arrays of 4 bytes per
   // pair): a wild estimate costs a second run, not an allocation failure.
@@ -120,26 +135,16 @@ void BTree::learn_range_scale(double& scale, double used, double given) {
 
 double BTree::run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
   prepare_range_sort(n, bits);
-  const uint64_t room = static_cast<uint64_t>(range_room(n, expect, point_range_scale_)) + 1;
-  d_range_keys_.reserve_discard(room, "btree range results");
-  d_range_values_.reserve_discard(room, "btree range results");
+  const uint64_t room = static_cast<uint64_t>(range_output_room(n, expect, point_range_scale_)) + 1;
+  reserve_range_pairs(room);
   // The output cursor (concurrent batches use it too, never at the same time).
   unsigned long long* cursor = d_scalars_.data() + kRangeCursor;
   GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
 
-  timer_.start(stream_);
-  trace_.mark(stream_, "start");
-  bool sorted = false;
-  OpsRef list = sort_range_list(n, bits, sorted);
-  trace_.mark(stream_, "sort");
-  list.range_keys = d_range_keys_.data();
-  list.range_values = d_range_values_.data();
+  OpsRef list = start_range_list(n, bits, layout);  // output pointers: list_ref's, reserved above
   launch_point_ranges(ref(), list, cursor, room, stream_);
   trace_.mark(stream_, "ranges");
   double ms = timer_.stop(stream_);
-  // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
-  layout.hi_slot = sorted ? list.hi_slot : nullptr;
-  layout.region_lines = 0;  // contiguous
   copy_to_host(stream_, h_u64_.data(), cursor, sizeof(unsigned long long));
   const uint64_t total = h_u64_[0];
   sync_header();
@@ -147,10 +152,7 @@ double BTree::run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLa
     // Some blocks' pairs did not fit and were not stored (all were
     // counted): again with room for the total.
     ++range_reruns_;
-    d_range_keys_.reserve_discard(total, "btree range results");
-    d_range_values_.reserve_discard(total, "btree range results");
-    list.range_keys = d_range_keys_.data();
-    list.range_values = d_range_values_.data();
+    reserve_range_pairs(total, &list);
     GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
     timer_.start(stream_);
     trace_.mark(stream_, "(rerun)");
@@ -170,25 +172,19 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, double expect, Rang
   d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
   temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_lines_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
   prepare_range_sort(n, bits);  // after the scan's sizing: its graph keys on the CUB buffer
-  const double room = range_room(n, expect, range_scale_);
+  const double room = range_output_room(n, expect, range_scale_);
   const uint64_t region = static_cast<uint64_t>(room / static_cast<double>(g.tiles)) / kLineWords + 1;
-  reserve_range_lines(region * g.tiles);
+  reserve_range_pairs(region * g.tiles * kLineWords);
   unsigned long long* longest_d = d_scalars_.data() + kRangeMaxLines;
   GPUDICT_CUDA(cudaMemsetAsync(longest_d, 0, sizeof(unsigned long long), stream_));
 
-  timer_.start(stream_);
-  trace_.mark(stream_, "start");
-  bool sorted = false;
-  OpsRef list = sort_range_list(n, bits, sorted);
-  trace_.mark(stream_, "sort");
-  list.region_lines = region;  // output pointers: list_ref's, reserved above
+  OpsRef list = start_range_list(n, bits, layout);  // output pointers: list_ref's, reserved above
+  list.region_lines = region;
   list.tile_lines = d_tile_lines_.data();
   list.max_tile_lines = longest_d;
   launch_queries(range_tile(), ref(), list, stream_);
   trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
-  // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
-  layout.hi_slot = sorted ? list.hi_slot : nullptr;
   layout.region_lines = region;
   copy_to_host(stream_, h_u64_.data(), longest_d, sizeof(unsigned long long));
   const uint64_t longest = h_u64_[0];
@@ -206,11 +202,9 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, double expect, Rang
     trace_.mark(stream_, "scan");
     ms += timer_.stop(stream_);
     copy_to_host(stream_, h_u64_.data(), d_tile_base_.data() + g.tiles, sizeof(unsigned long long));
-    reserve_range_lines(h_u64_[0]);
+    reserve_range_pairs(h_u64_[0] * kLineWords, &list);
     list.region_lines = 0;
     list.tile_base_line = d_tile_base_.data();
-    list.range_keys = d_range_keys_.data();
-    list.range_values = d_range_values_.data();
     timer_.start(stream_);
     launch_queries(range_tile(), ref(), list, stream_);
     trace_.mark(stream_, "queries");
