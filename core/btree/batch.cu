@@ -338,6 +338,7 @@ void BTree::launch_rounds(const OpsRef& list) {
   r.start = 0;
   r.stride = stride;
   r.n = (n + stride - 1) / stride;
+  r.leaf_groups = opt_.leaf_groups;
   const uint32_t top_nodes = opt_.thread_ops ? top_copy_nodes(n) : 0;
   if (top_nodes >= 2) d_top_.reserve_discard(top_nodes, "btree top copy");
   auto launch = [&](const OpsRef& round) {
@@ -399,10 +400,14 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     prepare_ops_sort(n, bits);
     GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
     timer_.start(stream_);
+    trace_.mark(stream_, "start");
     OpsRef list = sort_ops(n, bits);
+    trace_.mark(stream_, "sort");
     list.done = d_done_.data();
     launch_rounds(list);
+    trace_.mark(stream_, "kernel");
     ms += timer_.stop(stream_);
+    trace_.flush("btree update list");
     t.add(phase, ms);
     sync_header();
     if (!h_hdr_[0].overflow) return;

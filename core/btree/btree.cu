@@ -69,6 +69,11 @@ std::vector<OptionSpec> btree_options() {
        "8-byte word sorted with its key (one coalesced read per operation); off: the kernel reads them by slot "
        "(two random reads; always so for lists of 2^29 operations or more)",
        "on"},
+      {"leaf-groups",
+       "on: in the thread kernel (--ops-kernel thread) the lanes of a warp whose updates fall into one leaf make "
+       "their first attempt together, the first of them applying all to its snapshot of the leaf under one latch "
+       "(deletes before inserts); off: every lane latches the leaf for its own update",
+       "on"},
   };
 }
 
@@ -132,6 +137,11 @@ Options parse_options(const StructureConfig& config) {
     if (s != "on" && s != "off") throw InputError("--op-words: '" + s + "' is not on or off");
     o.op_words = s == "on";
   }
+  if (has("leaf-groups")) {
+    const std::string& s = config.get("leaf-groups");
+    if (s != "on" && s != "off") throw InputError("--leaf-groups: '" + s + "' is not on or off");
+    o.leaf_groups = s == "on";
+  }
   return o;
 }
 
@@ -187,6 +197,7 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch_, cudaDevAttrMaxPitch, device_));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
+  h_hdr_[0] = TreeHeader{};
   d_scalars_ = DeviceBuffer<unsigned long long>(kRangeCursor + 1, "btree counters");
   h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
@@ -221,6 +232,8 @@ void BTree::reset_empty() {
   root.w[kLowWord] = 0;
   root.w[kMetaWord] = meta_new(0, true);
   TreeHeader h{};
+  h.grouped = h_hdr_[0].grouped;  // run-long counters
+  h.warp_taken = h_hdr_[0].warp_taken;
   h.next_free = 1;
   h.leaves = 1;
   h.height = 1;
@@ -315,6 +328,9 @@ Params BTree::parameters() const {
       {"op_words", opt_.op_words ? "on: concurrent and ops-updated lists of fewer than 2^29 operations carry "
                                    "(argument, type, slot) in one 8-byte word through the sort"
                                  : "off: the operations kernel reads each operation's type and argument by slot"},
+      {"leaf_groups", opt_.leaf_groups ? "on: a warp's updates that fall into one leaf are applied together, under "
+                                         "one latch (thread kernel)"
+                                       : "off: one leaf latch per update"},
       {"node_pool", opt_.node_pool ? std::to_string(opt_.node_pool) + " nodes (fixed)"
                                    : std::string("automatic (bulk build x 1.25 + 1024, grown before update "
                                                  "batches)")},
@@ -423,6 +439,8 @@ Stats BTree::stats() const {
       {"point-range-lists", std::to_string(point_range_lists_)},
       {"tile-range-lists", std::to_string(tile_range_lists_)},
       {"concurrent-range-reruns", std::to_string(concurrent_range_reruns_)},
+      {"grouped-updates", std::to_string(h.grouped)},
+      {"warp-taken-ops", std::to_string(h.warp_taken)},
   };
   return s;
 }

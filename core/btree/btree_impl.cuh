@@ -62,6 +62,7 @@ struct Options {
   bool thread_ops = true;  // the operations kernel of concurrent and ops-updated lists: a thread per operation
                            // (thread_ops_kernel.cuh); false: a tile of --tile lanes per operation (the paper's)
   bool op_words = true;    // those lists carry (slot, type, argument) words through the sort (OpsRef::op_words)
+  bool leaf_groups = true;  // the thread kernel's updates: first attempt per leaf, one latch per group of lanes
 };
 
 // Options from the command line; throws InputError naming the option.

@@ -73,6 +73,7 @@ struct OpsRef {
   uint32_t* range_keys = nullptr;
   uint32_t* range_values = nullptr;
   uint8_t* done = nullptr;  // by slot: 1 once an update has taken effect (null: not recorded)
+  bool leaf_groups = false;  // the thread kernel's first attempt at updates per leaf (--leaf-groups)
   // Phased ranges in the lock-step query kernel, one pass (query_kernel.cuh,
   // "Range output"): tile t stores its stream's lines (32 pairs of
   // range_keys/range_values each) from line tile_base_line[t], or, when that

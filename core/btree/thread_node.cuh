@@ -45,6 +45,13 @@ __device__ __forceinline__ uint32_t child_of(const uint32_t (&w)[kNodeWords], ui
   return child;
 }
 
+// Pair q's value becomes v.
+__device__ __forceinline__ void thread_set_value(uint32_t (&w)[kNodeWords], int q, uint32_t v) {
+#pragma unroll
+  for (int i = 0; i < kCapacity; ++i)
+    if (i == q) w[2 * i + 1] = v;
+}
+
 // Pairs [p, count) move one slot up and pair p becomes (k, v) (count < kCapacity).
 __device__ __forceinline__ void thread_insert_pair(uint32_t (&w)[kNodeWords], int p, uint32_t k, uint32_t v) {
 #pragma unroll

@@ -11,7 +11,10 @@
 // of the upper levels taken at the launch (top_copy.cuh): a validated read
 // is a round trip to the L2, the copy's levels are L1 hits.
 //
-// A thread does what needs no waiting:
+// First, the updates of a warp that fall into one leaf are applied together
+// by one of their lanes under one latch (group_update, below): a sorted
+// list brings neighbouring keys to the same leaf. Then a thread does what
+// needs no waiting:
 //   - lookups, successors, counts and ranges (ranges into their bounded slot,
 //     as in the operations kernel);
 //   - deletes, upserts of a present key, and inserts into a leaf with room:
@@ -204,14 +207,18 @@ __device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, 
   return kThreadSplitDone;
 }
 
-// An insert (upsert) or delete of k whose search starts at `start`. True
+// An insert (upsert) or delete of k whose search starts at `start` (with
+// `parent` / `pmeta` as thread_find takes them: kNil when unknown), and
+// starts again at `restart` (a node above the leaves' parents with low key
+// <= k: top_start's, or the root) when it needs a leaf's parent. True
 // once it took effect or needed no change; false: left to the warp (a root
 // or a parent that is full, a latch lost kThreadTries times, a node held
 // too long). `size` gets the change of the key count, `leaves` the leaves
 // added by splits.
-__device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t start, bool is_insert, uint32_t k,
-                                              uint32_t v, long long& size, unsigned long long& leaves) {
-  uint32_t w[kNodeWords], meta, node = start, parent = kNil, pmeta = 0;
+__device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t start, uint32_t parent, uint32_t pmeta,
+                                              uint32_t restart, bool is_insert, uint32_t k, uint32_t v,
+                                              long long& size, unsigned long long& leaves) {
+  uint32_t w[kNodeWords], meta, node = start;
   for (uint32_t attempt = 0; attempt < kThreadTries; ++attempt) {
     if (attempt > 0) __nanosleep(32u << min(attempt - 1, 6u));
     // After a lost latch or a split, from the leaf found before (its low
@@ -229,13 +236,13 @@ __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t star
     if (is_insert && !present && cnt == kCapacity) {  // a split first
       if (node == kRoot) return false;                  // the root is a full leaf: the warp's split_root
       if (parent == kNil) {                             // started at the leaf level: learn the parent
-        node = kRoot;
+        node = restart;
         continue;
       }
       const int r = thread_split(tree, node, meta, w, parent, pmeta, leaves);
       if (r == kThreadSplitWarp) return false;
-      if (r == kThreadSplitRetry) {  // P or L changed, or P is not L's parent: from the root
-        node = kRoot;
+      if (r == kThreadSplitRetry) {  // P or L changed, or P is not L's parent: from above the parents
+        node = restart;
         parent = kNil;
       }
       continue;  // split: from L (k may now belong to the sibling)
@@ -264,31 +271,152 @@ __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t star
   return false;
 }
 
-// One list (positions start + i stride, i < n): thread i's own attempt,
-// then its warp serves what the threads left, one operation at a time.
-// Three blocks per SM: 72 registers and no spills (four blocks: 64 and
-// spills; measured the same).
+enum GroupOutcome : int { kGroupApplied = 0, kGroupAlone = 1, kGroupWarp = 2 };
+
+// The first attempt of a warp's updates, made per leaf: every update lane
+// descends to its leaf, the lanes that found the same leaf form a group
+// (__match_any_sync), and the group's first lane applies all of their
+// updates to its validated snapshot of the leaf in registers and publishes
+// them with one latch (CAS from the snapshot's version, fence, stores,
+// release). Why: a sorted list brings its neighbouring keys to the same
+// leaf, and on a tree not much larger than the batch (Figure 5 at 2^20 and
+// 2^22 keys: about ten updates per leaf) the lanes of a warp otherwise race
+// for one leaf latch, one winner per round and the losers reading the leaf
+// again. The group's updates become visible together, at the release: one
+// order of them that the concurrent semantics and the phased any-update
+// rule allow. Deletes are applied before inserts, so that a leaf with room
+// for the group's net change does not fill on the way.
+//
+// Called by every lane of the warp, converged (the shuffles and the match
+// need all 32). `upd`: this lane holds an insert or delete of k (value v).
+// For an update lane: kGroupApplied (done, or no change needed as of the
+// validated snapshot), kGroupAlone (not applied: the key lies outside the
+// leader's snapshot of the leaf, the leaf had no room, or the latch was
+// lost; the lane goes on with thread_update from `node`, its leaf, with
+// `parent` / `pmeta` from its descent), kGroupWarp (a read gave up: left to
+// the warp). `grouped` counts the updates applied for groups of two or
+// more lanes (the stats' grouped-updates).
+__device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool is_insert, uint32_t k, uint32_t v,
+                                            uint32_t& node, uint32_t& parent, uint32_t& pmeta, long long& size,
+                                            unsigned long long& leaves, unsigned long long& grouped) {
+  uint32_t w[kNodeWords], meta = 0;
+  parent = kNil;
+  pmeta = 0;
+  const bool found = upd && thread_find(tree, k, node, w, meta, parent, pmeta);
+  const unsigned lane = lane_id();
+  // Lanes without a leaf get tags no node has (node ids are 32-bit).
+  const unsigned group = __match_any_sync(kFullMask, found ? static_cast<unsigned long long>(node)
+                                                           : (1ull << 32) | lane);
+  const int first = __ffs(group) - 1;
+  const bool leader = found && first == static_cast<int>(lane);
+  // Every leader takes its group's members in lane order, the leaders of
+  // different groups at the same time (a lane of a one-lane group is its
+  // own leader: on a large tree nearly every group), so the loop runs as
+  // many rounds as the largest group has lanes.
+  const int rounds = static_cast<int>(__reduce_max_sync(kFullMask, leader ? __popc(group) : 0u));
+  const int cnt0 = static_cast<int>(meta_count(meta));
+  const uint32_t low = w[kLowWord], high = w[kHighWord], link = w[kLinkWord];
+  int cnt = cnt0;
+  unsigned applied = 0;
+  bool changed = false, overflow = false;
+  for (int pass = 0; pass < 2; ++pass) {  // deletes, then inserts
+    unsigned todo = leader ? group : 0u;
+    for (int round = 0; round < rounds; ++round) {
+      const int r = todo != 0 ? __ffs(todo) - 1 : static_cast<int>(lane);
+      const bool mine = todo != 0;  // this leader has a member to take this round
+      todo &= todo - 1;
+      const uint32_t km = __shfl_sync(kFullMask, k, r);
+      const uint32_t vm = __shfl_sync(kFullMask, v, r);
+      const bool ins = __shfl_sync(kFullMask, is_insert ? 1u : 0u, r) != 0;
+      if (!mine || ins != (pass == 1)) continue;
+      // Member keys are in this leaf's range as of the member's own
+      // snapshot; the leader's may be older or newer (a split between).
+      if (km < low || (link != kNil && km >= high)) continue;
+      const int p = keys_below(w, cnt, km, false);
+      uint32_t key, value;
+      pair_of(w, p > 0 ? p - 1 : 0, key, value);
+      const bool present = p > 0 && key == km;
+      if (!ins) {
+        if (present) {
+          thread_remove_pair(w, p - 1);
+          --cnt;
+          changed = true;
+        }
+      } else if (present) {
+        if (value != vm) {
+          thread_set_value(w, p - 1, vm);
+          changed = true;
+        }
+      } else if (cnt < kCapacity) {
+        thread_insert_pair(w, p, km, vm);
+        ++cnt;
+        changed = true;
+      } else {
+        overflow = true;  // no room: the member goes on alone, after the split below
+        continue;
+      }
+      applied |= 1u << r;
+    }
+  }
+  if (leader && changed) {
+    uint32_t* const words = tree.words(node);
+    if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) == meta) {
+      fence_acq_rel_gpu();  // the latch before our stores (a reader's V2 sees it)
+      st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
+      st_release_gpu(words + kMetaWord, meta_release(meta | kLatchBit, static_cast<uint32_t>(cnt), true));
+      size += cnt - cnt0;
+      meta = meta_release(meta | kLatchBit, static_cast<uint32_t>(cnt), true);  // what w now is
+    } else {
+      applied = 0;  // the leaf changed since the snapshot: every member goes on alone
+      overflow = false;
+    }
+  }
+  // Inserts that found the leaf full: the leader splits it (from the state
+  // it just published, or its snapshot), so that the members left over
+  // find room instead of racing each other for the split. A split that
+  // fails (a lost race, a full parent) changes nothing: the members then
+  // split on their own or leave it to the warp.
+  if (leader && overflow && parent != kNil && node != kRoot) thread_split(tree, node, meta, w, parent, pmeta, leaves);
+  if (leader && __popc(group) > 1) grouped += __popc(applied);
+  applied = __shfl_sync(kFullMask, applied, first);
+  if (!found) return kGroupWarp;  // (lanes without an update ignore the outcome)
+  return ((applied >> lane) & 1u) != 0 ? kGroupApplied : kGroupAlone;
+}
+
+// One list (positions start + i stride, i < n): the warp's updates first
+// attempted per leaf (group_update, --leaf-groups on), then thread i's own
+// attempt, then its warp serves what the threads left, one operation at a
+// time. Three blocks per SM: 80 registers and no spills (before the leaf
+// groups 72; four blocks: 64 and spills, measured the same).
 __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, OpsRef ops, const Node* top) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   uint32_t k = 0, j = 0, arg = 0, type = ops.type;
   bool left = false;
   long long size = 0;
-  unsigned long long leaves = 0;
-  if (i < ops.n) {  // every lane stays for the warp's part below
+  unsigned long long leaves = 0, grouped = 0;
+  if (i < ops.n) {  // every lane stays for the warp's parts below
     const uint64_t pos = ops.start + i * ops.stride;
     k = ops.keys[pos];
     op_at(ops, pos, j, type, arg);
-    const uint32_t start = top_start(top, k);
-    if (type == kInsert || type == kDelete) {
-      left = !thread_update(tree, start, type == kInsert, k, arg, size, leaves);
-      if (!left && ops.done) ops.done[j] = 1;
-    } else {
-      left = !thread_query(tree, ops, start, type, j, k, arg);
-    }
+  }
+  const uint32_t start = i < ops.n ? top_start(top, k) : kRoot;
+  const bool upd = i < ops.n && (type == kInsert || type == kDelete);
+  int g = kGroupAlone;
+  uint32_t node = start, parent = kNil, pmeta = 0;
+  if (ops.leaf_groups && __any_sync(kFullMask, upd))  // (ops.leaf_groups is the same for the whole grid)
+    g = group_update(tree, upd, type == kInsert, k, arg, node, parent, pmeta, size, leaves, grouped);
+  if (upd) {
+    if (g == kGroupAlone)
+      left = !thread_update(tree, node, parent, pmeta, start, type == kInsert, k, arg, size, leaves);
+    else left = g == kGroupWarp;
+    if (!left && ops.done) ops.done[j] = 1;
+  } else if (i < ops.n) {
+    left = !thread_query(tree, ops, start, type, j, k, arg);
   }
   const Tile<32> t = cg::tiled_partition<32>(cg::this_thread_block());
   TileCounters counters;
   unsigned pending = t.ballot(left);
+  if (pending && t.thread_rank() == 0) atomicAdd(&tree.hdr->warp_taken, static_cast<unsigned long long>(__popc(pending)));
   if (pending) {
     TileCache<32> cache;
     while (pending) {
@@ -304,11 +432,13 @@ __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, Ops
   }
   size = warp_sum(size);
   leaves = warp_sum(leaves);
+  grouped = warp_sum(grouped);
   if (t.thread_rank() == 0) {  // a two's-complement add: a negative change wraps modulo 2^64 as intended
     counters.size += size;
     counters.leaves += leaves;
     if (counters.size != 0) atomicAdd(&tree.hdr->size, static_cast<unsigned long long>(counters.size));
     if (counters.leaves != 0) atomicAdd(&tree.hdr->leaves, counters.leaves);
+    if (grouped != 0) atomicAdd(&tree.hdr->grouped, grouped);
   }
 }
 

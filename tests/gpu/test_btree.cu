@@ -223,7 +223,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
   const auto opts = btree_options();
-  REQUIRE(opts.size() == 8);
+  REQUIRE(opts.size() == 9);
   CHECK(opts[0].name == "node-pool");
   CHECK(opts[1].name == "fill");
   CHECK(opts[2].name == "tile");
@@ -234,6 +234,8 @@ TEST_CASE("btree: capabilities, options, parameters") {
   CHECK(opts[6].default_value == "thread");
   CHECK(opts[7].name == "op-words");
   CHECK(opts[7].default_value == "on");
+  CHECK(opts[8].name == "leaf-groups");
+  CHECK(opts[8].default_value == "on");
   const StructureInfo* info = find_structure("btree");
   REQUIRE(info != nullptr);
   CHECK(info->make_gpu != nullptr);
@@ -243,7 +245,8 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (const auto& option : std::vector<std::pair<std::string, std::string>>{
            {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
            {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"},
-           {"phased-updates", "batched"}, {"ops-kernel", "warp"}, {"ops-kernel", ""}, {"op-words", "yes"}}) {
+           {"phased-updates", "batched"}, {"ops-kernel", "warp"}, {"ops-kernel", ""}, {"op-words", "yes"},
+           {"leaf-groups", "1"}}) {
     // Named copies: doctest's CAPTURE takes a lambda capture, and capturing
     // structured bindings is C++20.
     const std::string name = option.first, value = option.second;
@@ -745,24 +748,29 @@ TEST_CASE("btree: a concurrent batch of one key (an unsorted list) with ranges a
       }
       CHECK(ranges > 500);
       require_sound(*d);
+      if (std::string(kernel) == "thread") CHECK(extra_u64(*d, "grouped-updates") > 0);  // 32 lanes, one leaf
     }
 }
 
 TEST_CASE("btree: concurrent batches verified exactly, 50 seeds") {
   const std::string p = write_temp("concurrent.yaml", kConcurrentMix);
   uint64_t late_ranges = 0;  // ranges answered after their batch (the "grow" phase overfills their room)
+  uint64_t grouped = 0;      // updates applied for a leaf group of two or more lanes
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     CAPTURE(seed);
     auto d = make({{"tile", seed % 5 == 0 ? "32" : seed % 5 == 1 ? "16" : "8"},
                    {"ops-kernel", seed % 3 == 0 ? "tile" : "thread"},
                    {"op-words", (seed / 4) % 2 == 0 ? "on" : "off"},
+                   {"leaf-groups", seed % 8 < 5 ? "on" : "off"},
                    {"sort", seed % 7 == 3 ? "off" : "on"},
                    {"query-tile", seed % 4 == 0 ? "8" : seed % 4 == 1 ? "4" : seed % 4 == 2 ? "1" : "0"}});
     require_verified(run_engine(p, *d, seed), "seed " + std::to_string(seed));
     require_sound(*d);
     late_ranges += extra_u64(*d, "concurrent-range-reruns");
+    grouped += extra_u64(*d, "grouped-updates");
   }
   CHECK(late_ranges > 0);
+  CHECK(grouped > 0);
   std::remove(p.c_str());
 }
 
@@ -781,10 +789,48 @@ steps:
     auto d = make({{"ops-kernel", kernel}});
     require_verified(run_engine(p, *d, 2), "racecheck workload");
     require_sound(*d);
-    auto w = make({{"ops-kernel", kernel}, {"op-words", "off"}});
-    require_verified(run_engine(p, *w, 2), "racecheck workload, --op-words off");
+    auto w = make({{"ops-kernel", kernel}, {"op-words", "off"}, {"leaf-groups", "off"}});
+    require_verified(run_engine(p, *w, 2), "racecheck workload, --op-words off, --leaf-groups off");
     require_sound(*w);
   }
+  std::remove(p.c_str());
+}
+
+TEST_CASE("btree: leaf groups: a warp's updates of one leaf applied under one latch, verified exactly") {
+  // About eight updates per leaf in each concurrent batch (the tree is not
+  // much larger than the batch: Figure 5's hard case), inserts and deletes
+  // of the same keys in one batch, leaves that fill (members that split on
+  // their own), then queries. With --leaf-groups on the groups must have
+  // applied updates; off, none.
+  const std::string p = write_temp("groups.yaml", R"(
+seed: 9
+initial: {count: 8000, keys: {distribution: uniform, min: 0, max: 40000}}
+steps:
+  - phase: {name: churn, batches: 3, batch_size: 12000, mode: concurrent, hit_ratio: 0.5,
+            mix: {insert: 0.5, delete: 0.5},
+            keys: {distribution: uniform, min: 0, max: 40000}}
+  - phase: {name: fill, batches: 2, batch_size: 16000, mode: concurrent, hit_ratio: 0.1,
+            mix: {insert: 0.8, delete: 0.1, lookup: 0.05, range: 0.05},
+            keys: {distribution: uniform, min: 0, max: 40000},
+            range_length: {distribution: fixed, length: 8}}
+  - phase: {name: hot, batches: 2, batch_size: 6000, mode: concurrent, hit_ratio: 0.5,
+            mix: {insert: 0.4, delete: 0.4, lookup: 0.1, successor: 0.1},
+            keys: {distribution: uniform, min: 20000, max: 20040}}
+  - phase: {name: check, batches: 1, batch_size: 20000, hit_ratio: 0.5,
+            mix: {lookup: 0.4, count: 0.2, range: 0.2, successor: 0.2}}
+)");
+  for (const char* groups : {"on", "off"})
+    for (const char* words : {"on", "off"}) {
+      CAPTURE(groups);
+      CAPTURE(words);
+      auto d = make({{"leaf-groups", groups}, {"op-words", words}});
+      require_verified(run_engine(p, *d, 9), std::string("leaf groups ") + groups);
+      require_sound(*d);
+      if (std::string(groups) == "on")
+        CHECK(extra_u64(*d, "grouped-updates") > 10000);
+      else
+        CHECK(extra_u64(*d, "grouped-updates") == 0);
+    }
   std::remove(p.c_str());
 }
 
