@@ -328,8 +328,8 @@ Params BTree::parameters() const {
       {"op_words", opt_.op_words ? "on: concurrent and ops-updated lists of fewer than 2^29 operations carry "
                                    "(argument, type, slot) in one 8-byte word through the sort"
                                  : "off: the operations kernel reads each operation's type and argument by slot"},
-      {"leaf_groups", opt_.leaf_groups ? "on: a warp's updates that fall into one leaf are applied together, under "
-                                         "one latch (thread kernel)"
+      {"leaf_groups", opt_.leaf_groups ? "on: a warp's updates that fall into one leaf are applied together where "
+                                         "they fit, under one latch (thread kernel)"
                                        : "off: one leaf latch per update"},
       {"node_pool", opt_.node_pool ? std::to_string(opt_.node_pool) + " nodes (fixed)"
                                    : std::string("automatic (bulk build x 1.25 + 1024, grown before update "

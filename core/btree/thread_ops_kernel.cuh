@@ -209,8 +209,9 @@ __device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, 
 
 // An insert (upsert) or delete of k whose search starts at `start` (with
 // `parent` / `pmeta` as thread_find takes them: kNil when unknown), and
-// starts again at `restart` (a node above the leaves' parents with low key
-// <= k: top_start's, or the root) when it needs a leaf's parent. True
+// starts again at `restart` (a node at or above the leaves' parents' level
+// with low key <= k: top_start's, or the root) when it needs a leaf's
+// parent. True
 // once it took effect or needed no change; false: left to the warp (a root
 // or a parent that is full, a latch lost kThreadTries times, a node held
 // too long). `size` gets the change of the key count, `leaves` the leaves
@@ -241,7 +242,7 @@ __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t star
       }
       const int r = thread_split(tree, node, meta, w, parent, pmeta, leaves);
       if (r == kThreadSplitWarp) return false;
-      if (r == kThreadSplitRetry) {  // P or L changed, or P is not L's parent: from above the parents
+      if (r == kThreadSplitRetry) {  // P or L changed, or P is not L's parent: from `restart`
         node = restart;
         parent = kNil;
       }
@@ -311,8 +312,9 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   const bool leader = found && first == static_cast<int>(lane);
   // Every leader takes its group's members in lane order, the leaders of
   // different groups at the same time (a lane of a one-lane group is its
-  // own leader: on a large tree nearly every group), so the loop runs as
-  // many rounds as the largest group has lanes.
+  // own leader: on a large tree nearly every group), so each of the two
+  // passes (deletes, inserts) runs as many rounds as the largest group has
+  // lanes.
   const int rounds = static_cast<int>(__reduce_max_sync(kFullMask, leader ? __popc(group) : 0u));
   const int cnt0 = static_cast<int>(meta_count(meta));
   const uint32_t low = w[kLowWord], high = w[kHighWord], link = w[kLinkWord];
@@ -374,8 +376,9 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   // Inserts that found the leaf full: the leader splits it (from the state
   // it just published, or its snapshot), so that the members left over
   // find room instead of racing each other for the split. A split that
-  // fails (a lost race, a full parent) changes nothing: the members then
-  // split on their own or leave it to the warp.
+  // fails (a lost race, a full parent, a full pool: flagged as by any
+  // split) changes no node: the members then split on their own or leave
+  // it to the warp.
   if (leader && overflow && parent != kNil && node != kRoot) thread_split(tree, node, meta, w, parent, pmeta, leaves);
   if (leader && __popc(group) > 1) grouped += __popc(applied);
   applied = __shfl_sync(kFullMask, applied, first);
