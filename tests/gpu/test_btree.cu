@@ -803,8 +803,8 @@ TEST_CASE("btree: leaf groups: a warp's updates of one leaf applied under one la
   // About fifteen updates per leaf in each concurrent batch (the tree is
   // not much larger than the batch: Figure 5's hard case), inserts and
   // deletes of the same keys in one batch, leaves that overflow (the
-  // leader's split, members going on alone), then queries. With --leaf-groups on the groups must have
-  // applied updates; off, none.
+  // leader's split, members going on alone), then queries. With
+  // --leaf-groups on the groups must have applied updates; off, none.
   const std::string p = write_temp("groups.yaml", R"(
 seed: 9
 initial: {count: 8000, keys: {distribution: uniform, min: 0, max: 40000}}
