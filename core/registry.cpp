@@ -112,6 +112,13 @@ uint64_t StructureConfig::get_u64(const std::string& name) const {
   return v;
 }
 
+bool StructureConfig::get_choice(const std::string& name, const char* first, const char* second) const {
+  const std::string& s = get(name);
+  if (s != first && s != second)
+    throw InputError("--" + name + ": '" + s + "' is not " + first + " or " + second);
+  return s == first;
+}
+
 double StructureConfig::get_double(const std::string& name) const {
   const std::string& s = get(name);
   errno = 0;

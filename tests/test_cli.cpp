@@ -192,4 +192,16 @@ TEST_CASE("cli: structure options are validated and shown in --help") {
   auto b = run_gpudict("lsm examples/quickstart.yaml --backend cpu --batch-size 1000");
   CHECK(b.exit_code == 2);
   CHECK(b.err.find("--batch-size") != std::string::npos);
+  // Two-way choices (StructureConfig::get_choice): the message names the
+  // option, the value and both choices; a valid choice runs.
+  auto f = run_gpudict("lsm examples/quickstart.yaml --backend cpu --lookup-filter yes");
+  CHECK(f.exit_code == 2);
+  CHECK(f.err.find("--lookup-filter: 'yes' is not on or off") != std::string::npos);
+  auto g = run_gpudict("btree examples/mixed-concurrent.yaml --backend cpu --leaf-groups 1");
+  CHECK(g.exit_code == 2);
+  CHECK(g.err.find("--leaf-groups: '1' is not on or off") != std::string::npos);
+  auto k = run_gpudict("btree examples/mixed-concurrent.yaml --backend cpu --ops-kernel warp");
+  CHECK(k.exit_code == 2);
+  CHECK(k.err.find("--ops-kernel: 'warp' is not thread or tile") != std::string::npos);
+  CHECK(run_gpudict("btree examples/mixed-concurrent.yaml --backend cpu --leaf-groups off --ops-kernel tile").exit_code == 0);
 }

@@ -30,6 +30,8 @@ struct StructureConfig {
   // Typed access; throw InputError naming the option when the text is invalid.
   uint64_t get_u64(const std::string& name) const;
   double get_double(const std::string& name) const;
+  // A two-way choice: true for `first` (e.g. "on"), false for `second`.
+  bool get_choice(const std::string& name, const char* first, const char* second) const;
   const std::string& get(const std::string& name) const;
 };
 

@@ -111,37 +111,17 @@ Options parse_options(const StructureConfig& config) {
     if (t != 8 && t != 16 && t != 32) throw InputError("--tile: '" + config.get("tile") + "' is not 8, 16 or 32");
     o.tile = static_cast<int>(t);
   }
-  if (has("sort")) {
-    const std::string& s = config.get("sort");
-    if (s != "on" && s != "off") throw InputError("--sort: '" + s + "' is not on or off");
-    o.sort = s == "on";
-  }
+  if (has("sort")) o.sort = config.get_choice("sort", "on", "off");
   if (has("query-tile")) {
     const uint64_t t = config.get_u64("query-tile");
     if (t != 0 && t != 1 && t != 4 && t != 8)
       throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 1, 4 or 8");
     o.query_tile = static_cast<int>(t);
   }
-  if (has("phased-updates")) {
-    const std::string& s = config.get("phased-updates");
-    if (s != "merge" && s != "ops") throw InputError("--phased-updates: '" + s + "' is not merge or ops");
-    o.merge_updates = s == "merge";
-  }
-  if (has("ops-kernel")) {
-    const std::string& s = config.get("ops-kernel");
-    if (s != "thread" && s != "tile") throw InputError("--ops-kernel: '" + s + "' is not thread or tile");
-    o.thread_ops = s == "thread";
-  }
-  if (has("op-words")) {
-    const std::string& s = config.get("op-words");
-    if (s != "on" && s != "off") throw InputError("--op-words: '" + s + "' is not on or off");
-    o.op_words = s == "on";
-  }
-  if (has("leaf-groups")) {
-    const std::string& s = config.get("leaf-groups");
-    if (s != "on" && s != "off") throw InputError("--leaf-groups: '" + s + "' is not on or off");
-    o.leaf_groups = s == "on";
-  }
+  if (has("phased-updates")) o.merge_updates = config.get_choice("phased-updates", "merge", "ops");
+  if (has("ops-kernel")) o.thread_ops = config.get_choice("ops-kernel", "thread", "tile");
+  if (has("op-words")) o.op_words = config.get_choice("op-words", "on", "off");
+  if (has("leaf-groups")) o.leaf_groups = config.get_choice("leaf-groups", "on", "off");
   return o;
 }
 
@@ -231,9 +211,7 @@ void BTree::reset_empty() {
   root.w[kLinkWord] = kNil;
   root.w[kLowWord] = 0;
   root.w[kMetaWord] = meta_new(0, true);
-  TreeHeader h{};
-  h.grouped = h_hdr_[0].grouped;  // run-long counters
-  h.warp_taken = h_hdr_[0].warp_taken;
+  TreeHeader h = fresh_header();
   h.next_free = 1;
   h.leaves = 1;
   h.height = 1;
@@ -241,6 +219,13 @@ void BTree::reset_empty() {
   GPUDICT_CUDA(cudaMemcpyAsync(pool_.data(), &root, sizeof(Node), cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaMemcpyAsync(hdr_.data(), &h, sizeof(TreeHeader), cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+TreeHeader BTree::fresh_header() const {
+  TreeHeader h{};
+  h.grouped = h_hdr_[0].grouped;  // the run-long counters survive a new tree
+  h.warp_taken = h_hdr_[0].warp_taken;
+  return h;
 }
 
 void BTree::sync_header() {

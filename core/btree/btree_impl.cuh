@@ -125,6 +125,9 @@ class BTree final : public Dictionary {
   uint64_t used_nodes() const;
   // An empty tree: the root as an empty leaf.
   void reset_empty();
+  // A header for a new tree (reset_empty, build): zero but for the run-long
+  // counters (grouped, warp_taken), carried from h_hdr_.
+  TreeHeader fresh_header() const;
   // Device counters -> h_hdr_; throws RuntimeFailure on the internal error flag.
   void sync_header();
   [[noreturn]] void throw_pool_full(const std::string& when) const;

@@ -161,10 +161,7 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
   ms += timer_.stop(stream_);
 
   TreeHeader& h = h_hdr_[0];
-  const unsigned long long grouped = h.grouped, warp_taken = h.warp_taken;  // run-long counters
-  h = TreeHeader{};
-  h.grouped = grouped;
-  h.warp_taken = warp_taken;
+  h = fresh_header();
   h.next_free = plan.total;
   h.size = u;
   h.leaves = plan.size[0];

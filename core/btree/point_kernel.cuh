@@ -128,7 +128,6 @@ __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsR
   return false;
 }
 
-
 // Walks from the root down to the leaf whose range holds k (B-link moves
 // right where a node's high key is <= k), reading each node whole with
 // `read`; `node` ends as the leaf's id, w / meta as its snapshot. False: more

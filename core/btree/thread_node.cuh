@@ -81,4 +81,39 @@ __device__ __forceinline__ void thread_remove_pair(uint32_t (&w)[kNodeWords], in
   }
 }
 
+// What one update did to a leaf held in registers (leaf_update).
+enum LeafChange : int {
+  kLeafSame = 0,   // nothing to change: a delete of an absent key, an upsert of the value already held
+  kLeafValue = 1,  // pair q's value replaced (an upsert of a present key)
+  kLeafPairs = 2,  // a pair inserted or removed; count changed
+  kLeafFull = 3,   // an insert of a new key into a full leaf: nothing changed, a split first
+};
+
+// Applies an insert (upsert) of (k, v) or a delete of k to leaf w holding
+// `count` pairs, in registers (the thread kernel's updates, alone or for a
+// leaf group; the caller latches and stores).
+__device__ __forceinline__ int leaf_update(uint32_t (&w)[kNodeWords], int& count, bool is_insert, uint32_t k,
+                                           uint32_t v, int& q) {
+  const int p = keys_below(w, count, k, false);
+  uint32_t key, value;
+  pair_of(w, p > 0 ? p - 1 : 0, key, value);
+  const bool present = p > 0 && key == k;
+  q = p - 1;
+  if (!is_insert) {
+    if (!present) return kLeafSame;
+    thread_remove_pair(w, q);
+    --count;
+    return kLeafPairs;
+  }
+  if (present) {
+    if (value == v) return kLeafSame;
+    thread_set_value(w, q, v);
+    return kLeafValue;
+  }
+  if (count == kCapacity) return kLeafFull;
+  thread_insert_pair(w, p, k, v);
+  ++count;
+  return kLeafPairs;
+}
+
 }  // namespace gpudict::btree

@@ -226,15 +226,12 @@ __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t star
     // key <= k never changes; a split moved k at most to its right).
     if (!thread_find(tree, k, node, w, meta, parent, pmeta)) return false;
     const int cnt = static_cast<int>(meta_count(meta));
-    const int p = keys_below(w, cnt, k, false);
-    uint32_t key, value;
-    pair_of(w, p > 0 ? p - 1 : 0, key, value);
-    const bool present = p > 0 && key == k;
+    int new_cnt = cnt, q = 0;
+    const int change = leaf_update(w, new_cnt, is_insert, k, v, q);
     // Judged from a validated snapshot: ordered as of that snapshot (the
     // operations kernel's argument, ops_kernel.cuh TileCache).
-    if (!is_insert && !present) return true;
-    if (is_insert && present && value == v) return true;
-    if (is_insert && !present && cnt == kCapacity) {  // a split first
+    if (change == kLeafSame) return true;
+    if (change == kLeafFull) {  // a split first (w unchanged)
       if (node == kRoot) return false;                  // the root is a full leaf: the warp's split_root
       if (parent == kNil) {                             // started at the leaf level: learn the parent
         node = restart;
@@ -249,21 +246,12 @@ __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t star
       continue;  // split: from L (k may now belong to the sibling)
     }
     uint32_t* const words = tree.words(node);
-    if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) != meta) continue;  // changed or held: read again
+    if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) != meta) continue;  // changed or held: read w again
     fence_acq_rel_gpu();  // the latch before our stores (a reader's V2 sees it)
-    int new_cnt = cnt;
-    if (present && is_insert) {
-      st_relaxed_gpu(words + 2 * (p - 1) + 1, v);
-    } else {
-      if (is_insert) {
-        thread_insert_pair(w, p, k, v);
-        ++new_cnt;
-      } else {
-        thread_remove_pair(w, p - 1);
-        --new_cnt;
-      }
+    if (change == kLeafValue)
+      st_relaxed_gpu(words + 2 * q + 1, v);
+    else
       st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
-    }
     // Release: our stores, then the next version (count updated, unlatched).
     st_release_gpu(words + kMetaWord, meta_release(meta | kLatchBit, static_cast<uint32_t>(new_cnt), true));
     size += new_cnt - cnt;
@@ -334,29 +322,13 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
       // Member keys are in this leaf's range as of the member's own
       // snapshot; the leader's may be older or newer (a split between).
       if (km < low || (link != kNil && km >= high)) continue;
-      const int p = keys_below(w, cnt, km, false);
-      uint32_t key, value;
-      pair_of(w, p > 0 ? p - 1 : 0, key, value);
-      const bool present = p > 0 && key == km;
-      if (!ins) {
-        if (present) {
-          thread_remove_pair(w, p - 1);
-          --cnt;
-          changed = true;
-        }
-      } else if (present) {
-        if (value != vm) {
-          thread_set_value(w, p - 1, vm);
-          changed = true;
-        }
-      } else if (cnt < kCapacity) {
-        thread_insert_pair(w, p, km, vm);
-        ++cnt;
-        changed = true;
-      } else {
+      int q;
+      const int change = leaf_update(w, cnt, ins, km, vm, q);
+      if (change == kLeafFull) {
         overflow = true;  // no room: the member goes on alone, after the split below
         continue;
       }
+      changed = changed || change != kLeafSame;
       applied |= 1u << r;
     }
   }
@@ -365,9 +337,9 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
     if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) == meta) {
       fence_acq_rel_gpu();  // the latch before our stores (a reader's V2 sees it)
       st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
-      st_release_gpu(words + kMetaWord, meta_release(meta | kLatchBit, static_cast<uint32_t>(cnt), true));
+      meta = meta_release(meta | kLatchBit, static_cast<uint32_t>(cnt), true);  // the next version: what w now is
+      st_release_gpu(words + kMetaWord, meta);
       size += cnt - cnt0;
-      meta = meta_release(meta | kLatchBit, static_cast<uint32_t>(cnt), true);  // what w now is
     } else {
       applied = 0;  // the leaf changed since the snapshot: every member goes on alone
       overflow = false;
@@ -419,8 +391,8 @@ __global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, Ops
   const Tile<32> t = cg::tiled_partition<32>(cg::this_thread_block());
   TileCounters counters;
   unsigned pending = t.ballot(left);
-  if (pending && t.thread_rank() == 0) atomicAdd(&tree.hdr->warp_taken, static_cast<unsigned long long>(__popc(pending)));
   if (pending) {
+    if (t.thread_rank() == 0) atomicAdd(&tree.hdr->warp_taken, static_cast<unsigned long long>(__popc(pending)));
     TileCache<32> cache;
     while (pending) {
       const int q = __ffs(pending) - 1;

@@ -89,11 +89,7 @@ Options parse_options(const StructureConfig& config) {
                        "' is not a fraction >= 0");
     o.stale_fraction = x;
   }
-  if (has("lookup-filter")) {
-    const std::string& f = config.get("lookup-filter");
-    if (f != "on" && f != "off") throw InputError("--lookup-filter: '" + f + "' is not on or off");
-    o.lookup_filter = f == "on";
-  }
+  if (has("lookup-filter")) o.lookup_filter = config.get_choice("lookup-filter", "on", "off");
   return o;
 }
 
