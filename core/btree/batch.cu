@@ -443,13 +443,22 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
     d_range_scan_.reserve_discard(n + 1, "btree range offsets");
     temp_.prepare(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
   }
-  prepare_list_sort(n, bits);  // after the list's other CUB sizing: its graph keys on the CUB buffer
+  // Lookups and successors of a bulk-built tree: through its leaf directory,
+  // in batch order (leaf_directory.cuh); else sorted, from the root.
+  const bool by_directory =
+      dir_.valid() && opt_.query_tile == 1 && (type == OpType::Lookup || type == OpType::Successor);
+  if (!by_directory) prepare_list_sort(n, bits);  // after the list's other CUB sizing: its graph keys on the CUB buffer
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  OpsRef list = sort_list(n, two_keys, false, code, bits);
+  OpsRef list = by_directory ? list_ref(n, two_keys, false, code) : sort_list(n, two_keys, false, code, bits);
   trace_.mark(stream_, "sort");
-  launch_phased_queries(ref(), list);
+  if (by_directory) {
+    dir_.launch_queries(ref(), list, stream_);
+    ++directory_lists_;
+  } else {
+    launch_phased_queries(ref(), list);
+  }
   trace_.mark(stream_, "queries");
   double ms = timer_.stop(stream_);
   trace_.flush("btree phased queries");

@@ -74,6 +74,12 @@ std::vector<OptionSpec> btree_options() {
        "their first attempt together, the first of them applying all to its snapshot of the leaf under one latch "
        "(deletes before inserts); off: every lane latches the leaf for its own update",
        "on"},
+      {"leaf-directory",
+       "on: the bulk build also stores its leaves' low keys as a sorted array with a fence index (4 bytes per "
+       "leaf), and phased lookups and successors with --query-tile 1 find their leaf there, unsorted, instead "
+       "of sorting their list and descending from the root (splits since the build: B-link moves); "
+       "off: always from the root. Trees grown from empty have no directory",
+       "on"},
   };
 }
 
@@ -122,6 +128,7 @@ Options parse_options(const StructureConfig& config) {
   if (has("ops-kernel")) o.thread_ops = config.get_choice("ops-kernel", "thread", "tile");
   if (has("op-words")) o.op_words = config.get_choice("op-words", "on", "off");
   if (has("leaf-groups")) o.leaf_groups = config.get_choice("leaf-groups", "on", "off");
+  if (has("leaf-directory")) o.leaf_directory = config.get_choice("leaf-directory", "on", "off");
   return o;
 }
 
@@ -216,6 +223,7 @@ void BTree::reset_empty() {
   h.leaves = 1;
   h.height = 1;
   h_hdr_[0] = h;
+  dir_.clear();
   GPUDICT_CUDA(cudaMemcpyAsync(pool_.data(), &root, sizeof(Node), cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaMemcpyAsync(hdr_.data(), &h, sizeof(TreeHeader), cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
@@ -316,6 +324,10 @@ Params BTree::parameters() const {
       {"leaf_groups", opt_.leaf_groups ? "on: a warp's updates that fall into one leaf are applied together where "
                                          "they fit, under one latch (thread kernel)"
                                        : "off: one leaf latch per update"},
+      {"leaf_directory", opt_.leaf_directory
+                             ? "on: phased lookups and successors (--query-tile 1) of a bulk-built tree "
+                               "find their leaf in the build's leaf directory, in batch order (no sort)"
+                             : "off: phased point queries descend from the root"},
       {"node_pool", opt_.node_pool ? std::to_string(opt_.node_pool) + " nodes (fixed)"
                                    : std::string("automatic (bulk build x 1.25 + 1024, grown before update "
                                                  "batches)")},
@@ -399,14 +411,16 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t ranges = Q * (26 * 8 + 2 * 8 + 20) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
   // The thread ops kernel's copy of the upper levels (top_copy.cuh).
   const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node) : 0;
-  return pool + list + cub + ranges + top + 4096;
+  // The leaf directory: 4 bytes per bulk-built leaf and its fences (1/31 more).
+  const uint64_t directory = opt_.leaf_directory ? (R / leaf_fill(opt_.fill) + 64) * 4 * 33 / 32 + 1024 : 0;
+  return pool + list + cub + ranges + top + directory + 4096;
 }
 
 Stats BTree::stats() const {
   const TreeHeader& h = h_hdr_[0];
   Stats s;
   s.size = h.size;
-  s.device_bytes = pool_.bytes() + scratch_bytes();
+  s.device_bytes = pool_.bytes() + dir_.bytes() + scratch_bytes();
   const uint64_t nodes = used_nodes();
   char fill[32];
   std::snprintf(fill, sizeof fill, "%.3f",
@@ -426,6 +440,8 @@ Stats BTree::stats() const {
       {"concurrent-range-reruns", std::to_string(concurrent_range_reruns_)},
       {"grouped-updates", std::to_string(h.grouped)},
       {"warp-taken-ops", std::to_string(h.warp_taken)},
+      {"directory-leaves", std::to_string(dir_.entries())},
+      {"directory-lists", std::to_string(directory_lists_)},
   };
   return s;
 }

@@ -9,6 +9,7 @@
 //   check.cu              the structural checker (btree_check.hpp)
 //   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
 //   point_kernel.cuh      phased lookups, successors, counts: a thread each (kernels_query.cu)
+//   leaf_directory.cu     the same from the bulk build's leaf directory, unsorted
 //   thread_node.cuh       a node in one thread's registers: search, child, insert, remove
 //   query_kernel.cuh      phased queries in lock-step: ranges, or all with --query-tile 4|8
 #pragma once
@@ -23,6 +24,7 @@
 
 #include "core/api/dictionary.hpp"
 #include "core/api/registry.hpp"
+#include "core/btree/leaf_directory.cuh"
 #include "core/btree/node.hpp"
 #include "core/btree/ops_kernel.cuh"
 #include "core/btree/sort_bits.hpp"
@@ -63,6 +65,7 @@ struct Options {
                            // (thread_ops_kernel.cuh); false: a tile of --tile lanes per operation (the paper's)
   bool op_words = true;    // those lists carry (slot, type, argument) words through the sort (OpsRef::op_words)
   bool leaf_groups = true;  // the thread kernel's updates: first attempt per leaf, one latch per group of lanes
+  bool leaf_directory = true;  // phased point queries find their leaf in the bulk build's leaf directory
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -269,6 +272,8 @@ class BTree final : public Dictionary {
 
   DeviceBuffer<Node> pool_;
   DeviceBuffer<Node> d_top_;  // the thread ops kernel's copy of the upper levels (top_copy.cuh)
+  LeafDirectory dir_;         // the bulk build's leaves by low key (leaf_directory.cuh)
+  uint64_t directory_lists_ = 0;  // phased query lists answered through dir_
   uint64_t capacity_ = 0;
   DeviceBuffer<TreeHeader> hdr_;
   PinnedBuffer<TreeHeader> h_hdr_;  // the counters as of the last kernel

@@ -109,6 +109,7 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     t.add(Phase::Build, 0.0);
     return;
   }
+  dir_.clear();  // the old tree's leaves
   key_lo_ = 0xFFFFFFFFu;
   key_hi_ = 0;
   for (uint64_t k : initial.keys) {
@@ -158,6 +159,10 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     build_inner_kernel<<<blocks_for(inner * 8, 256), 256, 0, stream_>>>(keys.Current(), plan, inner, pool_.data());
     GPUDICT_CHECK_LAUNCH("build_inner_kernel");
   }
+  if (opt_.leaf_directory && plan.levels >= 2)
+    dir_.build(keys.Current(), u, plan.size[0], plan.id(0, 0), stream_);
+  else
+    dir_.clear();
   ms += timer_.stop(stream_);
 
   TreeHeader& h = h_hdr_[0];

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/grid.cuh"
@@ -145,13 +146,25 @@ __device__ __forceinline__ void warp_refine(const SearchView<K>& ix, const K (&q
 inline constexpr int kSearchThreads = 256;
 inline constexpr int kSearchMinBlocks = 8;  // 2048 threads per SM: <= 32 registers
 
+// Blocks per SM the search kernel is compiled for: Op::kMinBlocks where an
+// Op's finish needs more registers (the B-Tree's leaf directory reads a whole
+// node), else kSearchMinBlocks.
+template <class Op, class = void>
+struct SearchMinBlocks {
+  static constexpr int value = kSearchMinBlocks;
+};
+template <class Op>
+struct SearchMinBlocks<Op, std::void_t<decltype(Op::kMinBlocks)>> {
+  static constexpr int value = Op::kMinBlocks;
+};
+
 // One batch of `items` items, each with Op::kSearches searches. Persistent:
 // each block stages the top level in shared memory once, then its warps take
 // 32 items at a time. Op provides
 //   setup(item, q[S], upper[S])               the searches of an item
 //   finish(view, item, q[S], pos[S])          consume their results
 template <class K, class V, class Op>
-__global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
+__global__ void __launch_bounds__(kSearchThreads, SearchMinBlocks<Op>::value)
     search_kernel(const __grid_constant__ ArrayView<K, V> a, const __grid_constant__ Op op, uint32_t items) {
   constexpr int S = Op::kSearches;
   extern __shared__ uint4 search_smem[];

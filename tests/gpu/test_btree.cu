@@ -223,7 +223,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
   const auto opts = btree_options();
-  REQUIRE(opts.size() == 9);
+  REQUIRE(opts.size() == 10);
   CHECK(opts[0].name == "node-pool");
   CHECK(opts[1].name == "fill");
   CHECK(opts[2].name == "tile");
@@ -236,6 +236,8 @@ TEST_CASE("btree: capabilities, options, parameters") {
   CHECK(opts[7].default_value == "on");
   CHECK(opts[8].name == "leaf-groups");
   CHECK(opts[8].default_value == "on");
+  CHECK(opts[9].name == "leaf-directory");
+  CHECK(opts[9].default_value == "on");
   const StructureInfo* info = find_structure("btree");
   REQUIRE(info != nullptr);
   CHECK(info->make_gpu != nullptr);
@@ -246,7 +248,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
            {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
            {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"},
            {"phased-updates", "batched"}, {"ops-kernel", "warp"}, {"ops-kernel", ""}, {"op-words", "yes"},
-           {"leaf-groups", "1"}}) {
+           {"leaf-groups", "1"}, {"leaf-directory", "yes"}}) {
     // Named copies: doctest's CAPTURE takes a lambda capture, and capturing
     // structured bindings is C++20.
     const std::string name = option.first, value = option.second;
@@ -274,7 +276,8 @@ TEST_CASE("btree: capabilities, options, parameters") {
     cfg.options["query-tile"] = accepted;
     CHECK_NOTHROW(validate_btree_options(cfg));
   }
-  for (const char* name : {"height", "nodes", "leaves", "fill", "node-bytes", "pool-nodes"})
+  for (const char* name : {"height", "nodes", "leaves", "fill", "node-bytes", "pool-nodes", "directory-leaves",
+                           "directory-lists"})
     CHECK(extra(*d, name).rfind("<missing", 0) != 0);
   DeviceTime t;
   CHECK_THROWS_AS(d->snapshot("s", t), InputError);
@@ -1130,4 +1133,85 @@ TEST_CASE("btree: merged update batches of alternating sizes reuse cached sort g
   all.push(OpType::Range, 0, kMax);
   run_checked(*d, m, all);
   require_sound(*d);
+}
+
+// Phased lookups, successors and counts of a bulk-built tree find their leaf
+// in the leaf directory (core/btree/leaf_directory.cuh), unsorted; the
+// leaves split since the build are reached by B-link moves. Full leaves
+// (--fill 1) make every insert split; an ascending run into one leaf's
+// range splits it again and again, so its directory entry sits many links
+// left of most of those keys; deletes empty whole leaves. Against the
+// model, with the directory on and off, every update path.
+TEST_CASE("btree: leaf directory: point queries through it across splits, empty leaves and the key domain's ends") {
+  for (const char* updates : {"merge", "ops", "ops-tile"})
+    for (const char* directory : {"on", "off"}) {
+      CAPTURE(updates);
+      CAPTURE(directory);
+      const bool on = std::string(directory) == "on";
+      // ops-tile: the paper's kernel splits the leaves (tiles of 32 lanes).
+      const bool tile = std::string(updates) == "ops-tile";
+      auto d = make({{"fill", "1"},
+                     {"phased-updates", tile ? "ops" : updates},
+                     {"ops-kernel", tile ? "tile" : "thread"},
+                     {"leaf-directory", directory}});
+      DeviceTime t;
+      // Keys 1000, 1010, ... (14 per leaf) and the domain's ends.
+      const KeyValues initial = with_domain_ends(spaced_keys(60000, 10, 1000), 7, 9);
+      d->build(initial, t);
+      Model m = model_of(initial);
+      CHECK(extra_u64(*d, "directory-leaves") == (on ? extra_u64(*d, "leaves") : 0));
+      std::mt19937_64 rng(77);
+      // Random inserts between the keys: every leaf they reach splits.
+      {
+        Batch spread;
+        std::set<uint64_t> seen;  // the keys of one batch must be distinct (an exact model)
+        for (int i = 0; i < 8000; ++i) {
+          const uint64_t k = 1000 + 10 * (rng() % 60000) + 1 + rng() % 9;
+          if (seen.insert(k).second) spread.push(OpType::Insert, k, rng() & kMax);
+        }
+        run_checked(*d, m, spread);
+      }
+      // An ascending run into the range of one leaf: 3000 keys above all but
+      // 0xFFFFFFFF, so all in the last leaf, which splits again and again.
+      for (int round = 0; round < 3; ++round) {
+        Batch run;
+        for (uint64_t i = 0; i < 1000; ++i) run.push(OpType::Insert, (500001ull << 12) + round * 1000 + i, i);
+        run_checked(*d, m, run);
+      }
+      // Deletes that empty every leaf of a stretch of keys.
+      Batch del;
+      for (uint64_t k = 200000; k < 260000; k += 10) del.push(OpType::Delete, k);
+      run_checked(*d, m, del);
+      // Queries everywhere: random keys, the run, the emptied stretch, the ends.
+      Batch q;
+      for (int i = 0; i < 40000; ++i) {
+        const uint64_t k = rng() % 8 == 0 ? (500001ull << 12) + rng() % 3100 : rng() % 700000;
+        switch (rng() % 3) {
+          case 0: q.push(OpType::Lookup, k); break;
+          case 1: q.push(OpType::Successor, k); break;
+          default: q.push(OpType::Count, k, std::min<uint64_t>(kMax, k + rng() % 5000)); break;
+        }
+      }
+      run_checked(*d, m, q);
+      run_checked(*d, m, probe_batch({0, 1, 999, 1000, 200000, 229990, 259990, 500001ull << 12,
+                                      (500001ull << 12) + 2999, 600990, 601000, kMax - 1, kMax}));
+      CHECK((extra_u64(*d, "directory-lists") > 0) == on);
+      require_sound(*d);
+      // A new bulk build makes a new directory; an empty build and a tree of
+      // one leaf (the root) have none, and their queries still answer.
+      const KeyValues small = spaced_keys(10, 3, 5);
+      d->build(small, t);
+      Model ms = model_of(small);
+      CHECK(extra_u64(*d, "directory-leaves") == 0);
+      run_checked(*d, ms, probe_batch({0, 5, 6, 32, 33, kMax}));
+      d->build(KeyValues{}, t);
+      Model empty;
+      CHECK(extra_u64(*d, "directory-leaves") == 0);
+      run_checked(*d, empty, probe_batch({0, 5, kMax}));
+      d->build(initial, t);
+      Model again = model_of(initial);
+      CHECK(extra_u64(*d, "directory-leaves") == (on ? extra_u64(*d, "leaves") : 0));
+      run_checked(*d, again, probe_batch({0, 1000, 1005, 600990, kMax}));
+      require_sound(*d);
+    }
 }

@@ -1,0 +1,68 @@
+// The leaf directory: the low keys of the bulk build's leaves, in key order,
+// as a sorted array searched with the sorted array's fence index
+// (core/sorted_array/layout.cuh). Phased lookups and successors
+// (--query-tile 1, --leaf-directory on) find their leaf through it instead
+// of descending from the root, and need no sorted list.
+//
+// Why: a descent from the root reads one node per level, and at 2^26 keys
+// the leaves' parents alone (~80 MB) do not stay in the 60 MB L2, so an
+// unsorted list pays two DRAM lines per query (the parent and the leaf) and
+// the point kernel sorts its list first (a third of its time) to share the
+// paths between neighbouring threads. The directory holds 4 bytes per leaf
+// (25 MB at 2^26 keys) instead of a 128-byte parent per ~10 leaves: its top
+// level sits in shared memory, the level below it and its own lines in L2,
+// so a query reads the index from cache and one leaf line from DRAM, in
+// batch order.
+//
+// Why a directory made at the bulk build stays correct while the tree
+// changes: leaf i of the build is node first_leaf + i for the tree's whole
+// life, and its low key (directory entry i; 0 for the first leaf) never
+// changes. Splits keep a node's lower half in place and put the upper half
+// in a new node to its right (B-link), merges of under-full nodes never
+// happen, and no node is freed. So for a key k the entry with the largest
+// low key <= k names a leaf whose range starts at or below k, and the B-link
+// moves right (k >= high key) reach the leaf that holds k: the splits since
+// the build cost a query one more line per split it crosses. The directory
+// is made only when the leaves lie below the root (a root leaf that splits
+// moves its content to a new node), is rebuilt by the next bulk build and
+// dropped when the tree is emptied.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/btree/ops_kernel.cuh"
+#include "core/btree/tree_ref.cuh"
+#include "core/sorted_array/layout.cuh"
+
+namespace gpudict::btree {
+
+class LeafDirectory {
+ public:
+  // Entries for `leaves` bulk-built leaves (nodes first_leaf ...), from the
+  // build's sorted unique keys (`keys` of them): leaf i starts at key
+  // position i * keys / leaves, as build_leaves_kernel splits them. Device
+  // work on the stream (the build times it).
+  void build(const uint32_t* sorted_keys, uint64_t keys, uint64_t leaves, uint32_t first_leaf, cudaStream_t stream);
+  void clear() {
+    valid_ = false;
+    dir_.n = 0;
+  }
+  bool valid() const { return valid_; }
+  uint64_t entries() const { return valid_ ? dir_.n : 0; }
+  uint64_t bytes() const { return dir_.bytes(); }
+
+  // A phased list of lookups or successors (ops.type), unsorted (ops.perm
+  // null, start 0, stride 1): each query's leaf from the directory, then
+  // B-link moves right and the answer, written by list position. No writer
+  // may run meanwhile.
+  void launch_queries(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) const;
+
+ private:
+  sa::ArrayStore<uint32_t, uint32_t> dir_;  // keys and fences only (no values)
+  uint32_t first_leaf_ = 0;
+  bool valid_ = false;
+};
+
+}  // namespace gpudict::btree
