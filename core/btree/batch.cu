@@ -445,8 +445,8 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   }
   // Lookups and successors of a bulk-built tree: through its leaf directory,
   // in batch order (leaf_directory.cuh); else sorted, from the root.
-  const bool by_directory =
-      dir_.valid() && opt_.query_tile == 1 && (type == OpType::Lookup || type == OpType::Successor);
+  const bool by_directory = use_directory() && dir_.fresh(h_hdr_[0].leaves) &&
+                            (type == OpType::Lookup || type == OpType::Successor);
   if (!by_directory) prepare_list_sort(n, bits);  // after the list's other CUB sizing: its graph keys on the CUB buffer
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
@@ -454,7 +454,9 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   OpsRef list = by_directory ? list_ref(n, two_keys, false, code) : sort_list(n, two_keys, false, code, bits);
   trace_.mark(stream_, "sort");
   if (by_directory) {
-    dir_.launch_queries(ref(), list, stream_);
+    // The deferred lookups' list in the sort's slot buffer (no sort here).
+    dir_.launch_queries(ref(), list, d_perm_[0].data(),
+                        reinterpret_cast<uint32_t*>(d_scalars_.data() + kDeferredCount), stream_);
     ++directory_lists_;
   } else {
     launch_phased_queries(ref(), list);

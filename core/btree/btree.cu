@@ -45,7 +45,8 @@ std::vector<OptionSpec> btree_options() {
                "each, four operations per warp)",
        "32"},
       {"sort", "on: sort every list of operations by key before the tree pass (neighbouring tiles walk the same "
-               "paths; each operation starts from the previous one's parent); off: batch order from the root",
+               "paths; each operation starts from the previous one's parent; lookups and successors that use the "
+               "leaf directory are never sorted); off: batch order from the root",
        "on"},
       {"query-tile", "phased queries (lookup, count, range, successor): 1 = one thread per query, each from the "
                      "root (a range counts its keys, then stores them where its block reserved room; a list "
@@ -77,8 +78,8 @@ std::vector<OptionSpec> btree_options() {
       {"leaf-directory",
        "on: the bulk build also stores its leaves' low keys as a sorted array with a fence index (4 bytes per "
        "leaf), and phased lookups and successors with --query-tile 1 find their leaf there, unsorted, instead "
-       "of sorting their list and descending from the root (splits since the build: B-link moves); "
-       "off: always from the root. Trees grown from empty have no directory",
+       "of sorting their list and descending from the root (splits since the build: B-link moves, at most 8, then "
+       "from the root); off: always from the root. Trees grown from empty have no directory",
        "on"},
   };
 }
@@ -185,7 +186,7 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
   h_hdr_[0] = TreeHeader{};
-  d_scalars_ = DeviceBuffer<unsigned long long>(kRangeCursor + 1, "btree counters");
+  d_scalars_ = DeviceBuffer<unsigned long long>(kDeferredCount + 1, "btree counters");
   h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;
@@ -240,7 +241,8 @@ void BTree::sync_header() {
   copy_to_host(stream_, h_hdr_.data(), hdr_.data(), sizeof(TreeHeader));
   if (h_hdr_[0].error)
     throw RuntimeFailure("btree: internal error: an operation waited more than 2^24 times for a latch or a "
-                         "consistent node read (a latch was never released)");
+                         "consistent node read (a latch was never released), or a search visited more nodes than "
+                         "the pool holds (a corrupt tree)");
 }
 
 void BTree::throw_pool_full(const std::string& when) const {
@@ -412,7 +414,7 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // The thread ops kernel's copy of the upper levels (top_copy.cuh).
   const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node) : 0;
   // The leaf directory: 4 bytes per bulk-built leaf and its fences (1/31 more).
-  const uint64_t directory = opt_.leaf_directory ? (R / leaf_fill(opt_.fill) + 64) * 4 * 33 / 32 + 1024 : 0;
+  const uint64_t directory = use_directory() ? (R / leaf_fill(opt_.fill) + 64) * 4 * 32 / 31 + 1024 : 0;
   return pool + list + cub + ranges + top + directory + 4096;
 }
 

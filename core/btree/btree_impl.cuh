@@ -273,6 +273,9 @@ class BTree final : public Dictionary {
   DeviceBuffer<Node> pool_;
   DeviceBuffer<Node> d_top_;  // the thread ops kernel's copy of the upper levels (top_copy.cuh)
   LeafDirectory dir_;         // the bulk build's leaves by low key (leaf_directory.cuh)
+  // Whether bulk builds make a leaf directory: on, and the phased queries
+  // that read it run one thread per query (--query-tile 1).
+  bool use_directory() const { return opt_.leaf_directory && opt_.query_tile == 1; }
   uint64_t directory_lists_ = 0;  // phased query lists answered through dir_
   uint64_t capacity_ = 0;
   DeviceBuffer<TreeHeader> hdr_;
@@ -289,6 +292,7 @@ class BTree final : public Dictionary {
   static constexpr int kRangeMaxLines = kMergeFlags;  // d_scalars_[4]: one-pass ranges' longest tile stream (lines)
   static constexpr int kSelectedCount = kRangeMaxLines + 1;  // d_scalars_[5]: a concurrent batch's ranges selected
   static constexpr int kRangeCursor = kSelectedCount + 1;    // d_scalars_[6]: their output reserved so far
+  static constexpr int kDeferredCount = kRangeCursor + 1;    // d_scalars_[7]: directory lookups left to the root
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];

@@ -150,6 +150,8 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
   }
   uint64_t inner = 0;
   for (int l = 1; l < plan.levels; ++l) inner += plan.size[l];
+  // The leaf directory's room, before any node is written.
+  const bool directory = use_directory() && plan.levels >= 2 && dir_.reserve(plan.size[0]);
 
   timer_.start(stream_);
   build_leaves_kernel<<<blocks_for(plan.size[0] * 8, 256), 256, 0, stream_>>>(keys.Current(), values.Current(), plan,
@@ -159,10 +161,7 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     build_inner_kernel<<<blocks_for(inner * 8, 256), 256, 0, stream_>>>(keys.Current(), plan, inner, pool_.data());
     GPUDICT_CHECK_LAUNCH("build_inner_kernel");
   }
-  if (opt_.leaf_directory && plan.levels >= 2)
-    dir_.build(keys.Current(), u, plan.size[0], plan.id(0, 0), stream_);
-  else
-    dir_.clear();
+  if (directory) dir_.build(pool_.data(), plan.id(0, 0), stream_);
   ms += timer_.stop(stream_);
 
   TreeHeader& h = h_hdr_[0];

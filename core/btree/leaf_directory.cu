@@ -24,12 +24,18 @@ namespace {
 // 1024 entries).
 constexpr uint64_t kDirectoryTopMax = 2 * sa::kTopMax;
 
-// Entry i: the low key of leaf i, i.e. the first of its keys (0 for leaf 0,
-// whose range starts at 0 whatever its first key).
-__global__ void directory_keys_kernel(const uint32_t* __restrict__ keys, uint64_t n_keys, uint64_t leaves,
+// After this many B-link moves from its directory leaf a query starts
+// again from the root: a directory entry can lie far behind the keys
+// inserted since the build (ascending keys appended after it split the
+// same leaf again and again), where a descent reads about 8 nodes.
+constexpr uint32_t kMaxDirectoryMoves = 8;
+
+// Entry i: the low key of leaf i as the build wrote it (0 for leaf 0, whose
+// range starts at 0 whatever its first key).
+__global__ void directory_keys_kernel(const Node* __restrict__ nodes, uint32_t first_leaf, uint64_t leaves,
                                       uint32_t* __restrict__ dir) {
   const uint64_t g = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (g < leaves) dir[g] = g == 0 ? 0u : keys[g * n_keys / leaves];
+  if (g < leaves) dir[g] = nodes[first_leaf + g].w[kLowWord];
 }
 
 // Lookups: the directory's search as the sorted array's (the top level in
@@ -42,11 +48,14 @@ __global__ void directory_keys_kernel(const uint32_t* __restrict__ keys, uint64_
 // load instruction reads 4 whole lines, a quarter of the L1 wavefronts.
 // kLeafQ: queries a group reads leaves for at a time; kMinBlocks: blocks of
 // 256 per SM to compile for.
+// Queries still moving right after kMaxDirectoryMoves reads go to
+// deferred[0, *deferred_count) (list positions) for directory_fixup_kernel.
 template <int kLeafQ, int kMinBlocks>
 __global__ void __launch_bounds__(sa::kSearchThreads, kMinBlocks)
     directory_lookup_kernel(const __grid_constant__ sa::ArrayView<uint32_t, uint32_t> dir,
                             const __grid_constant__ TreeRef tree, const __grid_constant__ OpsRef ops,
-                            uint32_t first_leaf, uint32_t items) {
+                            uint32_t first_leaf, uint32_t items, uint32_t* __restrict__ deferred,
+                            uint32_t* __restrict__ deferred_count) {
   constexpr int G = sa::WindowShape<uint32_t>::kGroup;  // 8 lanes: one 128-byte line
   static_assert(G * 16 == sizeof(Node), "a group's lanes read one node line, 16 bytes each");
   extern __shared__ uint4 directory_smem[];
@@ -74,6 +83,8 @@ __global__ void __launch_bounds__(sa::kSearchThreads, kMinBlocks)
     for (int r = 0; r < G; r += kLeafQ) {
       uint32_t k[kLeafQ], node[kLeafQ], slot[kLeafQ];
       bool pending[kLeafQ];
+      // Reads of this round: a query still moving right at the
+      // kMaxDirectoryMoves-th is left to the fix-up kernel.
       uint32_t hops = 0;
 #pragma unroll
       for (int u = 0; u < kLeafQ; ++u) {
@@ -106,11 +117,16 @@ __global__ void __launch_bounds__(sa::kSearchThreads, kMinBlocks)
           const uint32_t mine = hit0 ? raw[u].y : raw[u].w;
           const uint32_t value = __shfl_sync(kFullMask, mine, gbase + (hits ? __ffs(hits) - 1 : 0));
           if (!pending[u]) continue;
-          if (!meta_leaf(meta) || hops > tree.capacity) {  // never: entries name leaves, a path has no cycle
+          if (!meta_leaf(meta)) {  // never: directory entries name leaves, moves right stay at leaves
             if (lig == 0) atomicExch(&tree.hdr->error, 1ull);
             pending[u] = false;
           } else if (link != kNil && k[u] >= high) {  // a split since the build: move right
-            node[u] = link;
+            if (hops + 1 < kMaxDirectoryMoves) {
+              node[u] = link;
+            } else {  // far behind: the fix-up kernel answers it from the root
+              if (lig == 0) deferred[atomicAdd(deferred_count, 1u)] = slot[u];
+              pending[u] = false;
+            }
           } else {
             if (lig == 0) {
               ops.found[slot[u]] = hits ? 1 : 0;
@@ -122,6 +138,28 @@ __global__ void __launch_bounds__(sa::kSearchThreads, kMinBlocks)
         ++hops;
       }
     }
+  }
+}
+
+// The lookups the directory kernel deferred, one thread each from the root
+// (as point_query_kernel). Launched after every directory lookup list: the
+// count is on the device; usually 0, and the kernel's few blocks return.
+__global__ void __launch_bounds__(kBlock) directory_fixup_kernel(TreeRef tree, OpsRef ops,
+                                                                 const uint32_t* __restrict__ deferred,
+                                                                 const uint32_t* __restrict__ deferred_count) {
+  const uint32_t n = *deferred_count;
+  for (uint32_t x = blockIdx.x * blockDim.x + threadIdx.x; x < n; x += gridDim.x * blockDim.x) {
+    const uint32_t i = deferred[x];
+    const uint32_t k = ops.keys[i];
+    auto read = [&](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
+      ld_readonly_line(tree.words(node), w);
+      meta = w[kMetaWord];
+      return true;
+    };
+    uint32_t w[kNodeWords], meta, leaf;
+    if (!descend_to_leaf(tree, k, w, meta, leaf, read) ||
+        !answer_from_leaf(tree, ops, kLookup, i, k, 0u, w, meta, read))
+      atomicExch(&tree.hdr->error, 1ull);
   }
 }
 
@@ -153,39 +191,50 @@ struct DirectorySuccessorOp {
     };
     uint32_t w[kNodeWords], meta;
     uint32_t node = first_leaf + (pos[0] > 0 ? pos[0] - 1 : 0u);
-    // B-link moves over the splits since the build; each node at most once.
-    for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
+    // B-link moves over the splits since the build, at most
+    // kMaxDirectoryMoves of them, then from the root.
+    bool found_leaf = false;
+    for (uint32_t moves = 0; moves <= kMaxDirectoryMoves; ++moves) {
       read(node, w, meta);
       if (!meta_leaf(meta)) break;  // never: directory entries name leaves
-      if (w[kLinkWord] != kNil && k >= w[kHighWord]) {
-        node = w[kLinkWord];
-        continue;
+      if (w[kLinkWord] == kNil || k < w[kHighWord]) {
+        found_leaf = true;
+        break;
       }
-      if (answer_from_leaf(tree, ops, kSuccessor, i, k, 0u, w, meta, read)) return;
-      break;
+      node = w[kLinkWord];
     }
-    atomicExch(&tree.hdr->error, 1ull);
+    if (!found_leaf && !descend_to_leaf(tree, k, w, meta, node, read)) {
+      atomicExch(&tree.hdr->error, 1ull);  // a corrupt tree (descend_to_leaf)
+      return;
+    }
+    if (!answer_from_leaf(tree, ops, kSuccessor, i, k, 0u, w, meta, read)) atomicExch(&tree.hdr->error, 1ull);
   }
 };
 
 }  // namespace
 
-void LeafDirectory::build(const uint32_t* sorted_keys, uint64_t keys, uint64_t leaves, uint32_t first_leaf,
-                          cudaStream_t stream) {
-  valid_ = false;
-  if (leaves == 0 || leaves >= (1ull << 31)) return;
+bool LeafDirectory::reserve(uint64_t leaves) {
+  clear();
+  if (leaves == 0 || leaves >= (1ull << 31)) return false;
   dir_.layout = sa::FenceLayout::for_size(leaves, kDirectoryTopMax);
   dir_.keys.reserve_discard(sa::round_up(leaves, sa::kFanout), "btree leaf directory");
   dir_.fences.reserve_discard(std::max<uint64_t>(dir_.layout.fence_entries, sa::kFanout), "btree leaf directory");
   dir_.n = leaves;
-  directory_keys_kernel<<<blocks_for(leaves, 256), 256, 0, stream>>>(sorted_keys, keys, leaves, dir_.keys.data());
+  return true;
+}
+
+void LeafDirectory::build(const Node* nodes, uint32_t first_leaf, cudaStream_t stream) {
+  const uint64_t leaves = dir_.n;
+  if (leaves == 0) throw RuntimeFailure("btree: the leaf directory built without reserve()");
+  directory_keys_kernel<<<blocks_for(leaves, 256), 256, 0, stream>>>(nodes, first_leaf, leaves, dir_.keys.data());
   GPUDICT_CHECK_LAUNCH("btree directory_keys_kernel");
   sa::build_fence_levels(dir_, 0, stream);
   first_leaf_ = first_leaf;
   valid_ = true;
 }
 
-void LeafDirectory::launch_queries(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) const {
+void LeafDirectory::launch_queries(const TreeRef& tree, const OpsRef& ops, uint32_t* deferred,
+                                   uint32_t* deferred_count, cudaStream_t stream) const {
   if (!valid_) throw RuntimeFailure("btree: the leaf directory queried before a bulk build made it");
   if (ops.perm != nullptr || ops.start != 0 || ops.stride != 1 || ops.n >= (1ull << 32))
     throw RuntimeFailure("btree: leaf directory queries need a whole unsorted list of fewer than 2^32 queries");
@@ -198,8 +247,13 @@ void LeafDirectory::launch_queries(const TreeRef& tree, const OpsRef& ops, cudaS
       // four at 4 blocks, 2-6% ahead (docs/btree.md, "Leaf directory").
       auto kernel = &directory_lookup_kernel<2, 6>;
       const unsigned grid = persistent_grid(kernel, sa::kSearchThreads, smem, ops.n, sa::kSearchThreads);
-      kernel<<<grid, sa::kSearchThreads, smem, stream>>>(view, tree, ops, first_leaf_, static_cast<uint32_t>(ops.n));
+      GPUDICT_CUDA(cudaMemsetAsync(deferred_count, 0, sizeof(uint32_t), stream));
+      kernel<<<grid, sa::kSearchThreads, smem, stream>>>(view, tree, ops, first_leaf_, static_cast<uint32_t>(ops.n),
+                                                         deferred, deferred_count);
       GPUDICT_CHECK_LAUNCH("btree directory_lookup_kernel");
+      directory_fixup_kernel<<<blocks_for(std::min<uint64_t>(ops.n, 64 * kBlock), kBlock), kBlock, 0, stream>>>(
+          tree, ops, deferred, deferred_count);
+      GPUDICT_CHECK_LAUNCH("btree directory_fixup_kernel");
       break;
     }
     case kSuccessor:

@@ -11,8 +11,8 @@
 // paths between neighbouring threads. The directory holds 4 bytes per leaf
 // (25 MB at 2^26 keys) instead of a 128-byte parent per ~10 leaves: its top
 // level sits in shared memory, the level below it and its own lines in L2,
-// so a query reads the index from cache and one leaf line from DRAM, in
-// batch order.
+// so a query reads the index mostly from the L2 and one leaf line from
+// DRAM, in batch order.
 //
 // Why a directory made at the bulk build stays correct while the tree
 // changes: leaf i of the build is node first_leaf + i for the tree's whole
@@ -22,7 +22,8 @@
 // happen, and no node is freed. So for a key k the entry with the largest
 // low key <= k names a leaf whose range starts at or below k, and the B-link
 // moves right (k >= high key) reach the leaf that holds k: the splits since
-// the build cost a query one more line per split it crosses. The directory
+// the build cost a query one more line per split it crosses, and a query
+// more than 8 moves behind is answered from the root. The directory
 // is made only when the leaves lie below the root (a root leaf that splits
 // moves its content to a new node), is rebuilt by the next bulk build and
 // dropped when the tree is emptied.
@@ -40,11 +41,14 @@ namespace gpudict::btree {
 
 class LeafDirectory {
  public:
-  // Entries for `leaves` bulk-built leaves (nodes first_leaf ...), from the
-  // build's sorted unique keys (`keys` of them): leaf i starts at key
-  // position i * keys / leaves, as build_leaves_kernel splits them. Device
-  // work on the stream (the build times it).
-  void build(const uint32_t* sorted_keys, uint64_t keys, uint64_t leaves, uint32_t first_leaf, cudaStream_t stream);
+  // Room for `leaves` entries, allocated before the build writes any node
+  // or starts its timer; the directory is invalid until build(). False:
+  // no directory for so many.
+  bool reserve(uint64_t leaves);
+  // The entries for the reserved number of bulk-built leaves, nodes
+  // first_leaf, first_leaf + 1, ...: their low keys as the build wrote
+  // them. Device work on the stream (the build times it).
+  void build(const Node* nodes, uint32_t first_leaf, cudaStream_t stream);
   void clear() {
     valid_ = false;
     dir_.n = 0;
@@ -55,9 +59,17 @@ class LeafDirectory {
 
   // A phased list of lookups or successors (ops.type), unsorted (ops.perm
   // null, start 0, stride 1): each query's leaf from the directory, then
-  // B-link moves right and the answer, written by list position. No writer
-  // may run meanwhile.
-  void launch_queries(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) const;
+  // B-link moves right and the answer, written by list position; a query
+  // more than 8 moves behind is answered from the root instead (lookups:
+  // listed in `deferred`, room for ops.n, counted in *deferred_count, and
+  // answered by a second kernel). No writer may run meanwhile.
+  void launch_queries(const TreeRef& tree, const OpsRef& ops, uint32_t* deferred, uint32_t* deferred_count,
+                      cudaStream_t stream) const;
+  // Whether the directory still fits the tree: bulk-built leaves are at
+  // least two thirds of its leaves now. (Past that, many queries would
+  // move right through the leaves split since the build, and sorted lists
+  // from the root are faster.)
+  bool fresh(uint64_t leaves_now) const { return valid_ && 2 * leaves_now <= 3 * dir_.n; }
 
  private:
   sa::ArrayStore<uint32_t, uint32_t> dir_;  // keys and fences only (no values)

@@ -1135,13 +1135,15 @@ TEST_CASE("btree: merged update batches of alternating sizes reuse cached sort g
   require_sound(*d);
 }
 
-// Phased lookups, successors and counts of a bulk-built tree find their leaf
-// in the leaf directory (core/btree/leaf_directory.cuh), unsorted; the
-// leaves split since the build are reached by B-link moves. Full leaves
-// (--fill 1) make every insert split; an ascending run into one leaf's
-// range splits it again and again, so its directory entry sits many links
-// left of most of those keys; deletes empty whole leaves. Against the
-// model, with the directory on and off, every update path.
+// Phased lookups and successors of a bulk-built tree find their leaf in the
+// leaf directory (core/btree/leaf_directory.cuh), unsorted; the leaves
+// split since the build are reached by B-link moves (counts, checked too,
+// descend from the root). 10,715 full leaves (--fill 1): the directory has
+// a level below its top, and every insert splits; an ascending run into
+// the last leaf splits it again and again, so its directory entry sits
+// hundreds of links left of those keys (queries there start again from
+// the root); deletes empty whole leaves. Against the model, with the
+// directory on and off, every update path.
 TEST_CASE("btree: leaf directory: point queries through it across splits, empty leaves and the key domain's ends") {
   for (const char* updates : {"merge", "ops", "ops-tile"})
     for (const char* directory : {"on", "off"}) {
@@ -1156,21 +1158,22 @@ TEST_CASE("btree: leaf directory: point queries through it across splits, empty 
                      {"leaf-directory", directory}});
       DeviceTime t;
       // Keys 1000, 1010, ... (14 per leaf) and the domain's ends.
-      const KeyValues initial = with_domain_ends(spaced_keys(60000, 10, 1000), 7, 9);
+      const KeyValues initial = with_domain_ends(spaced_keys(150000, 10, 1000), 7, 9);
       d->build(initial, t);
       Model m = model_of(initial);
       CHECK(extra_u64(*d, "directory-leaves") == (on ? extra_u64(*d, "leaves") : 0));
       std::mt19937_64 rng(77);
       // Random inserts between the keys: every leaf they reach splits.
-      {
-        Batch spread;
-        std::set<uint64_t> seen;  // the keys of one batch must be distinct (an exact model)
-        for (int i = 0; i < 8000; ++i) {
-          const uint64_t k = 1000 + 10 * (rng() % 60000) + 1 + rng() % 9;
-          if (seen.insert(k).second) spread.push(OpType::Insert, k, rng() & kMax);
+      std::set<uint64_t> seen;  // keys inserted between the initial ones: each once (an exact model)
+      auto spread = [&](int inserts) {
+        Batch b;
+        for (int i = 0; i < inserts; ++i) {
+          const uint64_t k = 1000 + 10 * (rng() % 150000) + 1 + rng() % 9;
+          if (seen.insert(k).second) b.push(OpType::Insert, k, rng() & kMax);
         }
-        run_checked(*d, m, spread);
-      }
+        run_checked(*d, m, b);
+      };
+      spread(3000);
       // An ascending run into the range of one leaf: 3000 keys above all but
       // 0xFFFFFFFF, so all in the last leaf, which splits again and again.
       for (int round = 0; round < 3; ++round) {
@@ -1182,20 +1185,31 @@ TEST_CASE("btree: leaf directory: point queries through it across splits, empty 
       Batch del;
       for (uint64_t k = 200000; k < 260000; k += 10) del.push(OpType::Delete, k);
       run_checked(*d, m, del);
-      // Queries everywhere: random keys, the run, the emptied stretch, the ends.
-      Batch q;
-      for (int i = 0; i < 40000; ++i) {
-        const uint64_t k = rng() % 8 == 0 ? (500001ull << 12) + rng() % 3100 : rng() % 700000;
-        switch (rng() % 3) {
-          case 0: q.push(OpType::Lookup, k); break;
-          case 1: q.push(OpType::Successor, k); break;
-          default: q.push(OpType::Count, k, std::min<uint64_t>(kMax, k + rng() % 5000)); break;
+      // Queries everywhere: random keys, the run (hundreds of moves behind
+      // its entry: answered from the root), the emptied stretch, the ends.
+      auto queries = [&] {
+        Batch q;
+        for (int i = 0; i < 40000; ++i) {
+          const uint64_t k = rng() % 8 == 0 ? (500001ull << 12) + rng() % 3100 : rng() % 1600000;
+          switch (rng() % 3) {
+            case 0: q.push(OpType::Lookup, k); break;
+            case 1: q.push(OpType::Successor, k); break;
+            default: q.push(OpType::Count, k, std::min<uint64_t>(kMax, k + rng() % 5000)); break;
+          }
         }
-      }
-      run_checked(*d, m, q);
-      run_checked(*d, m, probe_batch({0, 1, 999, 1000, 200000, 229990, 259990, 500001ull << 12,
-                                      (500001ull << 12) + 2999, 600990, 601000, kMax - 1, kMax}));
-      CHECK((extra_u64(*d, "directory-lists") > 0) == on);
+        run_checked(*d, m, q);
+        run_checked(*d, m, probe_batch({0, 1, 999, 1000, 200000, 229990, 259990, 500001ull << 12,
+                                        (500001ull << 12) + 2999, 1500990, 1501000, kMax - 1, kMax}));
+      };
+      queries();
+      const uint64_t lists = extra_u64(*d, "directory-lists");
+      CHECK((lists > 0) == on);
+      // Past half again as many leaves as the build made, the directory is
+      // no longer used (sorted lists from the root), and the answers hold.
+      spread(6000);
+      CHECK(2 * extra_u64(*d, "leaves") > 3 * extra_u64(*d, "directory-leaves"));
+      queries();
+      CHECK(extra_u64(*d, "directory-lists") == lists);
       require_sound(*d);
       // A new bulk build makes a new directory; an empty build and a tree of
       // one leaf (the root) have none, and their queries still answer.
@@ -1211,7 +1225,7 @@ TEST_CASE("btree: leaf directory: point queries through it across splits, empty 
       d->build(initial, t);
       Model again = model_of(initial);
       CHECK(extra_u64(*d, "directory-leaves") == (on ? extra_u64(*d, "leaves") : 0));
-      run_checked(*d, again, probe_batch({0, 1000, 1005, 600990, kMax}));
+      run_checked(*d, again, probe_batch({0, 1000, 1005, 1500990, kMax}));
       require_sound(*d);
     }
 }
