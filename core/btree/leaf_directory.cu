@@ -18,7 +18,7 @@ namespace gpudict::btree {
 namespace {
 
 // The top level, searched in shared memory, may hold twice the sorted
-// array's: at 2^26 keys (6.4 M leaves) the directory then has two levels
+// array's: at 2^26 keys (6.7 M leaves) the directory then has two levels
 // below its top instead of three, one line fewer per query (at most 32 KiB
 // of shared memory per block; measured 11% faster than tops of 4096 and
 // 1024 entries).

@@ -9,7 +9,7 @@
 // unsorted list pays two DRAM lines per query (the parent and the leaf) and
 // the point kernel sorts its list first (a third of its time) to share the
 // paths between neighbouring threads. The directory holds 4 bytes per leaf
-// (25 MB at 2^26 keys) instead of a 128-byte parent per ~10 leaves: its top
+// (27 MB at 2^26 keys) instead of a 128-byte parent per ~10 leaves: its top
 // level sits in shared memory, the level below it and its own lines in L2,
 // so a query reads the index mostly from the L2 and one leaf line from
 // DRAM, in batch order.
