@@ -78,8 +78,8 @@ std::vector<OptionSpec> btree_options() {
       {"leaf-directory",
        "on: the bulk build also stores its leaves' low keys as a sorted array with a fence index (4 bytes per "
        "leaf), and phased lookups and successors with --query-tile 1 find their leaf there, unsorted, instead "
-       "of sorting their list and descending from the root (splits since the build: B-link moves, at most 8, then "
-       "from the root); off: always from the root. Trees grown from empty have no directory",
+       "of sorting their list and descending from the root (splits since the build: B-link moves over at most 8 "
+       "leaves, then from the root); off: always from the root. Trees grown from empty have no directory",
        "on"},
   };
 }

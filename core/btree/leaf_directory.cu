@@ -1,5 +1,5 @@
-// The leaf directory (leaf_directory.cuh): its build from the bulk build's
-// sorted keys, and phased lookups and successors through it, searched as the
+// The leaf directory (leaf_directory.cuh): its build from the bulk-built
+// leaves, and phased lookups and successors through it, searched as the
 // sorted array searches its fence index (core/sorted_array/search_index.cuh).
 #include <algorithm>
 #include <cstdint>
@@ -24,10 +24,11 @@ namespace {
 // 1024 entries).
 constexpr uint64_t kDirectoryTopMax = 2 * sa::kTopMax;
 
-// After this many B-link moves from its directory leaf a query starts
-// again from the root: a directory entry can lie far behind the keys
-// inserted since the build (ascending keys appended after it split the
-// same leaf again and again), where a descent reads about 8 nodes.
+// A query reads at most this many leaves from its directory entry on; one
+// still moving right after them is answered from the root instead: an
+// entry can lie far behind the keys inserted since the build (ascending
+// keys appended after it split the same leaf again and again), where a
+// descent reads about 8 nodes.
 constexpr uint32_t kMaxDirectoryMoves = 8;
 
 // Entry i: the low key of leaf i as the build wrote it (0 for leaf 0, whose
@@ -84,7 +85,7 @@ __global__ void __launch_bounds__(sa::kSearchThreads, kMinBlocks)
       uint32_t k[kLeafQ], node[kLeafQ], slot[kLeafQ];
       bool pending[kLeafQ];
       // Reads of this round: a query still moving right at the
-      // kMaxDirectoryMoves-th is left to the fix-up kernel.
+      // kMaxDirectoryMoves-th leaf it read is left to the fix-up kernel.
       uint32_t hops = 0;
 #pragma unroll
       for (int u = 0; u < kLeafQ; ++u) {
@@ -191,10 +192,10 @@ struct DirectorySuccessorOp {
     };
     uint32_t w[kNodeWords], meta;
     uint32_t node = first_leaf + (pos[0] > 0 ? pos[0] - 1 : 0u);
-    // B-link moves over the splits since the build, at most
-    // kMaxDirectoryMoves of them, then from the root.
+    // B-link moves over the splits since the build: at most
+    // kMaxDirectoryMoves leaves read, then from the root.
     bool found_leaf = false;
-    for (uint32_t moves = 0; moves <= kMaxDirectoryMoves; ++moves) {
+    for (uint32_t reads = 0; reads < kMaxDirectoryMoves; ++reads) {
       read(node, w, meta);
       if (!meta_leaf(meta)) break;  // never: directory entries name leaves
       if (w[kLinkWord] == kNil || k < w[kHighWord]) {

@@ -23,10 +23,10 @@
 // low key <= k names a leaf whose range starts at or below k, and the B-link
 // moves right (k >= high key) reach the leaf that holds k: the splits since
 // the build cost a query one more line per split it crosses, and a query
-// more than 8 moves behind is answered from the root. The directory
-// is made only when the leaves lie below the root (a root leaf that splits
-// moves its content to a new node), is rebuilt by the next bulk build and
-// dropped when the tree is emptied.
+// that has read 8 leaves and must still move right is answered from the
+// root. The directory is made only when the leaves lie below the root (a
+// root leaf that splits moves its content to a new node), is rebuilt by
+// the next bulk build and dropped by a bulk build of no keys.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -60,7 +60,7 @@ class LeafDirectory {
   // A phased list of lookups or successors (ops.type), unsorted (ops.perm
   // null, start 0, stride 1): each query's leaf from the directory, then
   // B-link moves right and the answer, written by list position; a query
-  // more than 8 moves behind is answered from the root instead (lookups:
+  // still behind after 8 leaves is answered from the root instead (lookups:
   // listed in `deferred`, room for ops.n, counted in *deferred_count, and
   // answered by a second kernel). No writer may run meanwhile.
   void launch_queries(const TreeRef& tree, const OpsRef& ops, uint32_t* deferred, uint32_t* deferred_count,
