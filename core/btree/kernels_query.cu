@@ -129,11 +129,7 @@ __global__ void __launch_bounds__(kBlock)
     k = ops.keys[pos];
     hi = static_cast<uint32_t>(ops.hi_slot[pos] >> 32);
   }
-  auto read = [&](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
-    ld_readonly_line(tree.words(node), w);
-    meta = w[kMetaWord];
-    return true;
-  };
+  const auto read = readonly_reader(tree);
   uint32_t leaf = kNil;
   uint64_t count = 0;
   bool ok = true;

@@ -9,7 +9,6 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/grid.cuh"
-#include "core/common/memory_order.cuh"
 #include "core/common/warp.cuh"
 #include "core/sorted_array/search_index.cuh"
 
@@ -47,12 +46,13 @@ __global__ void directory_keys_kernel(const Node* __restrict__ nodes, uint32_t f
 // A thread reading whole nodes alone (point_query_kernel) issues eight
 // 16-byte loads to 32 different lines per warp instruction; here one warp
 // load instruction reads 4 whole lines, a quarter of the L1 wavefronts.
-// kLeafQ: queries a group reads leaves for at a time; kMinBlocks: blocks of
-// 256 per SM to compile for.
 // Queries still moving right after kMaxDirectoryMoves reads go to
 // deferred[0, *deferred_count) (list positions) for directory_fixup_kernel.
-template <int kLeafQ, int kMinBlocks>
-__global__ void __launch_bounds__(sa::kSearchThreads, kMinBlocks)
+// Two queries per group at a time, 6 blocks per SM (40 registers): measured
+// against one at a time at 6 and 8 blocks (32 registers) and four at 4
+// blocks, 2-6% ahead (docs/btree.md, "Leaf directory").
+constexpr int kLeafQ = 2;
+__global__ void __launch_bounds__(sa::kSearchThreads, 6)
     directory_lookup_kernel(const __grid_constant__ sa::ArrayView<uint32_t, uint32_t> dir,
                             const __grid_constant__ TreeRef tree, const __grid_constant__ OpsRef ops,
                             uint32_t first_leaf, uint32_t items, uint32_t* __restrict__ deferred,
@@ -151,16 +151,7 @@ __global__ void __launch_bounds__(kBlock) directory_fixup_kernel(TreeRef tree, O
   const uint32_t n = *deferred_count;
   for (uint32_t x = blockIdx.x * blockDim.x + threadIdx.x; x < n; x += gridDim.x * blockDim.x) {
     const uint32_t i = deferred[x];
-    const uint32_t k = ops.keys[i];
-    auto read = [&](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
-      ld_readonly_line(tree.words(node), w);
-      meta = w[kMetaWord];
-      return true;
-    };
-    uint32_t w[kNodeWords], meta, leaf;
-    if (!descend_to_leaf(tree, k, w, meta, leaf, read) ||
-        !answer_from_leaf(tree, ops, kLookup, i, k, 0u, w, meta, read))
-      atomicExch(&tree.hdr->error, 1ull);
+    answer_from_root(tree, ops, kLookup, i, ops.keys[i], 0u, readonly_reader(tree));
   }
 }
 
@@ -185,30 +176,21 @@ struct DirectorySuccessorOp {
   __device__ __forceinline__ void finish(const sa::ArrayView<uint32_t, uint32_t>&, uint32_t i, const uint32_t (&q)[1],
                                          const uint32_t (&pos)[1]) const {
     const uint32_t k = q[0];
-    auto read = [&](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
-      ld_readonly_line(tree.words(node), w);
-      meta = w[kMetaWord];
-      return true;
-    };
+    const auto read = readonly_reader(tree);
     uint32_t w[kNodeWords], meta;
     uint32_t node = first_leaf + (pos[0] > 0 ? pos[0] - 1 : 0u);
     // B-link moves over the splits since the build: at most
     // kMaxDirectoryMoves leaves read, then from the root.
-    bool found_leaf = false;
     for (uint32_t reads = 0; reads < kMaxDirectoryMoves; ++reads) {
       read(node, w, meta);
       if (!meta_leaf(meta)) break;  // never: directory entries name leaves
       if (w[kLinkWord] == kNil || k < w[kHighWord]) {
-        found_leaf = true;
-        break;
+        if (!answer_from_leaf(tree, ops, kSuccessor, i, k, 0u, w, meta, read)) atomicExch(&tree.hdr->error, 1ull);
+        return;
       }
       node = w[kLinkWord];
     }
-    if (!found_leaf && !descend_to_leaf(tree, k, w, meta, node, read)) {
-      atomicExch(&tree.hdr->error, 1ull);  // a corrupt tree (descend_to_leaf)
-      return;
-    }
-    if (!answer_from_leaf(tree, ops, kSuccessor, i, k, 0u, w, meta, read)) atomicExch(&tree.hdr->error, 1ull);
+    answer_from_root(tree, ops, kSuccessor, i, k, 0u, read);
   }
 };
 
@@ -243,14 +225,11 @@ void LeafDirectory::launch_queries(const TreeRef& tree, const OpsRef& ops, uint3
   switch (ops.type) {
     case kLookup: {
       const size_t smem = static_cast<size_t>(view.ix.size[view.ix.top]) * sizeof(uint32_t);
-      // Two queries per group at a time, 6 blocks per SM (40 registers):
-      // measured against one at a time at 6 and 8 blocks (32 registers) and
-      // four at 4 blocks, 2-6% ahead (docs/btree.md, "Leaf directory").
-      auto kernel = &directory_lookup_kernel<2, 6>;
-      const unsigned grid = persistent_grid(kernel, sa::kSearchThreads, smem, ops.n, sa::kSearchThreads);
+      const unsigned grid =
+          persistent_grid(directory_lookup_kernel, sa::kSearchThreads, smem, ops.n, sa::kSearchThreads);
       GPUDICT_CUDA(cudaMemsetAsync(deferred_count, 0, sizeof(uint32_t), stream));
-      kernel<<<grid, sa::kSearchThreads, smem, stream>>>(view, tree, ops, first_leaf_, static_cast<uint32_t>(ops.n),
-                                                         deferred, deferred_count);
+      directory_lookup_kernel<<<grid, sa::kSearchThreads, smem, stream>>>(
+          view, tree, ops, first_leaf_, static_cast<uint32_t>(ops.n), deferred, deferred_count);
       GPUDICT_CHECK_LAUNCH("btree directory_lookup_kernel");
       directory_fixup_kernel<<<blocks_for(std::min<uint64_t>(ops.n, 64 * kBlock), kBlock), kBlock, 0, stream>>>(
           tree, ops, deferred, deferred_count);

@@ -53,7 +53,6 @@ class LeafDirectory {
     valid_ = false;
     dir_.n = 0;
   }
-  bool valid() const { return valid_; }
   uint64_t entries() const { return valid_ ? dir_.n : 0; }
   uint64_t bytes() const { return dir_.bytes(); }
 

@@ -128,6 +128,17 @@ __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsR
   return false;
 }
 
+// The `read` of the functions here for kernels in which no writer runs
+// (phased queries): node `node` whole through the read-only cache, no
+// fence, no validation (as TreeRef::read_plain); never gives up.
+__device__ __forceinline__ auto readonly_reader(const TreeRef& tree) {
+  return [&tree](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
+    ld_readonly_line(tree.words(node), w);
+    meta = w[kMetaWord];
+    return true;
+  };
+}
+
 // Walks from the root down to the leaf whose range holds k (B-link moves
 // right where a node's high key is <= k), reading each node whole with
 // `read`; `node` ends as the leaf's id, w / meta as its snapshot. False: more
@@ -152,6 +163,17 @@ __device__ __forceinline__ bool descend_to_leaf(const TreeRef& tree, uint32_t k,
   return false;
 }
 
+// A query answered from the root (descend_to_leaf, answer_from_leaf),
+// results by slot j; a corrupt tree raises the internal error flag.
+template <class Read>
+__device__ __forceinline__ void answer_from_root(const TreeRef& tree, const OpsRef& ops, uint32_t type, uint32_t j,
+                                                 uint32_t k, uint32_t hi, Read read) {
+  uint32_t w[kNodeWords], meta, leaf;
+  if (descend_to_leaf(tree, k, w, meta, leaf, read) && answer_from_leaf(tree, ops, type, j, k, hi, w, meta, read))
+    return;
+  atomicExch(&tree.hdr->error, 1ull);
+}
+
 // One list of kType queries: thread i serves list position start + i stride
 // and writes its results by slot.
 template <uint8_t kType>
@@ -170,15 +192,7 @@ __global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef tree, OpsRe
       return;
     }
   }
-  auto read = [&](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
-    ld_readonly_line(tree.words(node), w);
-    meta = w[kMetaWord];
-    return true;
-  };
-  uint32_t w[kNodeWords], meta, leaf;
-  if (descend_to_leaf(tree, k, w, meta, leaf, read) && answer_from_leaf(tree, ops, kType, j, k, hi, w, meta, read))
-    return;
-  atomicExch(&tree.hdr->error, 1ull);
+  answer_from_root(tree, ops, kType, j, k, hi, readonly_reader(tree));
 }
 
 }  // namespace gpudict::btree
