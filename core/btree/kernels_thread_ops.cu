@@ -87,7 +87,7 @@ void launch_thread_ops(const TreeRef& tree, const OpsRef& ops, Node* top, uint32
   if (ops.n == 0) return;
   if (top_nodes < 2) top = nullptr;
   if (top) launch_top_copy(tree, top, top_nodes, stream);
-  thread_ops_kernel<<<blocks_for(ops.n, kBlock), kBlock, 0, stream>>>(tree, ops, top);
+  thread_ops_kernel<<<blocks_for(ops.n, kThreadOpsBlock), kThreadOpsBlock, 0, stream>>>(tree, ops, top);
   GPUDICT_CHECK_LAUNCH("btree thread_ops_kernel");
 }
 

@@ -358,12 +358,30 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   return ((applied >> lane) & 1u) != 0 ? kGroupApplied : kGroupAlone;
 }
 
+// Blocks of 64 threads, 12 per SM: 80 registers and no spills, the same 24
+// warps per SM as 3 blocks of 256 (before the leaf groups 72 registers;
+// 32 warps: 64 registers and spills, measured the same). Why 64: a block's
+// registers are freed only when all its warps are done, and a warp that
+// serves operations left to it (a proactive split from the root, say)
+// runs many times longer than its neighbours, so in blocks of 256 the
+// other seven warps' slots idled behind it. Measured (H200, Figure 5 at
+// 2^20 / 2^22 keys, a = 0.2 / 0.6 / 1.0, four device calls): blocks of
+// 256 2.21-2.29 / 1.46-1.52 / 1.19-1.23 and 2.60-2.65 / 1.82-1.85 / 1.47,
+// of 64 2.39-2.46 / 1.54-1.61 / 1.36-1.44 and 2.75-2.80 / 1.92-1.97 /
+// 1.75-1.77; of 32 the same as 64, of 128 in between. Measured and not
+// kept: a persistent grid whose warps take chunks of 32 positions from a
+// global cursor (the loop spills 540 bytes at 80 registers: a = 1.0 rose
+// to 1.51-1.54 / 1.96, the other mixes fell by 5-10%; without spills, at
+// 96 registers and 20 warps per SM, slower than blocks of 64); the warps'
+// counter atomics summed per block (slower), or left out (no faster: they
+// are not what the warps wait on).
+inline constexpr int kThreadOpsBlock = 64;
+
 // One list (positions start + i stride, i < n): the warp's updates first
 // attempted per leaf (group_update, --leaf-groups on), then thread i's own
 // attempt, then its warp serves what the threads left, one operation at a
-// time. Three blocks per SM: 80 registers and no spills (before the leaf
-// groups 72; four blocks: 64 and spills, measured the same).
-__global__ void __launch_bounds__(kBlock, 3) thread_ops_kernel(TreeRef tree, OpsRef ops, const Node* top) {
+// time.
+__global__ void __launch_bounds__(kThreadOpsBlock, 12) thread_ops_kernel(TreeRef tree, OpsRef ops, const Node* top) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   uint32_t k = 0, j = 0, arg = 0, type = ops.type;
   bool left = false;
