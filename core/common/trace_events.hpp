@@ -1,13 +1,17 @@
 // A diagnostic: with GPUDICT_TRACE=1 in the environment, a structure marks
 // points of a batch on its stream (a CUDA event each) and prints, per mark,
-// the device time since the previous one to stderr. Time between two marks
-// is the work between them plus any time the device waited for the host to
-// launch it, so gaps in a timed region show up at the mark after them.
+// the device time since the previous one to stderr, and in brackets the
+// host's time between the two mark() calls. Time between two marks is the
+// work between them plus any time the device waited for the host to launch
+// it, so gaps in a timed region show up at the mark after them; a device
+// time much longer than the host's says the device itself was slow (the
+// host issues work asynchronously, so its time is usually the shorter).
 // Disabled (the default), mark() and flush() cost a branch.
 #pragma once
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -38,6 +42,7 @@ class TraceEvents {
       pool_.push_back(e);
     }
     GPUDICT_CUDA(cudaEventRecord(pool_[used_], s));
+    host_.push_back(std::chrono::steady_clock::now());
     names_.emplace_back(what);
     ++used_;
   }
@@ -53,8 +58,9 @@ class TraceEvents {
       float ms = 0.f;
       GPUDICT_CUDA(cudaEventElapsedTime(&ms, pool_[i - 1], pool_[i]));
       total += ms;
-      char buf[96];
-      std::snprintf(buf, sizeof buf, " %s %.1f", names_[i].c_str(), ms * 1e3f);
+      const double host_us = std::chrono::duration<double, std::micro>(host_[i] - host_[i - 1]).count();
+      char buf[128];
+      std::snprintf(buf, sizeof buf, " %s %.1f [%.1f]", names_[i].c_str(), ms * 1e3f, host_us);
       line += buf;
     }
     char buf[48];
@@ -62,12 +68,14 @@ class TraceEvents {
     std::fprintf(stderr, "%s%s\n", line.c_str(), buf);
     used_ = 0;
     names_.clear();
+    host_.clear();
   }
 
  private:
   bool on_ = false;
   std::vector<cudaEvent_t> pool_;
   std::vector<std::string> names_;
+  std::vector<std::chrono::steady_clock::time_point> host_;  // when each mark() was called
   size_t used_ = 0;
 };
 
