@@ -70,7 +70,7 @@ struct TreeHeader {
   unsigned long long leaves;
   unsigned long long height;     // levels, leaves included
   unsigned long long overflow;   // set when an allocation found the pool full
-  unsigned long long error;      // set when a latch wait exceeded its bound (a bug: never expected)
+  unsigned long long error;      // set when a latch wait exceeded its bound or a search found a corrupt tree (a bug: never expected)
   unsigned long long grouped;    // updates a leader applied for a leaf group of >= 2 lanes (thread_ops_kernel.cuh), since the start
   unsigned long long warp_taken; // operations the thread kernel's threads left to their warp, since the start
 };

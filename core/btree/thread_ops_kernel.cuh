@@ -211,10 +211,9 @@ __device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, 
 // `parent` / `pmeta` as thread_find takes them: kNil when unknown), and
 // starts again at `restart` (a node at or above the leaves' parents' level
 // with low key <= k: top_start's, or the root) when it needs a leaf's
-// parent. True
-// once it took effect or needed no change; false: left to the warp (a root
-// or a parent that is full, a latch lost kThreadTries times, a node held
-// too long). `size` gets the change of the key count, `leaves` the leaves
+// parent. True once it took effect or needed no change; false: left to the
+// warp (a root or a parent that is full, a latch lost kThreadTries times, a
+// node held too long). `size` gets the change of the key count, `leaves` the leaves
 // added by splits.
 __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t start, uint32_t parent, uint32_t pmeta,
                                               uint32_t restart, bool is_insert, uint32_t k, uint32_t v,
@@ -358,23 +357,15 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   return ((applied >> lane) & 1u) != 0 ? kGroupApplied : kGroupAlone;
 }
 
-// Blocks of 64 threads, 12 per SM: 80 registers and no spills, the same 24
-// warps per SM as 3 blocks of 256 (before the leaf groups 72 registers;
-// 32 warps: 64 registers and spills, measured the same). Why 64: a block's
-// registers are freed only when all its warps are done, and a warp that
-// serves operations left to it (a proactive split from the root, say)
-// runs many times longer than its neighbours, so in blocks of 256 the
-// other seven warps' slots idled behind it. Measured (H200, Figure 5 at
-// 2^20 / 2^22 keys, a = 0.2 / 0.6 / 1.0, four device calls): blocks of
-// 256 2.21-2.29 / 1.46-1.52 / 1.19-1.23 and 2.60-2.65 / 1.82-1.85 / 1.47,
-// of 64 2.39-2.46 / 1.54-1.61 / 1.36-1.44 and 2.75-2.80 / 1.92-1.97 /
-// 1.75-1.77; of 32 the same as 64, of 128 in between. Measured and not
-// kept: a persistent grid whose warps take chunks of 32 positions from a
-// global cursor (the loop spills 540 bytes at 80 registers: a = 1.0 rose
-// to 1.51-1.54 / 1.96, the other mixes fell by 5-10%; without spills, at
-// 96 registers and 20 warps per SM, slower than blocks of 64); the warps'
-// counter atomics summed per block (slower), or left out (no faster: they
-// are not what the warps wait on).
+// Blocks of 64 threads, 12 per SM: 80 registers, no spills, the same 24
+// warps per SM as 3 blocks of 256. Why 64: a block's registers are freed
+// only when all its warps are done, and a warp serving the operations its
+// threads left (a proactive split from the root, say) runs many times
+// longer than its neighbours; in blocks of 256 seven other warps' slots
+// idled behind it, here one. Figure 5 rose 7-20% (the update-heavy mixes
+// most); the figures and the variants measured and not kept (persistent
+// grids, per-block counter sums, a second kernel for the leftovers) are in
+// docs/btree.md, "Figure 5".
 inline constexpr int kThreadOpsBlock = 64;
 
 // One list (positions start + i stride, i < n): the warp's updates first
