@@ -21,6 +21,15 @@ std::vector<std::string> example_workloads() {
   std::sort(v.begin(), v.end());
   return v;
 }
+
+// `gpudict args` is a usage error: exit 2, and stderr says `message`.
+void check_usage_error(const std::string& args, const std::string& message) {
+  INFO("gpudict " << args);
+  const auto r = run_gpudict(args);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find(message) != std::string::npos);
+}
 }  // namespace
 
 TEST_CASE("cli: help teaches, with examples") {
@@ -43,15 +52,9 @@ TEST_CASE("cli: help teaches, with examples") {
 TEST_CASE("cli: usage errors exit 2 with a message") {
   auto r = run_gpudict("");
   CHECK(r.exit_code == 2);
-  auto u = run_gpudict("sorted-array examples/quickstart.yaml --format xml");
-  CHECK(u.exit_code == 2);
-  CHECK(u.err.find("--format") != std::string::npos);
-  auto m = run_gpudict("sorted-array /nonexistent/workload.yaml");
-  CHECK(m.exit_code == 2);
-  CHECK(m.err.find("/nonexistent/workload.yaml") != std::string::npos);
-  auto l = run_gpudict("mvbtree examples/quickstart.yaml --backend cpu");
-  CHECK(l.exit_code == 2);
-  CHECK(l.err.find("not built yet") != std::string::npos);
+  check_usage_error("sorted-array examples/quickstart.yaml --format xml", "--format");
+  check_usage_error("sorted-array /nonexistent/workload.yaml", "/nonexistent/workload.yaml");
+  check_usage_error("mvbtree examples/quickstart.yaml --backend cpu", "not built yet");
 }
 
 TEST_CASE("cli: info prints devices or says there are none") {
@@ -150,9 +153,7 @@ TEST_CASE("cli: bad workloads exit 2 naming file and line") {
     std::ofstream f(p);
     f << "seed: 1\nsteps:\n  - phase:\n      batches: 2\n      batch_size: 10\n      mix: {insert: 0.5, lookup: 0.2}\n";
   }
-  auto r = run_gpudict("check " + p);
-  CHECK(r.exit_code == 2);
-  CHECK(r.err.find(p + ":6:") != std::string::npos);
+  check_usage_error("check " + p, p + ":6:");
   auto s = run_gpudict("sorted-array " + p + " --backend cpu");
   CHECK(s.exit_code == 2);
   std::remove(p.c_str());
@@ -189,19 +190,14 @@ TEST_CASE("cli: structure options are validated and shown in --help") {
   CHECK(h.exit_code == 0);
   CHECK(h.out.find("--batch-size") != std::string::npos);
   CHECK(h.out.find("--cleanup-every") != std::string::npos);
-  auto b = run_gpudict("lsm examples/quickstart.yaml --backend cpu --batch-size 1000");
-  CHECK(b.exit_code == 2);
-  CHECK(b.err.find("--batch-size") != std::string::npos);
+  check_usage_error("lsm examples/quickstart.yaml --backend cpu --batch-size 1000", "--batch-size");
   // Two-way choices (StructureConfig::get_choice): the message names the
   // option, the value and both choices; a valid choice runs.
-  auto f = run_gpudict("lsm examples/quickstart.yaml --backend cpu --lookup-filter yes");
-  CHECK(f.exit_code == 2);
-  CHECK(f.err.find("--lookup-filter: 'yes' is not on or off") != std::string::npos);
-  auto g = run_gpudict("btree examples/mixed-concurrent.yaml --backend cpu --leaf-groups 1");
-  CHECK(g.exit_code == 2);
-  CHECK(g.err.find("--leaf-groups: '1' is not on or off") != std::string::npos);
-  auto k = run_gpudict("btree examples/mixed-concurrent.yaml --backend cpu --ops-kernel warp");
-  CHECK(k.exit_code == 2);
-  CHECK(k.err.find("--ops-kernel: 'warp' is not thread or tile") != std::string::npos);
+  check_usage_error("lsm examples/quickstart.yaml --backend cpu --lookup-filter yes",
+                    "--lookup-filter: 'yes' is not on or off");
+  check_usage_error("btree examples/mixed-concurrent.yaml --backend cpu --leaf-groups 1",
+                    "--leaf-groups: '1' is not on or off");
+  check_usage_error("btree examples/mixed-concurrent.yaml --backend cpu --ops-kernel warp",
+                    "--ops-kernel: 'warp' is not thread or tile");
   CHECK(run_gpudict("btree examples/mixed-concurrent.yaml --backend cpu --leaf-groups off --ops-kernel tile").exit_code == 0);
 }
