@@ -323,7 +323,15 @@ void BTree::launch_phased_queries(const TreeRef& tree, const OpsRef& list) {
     launch_queries(opt_.query_tile, tree, list, stream_);
 }
 
-void BTree::launch_rounds(const OpsRef& list) {
+uint32_t BTree::reserve_top_copy(uint64_t n) {
+  if (!opt_.thread_ops) return 0;
+  const uint32_t top_nodes = top_copy_nodes(n);
+  if (top_nodes < 2) return 0;
+  d_top_.reserve_discard(top_nodes, "btree top copy");
+  return top_nodes;
+}
+
+void BTree::launch_rounds(const OpsRef& list, uint32_t top_nodes) {
   // A list much larger than the tree would make thousands of tiles contend
   // for the same few nodes (at the start, one root leaf). Instead the sorted
   // list runs in rounds, each a strided subset spread over the whole key
@@ -339,8 +347,6 @@ void BTree::launch_rounds(const OpsRef& list) {
   r.stride = stride;
   r.n = (n + stride - 1) / stride;
   r.leaf_groups = opt_.leaf_groups;
-  const uint32_t top_nodes = opt_.thread_ops ? top_copy_nodes(n) : 0;
-  if (top_nodes >= 2) d_top_.reserve_discard(top_nodes, "btree top copy");
   auto launch = [&](const OpsRef& round) {
     if (opt_.thread_ops)
       launch_thread_ops(ref(), round, d_top_.data(), top_nodes, stream_);
@@ -398,13 +404,14 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     double ms = reserve_nodes(inserts / 8 + 64);
     const SortBits bits = stage_ops(b, ops);
     prepare_ops_sort(n, bits);
+    const uint32_t top_nodes = reserve_top_copy(n);
     GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
     timer_.start(stream_);
     trace_.mark(stream_, "start");
     OpsRef list = sort_ops(n, bits);
     trace_.mark(stream_, "sort");
     list.done = d_done_.data();
-    launch_rounds(list);
+    launch_rounds(list, top_nodes);
     trace_.mark(stream_, "kernel");
     ms += timer_.stop(stream_);
     trace_.flush("btree update list");
@@ -539,6 +546,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
     GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kRangeCursor, 0, sizeof(unsigned long long), stream_));
   }
   prepare_ops_sort(n, bits);  // after the other CUB sizing: the sort's graph keys on the CUB buffer
+  const uint32_t top_nodes = reserve_top_copy(n);
   GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
   timer_.start(stream_);
   trace_.mark(stream_, "start");
@@ -588,7 +596,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   list.range_cap = d_range_cap_.data();
   list.range_keys = d_range_keys_.data();
   list.range_values = d_range_values_.data();
-  launch_rounds(list);
+  launch_rounds(list, top_nodes);
   trace_.mark(stream_, "kernel");
   ms += timer_.stop(stream_);
   trace_.flush("btree concurrent");
