@@ -183,7 +183,10 @@ struct DirectorySuccessorOp {
     // kMaxDirectoryMoves leaves read, then from the root.
     for (uint32_t reads = 0; reads < kMaxDirectoryMoves; ++reads) {
       read(node, w, meta);
-      if (!meta_leaf(meta)) break;  // never: directory entries name leaves
+      if (!meta_leaf(meta)) {  // never: directory entries name leaves; as the lookup kernel, a corrupt tree
+        atomicExch(&tree.hdr->error, 1ull);
+        return;
+      }
       if (w[kLinkWord] == kNil || k < w[kHighWord]) {
         if (!answer_from_leaf(tree, ops, kSuccessor, i, k, 0u, w, meta, read)) atomicExch(&tree.hdr->error, 1ull);
         return;
