@@ -213,8 +213,8 @@ __device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, 
 // with low key <= k: top_start's, or the root) when it needs a leaf's
 // parent. True once it took effect or needed no change; false: left to the
 // warp (a root or a parent that is full, a latch lost kThreadTries times, a
-// node held too long). `size` gets the change of the key count, `leaves` the leaves
-// added by splits.
+// node held too long). `size` gets the change of the key count, `leaves`
+// the leaves added by splits.
 __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t start, uint32_t parent, uint32_t pmeta,
                                               uint32_t restart, bool is_insert, uint32_t k, uint32_t v,
                                               long long& size, unsigned long long& leaves) {
