@@ -1,7 +1,9 @@
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 
 #include <fmt/format.h>
@@ -17,8 +19,15 @@ namespace {
 const std::map<std::string, OutputFormat> kFormats = {
     {"text", OutputFormat::Text}, {"json", OutputFormat::Json}, {"csv", OutputFormat::Csv}};
 
-// `example`: a workload the structure can run (the hash tables have no
-// successor and no snapshots, which examples/quickstart.yaml uses).
+// `example`: a workload the structure can run (examples/quickstart.yaml takes
+// snapshots and asks for successors; the B-Tree has no snapshots, the hash
+// tables neither and no successors).
+std::string example_for(const Capabilities& caps) {
+  if (caps.ordered && caps.snapshots) return "examples/quickstart.yaml";
+  if (caps.ordered) return "examples/mixed-concurrent.yaml";
+  return "examples/hash-quickstart.yaml";
+}
+
 std::string run_footer(const std::string& name, const std::string& example) {
   return fmt::format(
       "\nExamples:\n"
@@ -31,6 +40,28 @@ std::string run_footer(const std::string& name, const std::string& example) {
       "Workload format: docs/workload-format.md; report fields: docs/output-formats.md.",
       name, example);
 }
+
+// --seed: a decimal integer in [0, 2^64 - 1]. (CLI11 alone would read "-1"
+// or 2^64 as 2^64 - 1, so different seeds would give the same workload.)
+const CLI::Validator kSeed(
+    [](std::string& v) -> std::string {
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+        return "'" + v + "' is not a seed: a decimal integer from 0 to 18446744073709551615";
+      errno = 0;
+      (void)std::strtoull(v.c_str(), nullptr, 10);
+      if (errno == ERANGE) return "'" + v + "' is larger than the largest seed, 18446744073709551615 (2^64 - 1)";
+      return {};
+    },
+    "UINT64");
+
+// --device: CLI::NonNegativeNumber's message quotes the largest double.
+const CLI::Validator kDeviceIndex(
+    [](std::string& v) -> std::string {
+      if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 6)
+        return "'" + v + "' is not a CUDA device index (0, 1, ...; 'gpudict info' lists them)";
+      return {};
+    },
+    "INDEX");
 
 struct CommonFlags {
   std::string backend;
@@ -53,15 +84,17 @@ void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
       ->check(CLI::IsMember({"text", "json", "csv"}))
       ->capture_default_str();
   sub->add_flag("--no-verify", f.no_verify, "Skip checking results against the CPU reference");
-  f.seed_opts[name] = sub->add_option("--seed", f.seed, "Seed for generated workloads (overrides the file's `seed`)");
+  f.seed_opts[name] = sub->add_option("--seed", f.seed, "Seed for generated workloads (overrides the file's `seed`)")
+                          ->check(kSeed);
   sub->add_option("--repeat", f.repeat, "Timed repetitions of the whole workload; times are the median")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  sub->add_option("--device", f.device, "CUDA device index")->check(CLI::NonNegativeNumber)->capture_default_str();
+  sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
   sub->add_option("--results", f.results, "Write every query result to FILE (tab-separated; '-' for stdout)");
   sub->add_option("--batch-times", f.batch_times,
                   "Write each batch's device time to FILE as CSV (batch,step,ops,updates,device_ms,mops)");
-  sub->add_flag("-q,--quiet", f.quiet, "Print only the one-line verdict (errors still go to stderr)");
+  sub->add_flag("-q,--quiet", f.quiet,
+                "Print only the verdict: its line (text) or the summary record (json); not with csv");
   sub->add_flag("-v,--verbose", f.verbose, "Progress lines on stderr");
 }
 
@@ -96,21 +129,26 @@ int run_cli(int argc, char** argv) {
       auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help);
       if (!o.default_value.empty()) opt->default_str(o.default_value);
     }
-    sub->footer(run_footer(s.name, s.caps.ordered ? "examples/quickstart.yaml" : "examples/hash-quickstart.yaml"));
+    if (s.make_gpu)
+      sub->footer(run_footer(s.name, example_for(s.caps)));
+    else
+      sub->footer("\nNot built yet in this version of gpudict: running it exits 2 (bad usage). 'gpudict info' lists\n"
+                  "the structures that are built.");
     sub->callback([&chosen, &s] { chosen = &s; });
   }
 
   std::string gen_workload, gen_out;
   uint64_t gen_seed = 0;
   bool gen_quiet = false;
-  CLI::App* gen = app.add_subcommand("gen", "Write a YAML workload's keys and operations as binary files");
-  gen->add_option("workload", gen_workload, "YAML workload")->required()->check(CLI::ExistingFile);
+  CLI::App* gen = app.add_subcommand("gen", "Write a workload's initial keys and operations as binary files");
+  gen->add_option("workload", gen_workload, "Workload: YAML file, binary key file or trace (.gdt)")->required()->check(CLI::ExistingFile);
   gen->add_option("-o,--output", gen_out, "Output directory (created if missing)")->required();
-  CLI::Option* gen_seed_opt = gen->add_option("--seed", gen_seed, "Seed (overrides the file's `seed`)");
+  CLI::Option* gen_seed_opt = gen->add_option("--seed", gen_seed, "Seed (overrides the file's `seed`)")->check(kSeed);
   gen->add_flag("-q,--quiet", gen_quiet, "Print nothing");
   gen->footer(
       "\nWrites DIR/initial_keys.bin and DIR/initial_values.bin (raw little-endian arrays) and DIR/trace.gdt\n"
       "(the whole workload as an operation trace, docs/workload-format.md), which any structure replays.\n"
+      "The files appear together when all are written; a failed gen leaves DIR as it was.\n"
       "Example:\n"
       "  gpudict gen examples/quickstart.yaml -o /tmp/qs && gpudict sorted-array /tmp/qs/trace.gdt");
 
@@ -120,13 +158,28 @@ int run_cli(int argc, char** argv) {
   CLI::App* check = app.add_subcommand("check", "Validate a workload without running it and summarise it");
   check->add_option("workload", check_workload, "Workload file")->required()->check(CLI::ExistingFile);
   check->add_option("--format", check_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
-  check_seed_opt = check->add_option("--seed", check_seed, "Seed (overrides the file's `seed`)");
+  check_seed_opt = check->add_option("--seed", check_seed, "Seed (overrides the file's `seed`)")->check(kSeed);
   check->footer("\nExample:\n  gpudict check examples/quickstart.yaml\nExit code 0 when valid, 2 with the first error (file:line:column) otherwise.");
 
   std::string info_format = "text";
   CLI::App* info = app.add_subcommand("info", "CUDA devices, driver and runtime versions, build options, structures");
   info->add_option("--format", info_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   info->footer("\nExample:\n  gpudict info");
+
+  // CLI11 reports a misspelt subcommand as "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string names;
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+      known = known || sub->get_name() == argv[1];
+    }
+    if (!known) {
+      std::fprintf(stderr, "gpudict: unknown subcommand '%s'; one of: %s\nRun 'gpudict --help' for usage.\n", argv[1],
+                   names.c_str());
+      return kExitBadInput;
+    }
+  }
 
   try {
     app.parse(argc, argv);
@@ -142,6 +195,8 @@ int run_cli(int argc, char** argv) {
   }
 
   try {
+    if (chosen && flags.quiet && flags.format == "csv")
+      throw InputError("--quiet prints the verdict, which has no CSV form: use --format text or json with it");
     if (chosen) {
       RunOptions o;
       o.workload = workload;

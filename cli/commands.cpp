@@ -1,6 +1,9 @@
 #include "cli/commands.hpp"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 
@@ -37,6 +40,15 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
                    cuda_unavailable_reason().c_str());
   }
   if (gpu) select_device(opt.device);
+
+  // --batch-times is opened before the work, as --results is: a path that
+  // cannot be written fails now, not after a long run.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> batch_times(nullptr, &std::fclose);
+  if (!opt.batch_times.empty()) {
+    batch_times.reset(std::fopen(opt.batch_times.c_str(), "w"));
+    if (!batch_times)
+      throw InputError(fmt::format("--batch-times {}: cannot write: {}", opt.batch_times, std::strerror(errno)));
+  }
 
   WorkloadSummary summary = summarize_workload(opt.workload, opt.open);
   std::unique_ptr<StepSource> first = open_workload(opt.workload, opt.open);
@@ -75,13 +87,15 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   // The report goes to stdout unless the results stream does.
   std::FILE* out = opt.results == "-" ? stderr : stdout;
   print_report(out, rep, opt.format, opt.quiet);
-  if (!opt.batch_times.empty()) write_batch_times(opt.batch_times, rep);
   print_mismatches(stderr, rep);
+  if (batch_times) write_batch_times(batch_times.get(), opt.batch_times, rep);
+  finish_output(out, opt.results == "-" ? "the report to standard error" : "the report to standard output");
   return rep.mismatches ? kExitVerifyFailed : kExitOk;
 }
 
 int run_check(const std::string& workload, const OpenOptions& open, OutputFormat format) {
   WorkloadSummary s = summarize_workload(workload, open);
+  check_initial_contents(workload, open);
   auto src = open_workload(workload, open);
   const WorkloadHeader& h = src->header();
   if (format == OutputFormat::Json) {
@@ -104,6 +118,7 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
                json_escape(h.path), h.format, json_escape(h.name), type_name(h.key_type), type_name(h.value_type), h.seed,
                s.initial, s.batches, ops, phases, snaps, s.cleanups, s.bounds.max_resident, s.bounds.max_batch,
                s.bounds.max_snapshots);
+    finish_output(stdout, "the summary to standard output");
     return kExitOk;
   }
   fmt::print("{}: valid {} workload '{}' ({} keys, {} values, seed {})\n", h.path, h.format, h.name,
@@ -121,6 +136,7 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
   if (s.cleanups) fmt::print("cleanup steps: {}\n", s.cleanups);
   fmt::print("bounds: at most {} resident keys, batches of at most {}, at most {} snapshots alive\n",
              s.bounds.max_resident, s.bounds.max_batch, s.bounds.max_snapshots);
+  finish_output(stdout, "the summary to standard output");
   return kExitOk;
 }
 
@@ -128,6 +144,7 @@ int run_gen(const std::string& workload, const OpenOptions& open, const std::str
   generate_to_directory(workload, open, out_dir);
   if (!quiet)
     fmt::print("wrote {0}/initial_keys.bin, {0}/initial_values.bin, {0}/trace.gdt\n", out_dir);
+  finish_output(stdout, "to standard output");
   return kExitOk;
 }
 
@@ -148,6 +165,7 @@ int run_info(OutputFormat format) {
                "\"no_device_reason\":\"{}\",\"structures\":[{}]}}\n",
                GPUDICT_VERSION, driver_version_string(), runtime_version_string(), json_escape(build_options()), d,
                devs.empty() ? json_escape(cuda_unavailable_reason()) : "", structs);
+    finish_output(stdout, "to standard output");
     return kExitOk;
   }
   fmt::print("gpudict {}\nbuild: {}\n", GPUDICT_VERSION, build_options());
@@ -161,6 +179,7 @@ int run_info(OutputFormat format) {
   for (const auto& s : structures())
     structs += (structs.empty() ? "" : ", ") + s.name + (s.make_gpu ? "" : " (planned)");
   fmt::print("structures: {}\n", structs);
+  finish_output(stdout, "to standard output");
   return kExitOk;
 }
 

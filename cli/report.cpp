@@ -1,6 +1,8 @@
 #include "cli/report.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -72,7 +74,7 @@ void print_text(std::FILE* out, const RunReport& r) {
   fmt::print(out, "\n{}\n", verdict(r));
 }
 
-void print_json(std::FILE* out, const RunReport& r) {
+void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
   std::string params;
   for (const auto& [k, v] : r.parameters) params += (params.empty() ? "" : ",") + q(k) + ":" + q(v);
   fmt::print(out,
@@ -106,6 +108,9 @@ void print_json(std::FILE* out, const RunReport& r) {
                s.index, q(s.kind), q(s.name), q(std::string(mode_name(s.mode))), q(s.snapshot), s.batches, ops, rows,
                s.e2e_ms, s.mismatches, around);
   }
+}
+
+void print_json_summary(std::FILE* out, const RunReport& r) {
   std::string extra;
   for (const auto& [k, v] : r.final_stats.extra) extra += (extra.empty() ? "" : ",") + q(k) + ":" + q(v);
   fmt::print(out,
@@ -113,6 +118,12 @@ void print_json(std::FILE* out, const RunReport& r) {
              "\"total_e2e_ms\":{:.6f},\"peak_device_bytes\":{},\"final_size\":{},\"final_stats\":{{{}}}}}\n",
              r.verified ? (r.mismatches == 0 ? "true" : "false") : "null", r.checked, r.mismatches, r.total_device_ms,
              r.total_e2e_ms, r.peak_device_bytes, r.final_stats.size, extra);
+}
+
+// quiet: the summary record alone (the verdict, as JSON).
+void print_json(std::FILE* out, const RunReport& r, bool quiet) {
+  if (!quiet) print_json_run_and_steps(out, r);
+  print_json_summary(out, r);
 }
 
 void print_csv(std::FILE* out, const RunReport& r) {
@@ -152,27 +163,32 @@ std::string json_escape(const std::string& s) {
 }
 
 void print_report(std::FILE* out, const RunReport& rep, OutputFormat f, bool quiet) {
-  if (quiet) {
-    if (f == OutputFormat::Text) fmt::print(out, "{}\n", verdict(rep));
-    return;
-  }
   switch (f) {
-    case OutputFormat::Text: print_text(out, rep); break;
-    case OutputFormat::Json: print_json(out, rep); break;
-    case OutputFormat::Csv: print_csv(out, rep); break;
+    case OutputFormat::Text:
+      if (quiet)
+        fmt::print(out, "{}\n", verdict(rep));
+      else
+        print_text(out, rep);
+      break;
+    case OutputFormat::Json:
+      print_json(out, rep, quiet);
+      break;
+    case OutputFormat::Csv:
+      print_csv(out, rep);  // --quiet with csv is refused before the run (app.cpp)
+      break;
   }
-  std::fflush(out);
 }
 
-void write_batch_times(const std::string& path, const RunReport& rep) {
-  std::FILE* f = std::fopen(path.c_str(), "w");
-  if (!f) throw InputError("--batch-times " + path + ": cannot write");
+void finish_output(std::FILE* out, const std::string& what) {
+  if (std::fflush(out) != 0 || std::ferror(out))
+    throw RuntimeFailure(fmt::format("cannot write {}: {}", what, errno ? std::strerror(errno) : "write error"));
+}
+
+void write_batch_times(std::FILE* f, const std::string& path, const RunReport& rep) {
   fmt::print(f, "batch,step,ops,updates,device_ms,mops\n");
   for (const auto& b : rep.batch_times)
     fmt::print(f, "{},{},{},{},{:.6f},{:.3f}\n", b.batch, b.step, b.ops, b.updates, b.device_ms, mops(b.ops, b.device_ms));
-  const bool ok = std::fflush(f) == 0;
-  std::fclose(f);
-  if (!ok) throw RuntimeFailure("--batch-times " + path + ": write failed");
+  finish_output(f, "--batch-times " + path);
 }
 
 void print_mismatches(std::FILE* err, const RunReport& rep) {

@@ -12,11 +12,18 @@ namespace gpudict {
 
 enum class OutputFormat { Text, Json, Csv };
 
+// quiet: text prints the verdict line alone, json the summary record alone;
+// csv has no quiet form (refused before the run).
 void print_report(std::FILE* out, const RunReport& rep, OutputFormat fmt, bool quiet);
+// Flushes `out` and throws RuntimeFailure (exit 3) naming `what` if anything
+// written to it was lost (a full disk, a closed pipe): a report that did not
+// arrive must not end with exit 0.
+void finish_output(std::FILE* out, const std::string& what);
 // The first mismatches and their number, on `err` (stderr).
 void print_mismatches(std::FILE* err, const RunReport& rep);
 std::string json_escape(const std::string& s);
-// --batch-times FILE: one CSV row per batch (docs/output-formats.md).
-void write_batch_times(const std::string& path, const RunReport& rep);
+// --batch-times FILE: one CSV row per batch (docs/output-formats.md), to `f`,
+// opened before the run (so that a bad path fails before the work).
+void write_batch_times(std::FILE* f, const std::string& path, const RunReport& rep);
 
 }  // namespace gpudict

@@ -201,3 +201,129 @@ TEST_CASE("cli: structure options are validated and shown in --help") {
                     "--ops-kernel: 'warp' is not thread or tile");
   CHECK(run_gpudict("btree examples/mixed-concurrent.yaml --backend cpu --leaf-groups off --ops-kernel tile").exit_code == 0);
 }
+
+TEST_CASE("cli: seeds and device indices outside their range are refused, not wrapped") {
+  check_usage_error("sorted-array examples/quickstart.yaml --backend cpu --seed -1", "is not a seed");
+  check_usage_error("sorted-array examples/quickstart.yaml --backend cpu --seed 18446744073709551616",
+                    "larger than the largest seed");
+  check_usage_error("check examples/quickstart.yaml --seed 1e3", "is not a seed");
+  check_usage_error("gen examples/quickstart.yaml -o /tmp/never --seed -5", "is not a seed");
+  check_usage_error("sorted-array examples/quickstart.yaml --backend cpu --device -1", "not a CUDA device index");
+  auto top = run_gpudict("check examples/quickstart.yaml --seed 18446744073709551615 --format json");
+  CHECK(top.exit_code == 0);
+  CHECK(top.out.find("\"seed\":18446744073709551615") != std::string::npos);
+  check_usage_error("sortedarray examples/quickstart.yaml", "unknown subcommand 'sortedarray'");
+}
+
+TEST_CASE("cli: each structure's help example runs") {
+  for (const char* s : {"sorted-array", "lsm", "btree", "slabhash"}) {
+    auto h = run_gpudict(std::string(s) + " --help");
+    REQUIRE(h.exit_code == 0);
+    const auto at = h.out.find("gpudict " + std::string(s) + " examples/");
+    REQUIRE_MESSAGE(at != std::string::npos, s);
+    const auto end = h.out.find(' ', h.out.find("examples/", at));
+    const std::string example = h.out.substr(h.out.find("examples/", at), end - h.out.find("examples/", at));
+    auto r = run_gpudict(std::string(s) + " " + example + " --backend cpu --quiet");
+    CHECK_MESSAGE(r.exit_code == 0, s << " " << example << ": " << r.err);
+  }
+  CHECK(run_gpudict("mvbtree --help").out.find("Not built yet") != std::string::npos);
+}
+
+TEST_CASE("cli: --quiet prints the verdict in text and json, and is refused with csv") {
+  auto t = run_gpudict("lsm examples/adversarial.yaml --backend cpu --quiet");
+  CHECK(t.exit_code == 0);
+  CHECK(lines_of(t.out).size() == 1);
+  CHECK(t.out.rfind("verified: ", 0) == 0);
+  auto j = run_gpudict("lsm examples/adversarial.yaml --backend cpu --quiet --format json");
+  CHECK(j.exit_code == 0);
+  REQUIRE(lines_of(j.out).size() == 1);
+  CHECK(j.out.rfind("{\"record\":\"summary\",\"verified\":true,", 0) == 0);
+  check_usage_error("lsm examples/adversarial.yaml --backend cpu --quiet --format csv", "no CSV form");
+}
+
+TEST_CASE("cli: output that cannot be written is exit 3, and --batch-times is opened before the run") {
+  if (!fs::exists("/dev/full")) return;  // writes to it fail with ENOSPC
+  for (const std::string args : {"lsm examples/adversarial.yaml --backend cpu", "check examples/adversarial.yaml", "info"}) {
+    const std::string err = temp_path("full.err");
+    const std::string cmd = std::string("cd '") + GPUDICT_SOURCE_DIR + "' && '" + gpudict_binary() + "' " + args +
+                            " >/dev/full 2>'" + err + "' </dev/null";
+    const int status = std::system(cmd.c_str());
+    INFO(args << ": " << slurp(err));
+    CHECK((WIFEXITED(status) ? WEXITSTATUS(status) : -1) == 3);
+    CHECK(slurp(err).find("cannot write") != std::string::npos);
+    std::remove(err.c_str());
+  }
+  auto bt = run_gpudict("lsm examples/adversarial.yaml --backend cpu --batch-times /nonexistent/dir/bt.csv");
+  CHECK(bt.exit_code == 2);
+  CHECK(bt.err.find("--batch-times /nonexistent/dir/bt.csv: cannot write") != std::string::npos);
+  CHECK(bt.out.empty());  // refused before the run: no report
+  auto full = run_gpudict("lsm examples/adversarial.yaml --backend cpu --quiet --batch-times /dev/full");
+  CHECK(full.exit_code == 3);
+}
+
+TEST_CASE("cli: gen leaves its directory as it was when it fails, and can rewrite its own input") {
+  const std::string dir = temp_path("gen_safe");
+  REQUIRE(run_gpudict("gen examples/adversarial.yaml -q -o " + dir).exit_code == 0);
+  const std::string trace = slurp(dir + "/trace.gdt"), keys = slurp(dir + "/initial_keys.bin");
+  REQUIRE(trace.size() > 100);
+  // Its own trace as input, into the same directory: read whole, then replaced by the same bytes.
+  auto again = run_gpudict("gen " + dir + "/trace.gdt -q -o " + dir);
+  CHECK(again.exit_code == 0);
+  CHECK(slurp(dir + "/trace.gdt") == trace);
+  CHECK(slurp(dir + "/initial_keys.bin") == keys);
+  // A workload that fails while generating: the directory keeps the good files, and no temporaries.
+  const std::string bad = temp_path("narrow.yaml");
+  {
+    std::ofstream f(bad);
+    f << "initial: {count: 1000, keys: {distribution: normal, stddev: 1e-7, min: 0, max: 1000000}}\n";
+  }
+  auto g = run_gpudict("gen " + bad + " -o " + dir);
+  CHECK(g.exit_code == 2);
+  CHECK(slurp(dir + "/trace.gdt") == trace);
+  size_t files = 0;
+  for (const auto& e : fs::directory_iterator(dir)) files += e.is_regular_file();
+  CHECK(files == 3);
+  fs::remove_all(dir);
+  std::remove(bad.c_str());
+}
+
+TEST_CASE("cli: check reads a key file's keys and draws narrow distributions, as a run would") {
+  const std::string dir = temp_path("check_keys");
+  fs::create_directories(dir);
+  {
+    // SOSD: a u64 count, then u64 keys; 2^40 does not fit the default u32 key type.
+    std::ofstream f(dir + "/big.bin", std::ios::binary);
+    const uint64_t words[] = {3, 1, 2, 1ull << 40};
+    f.write(reinterpret_cast<const char*>(words), sizeof words);
+  }
+  {
+    std::ofstream f(dir + "/w.yaml");
+    f << "initial: {file: big.bin}\n";
+  }
+  {
+    std::ofstream f(dir + "/narrow.yaml");
+    f << "initial: {count: 1000, keys: {distribution: zipfian, min: 0, max: 100}}\n";
+  }
+  check_usage_error("check " + dir + "/w.yaml", "out of range for the key type");
+  check_usage_error("check " + dir + "/narrow.yaml", "initial.count");
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cli: integers take '_' only between digits, reals only in decimal") {
+  const std::string p = temp_path("sep.yaml");
+  auto with = [&](const std::string& text) {
+    std::ofstream f(p);
+    f << text;
+  };
+  with("initial: {count: 1_000}\n");
+  CHECK(run_gpudict("check " + p).exit_code == 0);
+  for (const char* bad : {"1__000", "1000_", "_1000"}) {
+    with(std::string("initial: {count: ") + bad + "}\n");
+    check_usage_error("check " + p, "is not an integer");
+  }
+  with("steps:\n  - phase: {batches: 1, batch_size: 8, mix: {lookup: 1}, hit_ratio: 0x1p-1}\n");
+  check_usage_error("check " + p, "is not a decimal number");
+  with("steps:\n  - phase: {batches: 1, batch_size: 8, mix: {lookup: 1}, hit_ratio: 1e-400}\n");
+  check_usage_error("check " + p, "under- or overflows");
+  std::remove(p.c_str());
+}

@@ -59,8 +59,9 @@ TEST_CASE("cpu-backend: interface figures") {
   CHECK(d->caps().snapshots);
   CHECK_FALSE(d->caps().native_concurrent);
   CHECK(d->caps().phased_duplicates == DuplicateRule::DeleteWinsElseAny);
-  REQUIRE(d->parameters().size() == 1);
+  REQUIRE(d->parameters().size() == 2);
   CHECK(d->parameters()[0] == std::make_pair(std::string("backend"), std::string("cpu-reference")));
+  CHECK(d->parameters()[1] == std::make_pair(std::string("semantics"), std::string("map")));
   WorkloadBounds b;
   b.max_resident = 1u << 26;
   CHECK(d->device_bytes_needed(b) == 0);

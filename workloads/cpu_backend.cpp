@@ -237,7 +237,10 @@ class CpuDictionary final : public Dictionary {
 
   const Capabilities& caps() const override { return caps_; }
 
-  Params parameters() const override { return {{"backend", "cpu-reference"}}; }
+  // The semantics verified against (the slab hash's --mode), beside the backend.
+  Params parameters() const override {
+    return {{"backend", "cpu-reference"}, {"semantics", std::string(semantics_name(caps_.semantics))}};
+  }
 
   uint64_t device_bytes_needed(const WorkloadBounds&) const override { return 0; }
 

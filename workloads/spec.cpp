@@ -230,7 +230,7 @@ class Parser {
     return s;
   }
 
-  // Integers: decimal or 0x hexadecimal, '_' separators allowed.
+  // Integers: decimal or 0x hexadecimal, '_' separators allowed between digits.
   uint64_t u64(const YAML::Node& n, const std::string& field, const std::string& expected) const {
     const std::string s = scalar(n, field, expected);
     size_t i = 0;
@@ -249,7 +249,10 @@ class Parser {
     bool any = false;
     for (; i < s.size(); ++i) {
       const char c = s[i];
-      if (c == '_' && any) continue;
+      if (c == '_') {  // a separator: after a digit and before one (not "1_", "1__0" or "_1")
+        if (!any || i + 1 >= s.size() || s[i + 1] == '_') fail(n, field, "'" + s + "' is not an integer", expected);
+        continue;
+      }
       unsigned d;
       if (c >= '0' && c <= '9') d = static_cast<unsigned>(c - '0');
       else if (base == 16 && c >= 'a' && c <= 'f') d = static_cast<unsigned>(c - 'a' + 10);
@@ -294,8 +297,10 @@ class Parser {
     char* e = nullptr;
     errno = 0;
     const double v = std::strtod(b, &e);
-    if (s.empty() || e != b + s.size() || !std::isfinite(v) || errno == ERANGE)
-      fail(n, field, "'" + s + "' is not a finite number", expected);
+    if (s.empty() || e != b + s.size() || !std::isfinite(v)) fail(n, field, "'" + s + "' is not a finite number", expected);
+    // Decimal only: strtod also reads hexadecimal floats ("0x1p-1").
+    if (s.find_first_of("xX") != std::string::npos) fail(n, field, "'" + s + "' is not a decimal number", expected);
+    if (errno == ERANGE) fail(n, field, "'" + s + "' is out of the range of a double (it under- or overflows)", expected);
     return v;
   }
 

@@ -7,6 +7,8 @@
 #include <set>
 #include <system_error>
 
+#include <unistd.h>
+
 #include "core/common/errors.hpp"
 #include "workloads/keyfile.hpp"
 
@@ -468,6 +470,42 @@ WorkloadSummary summarize_trace(const std::string& path) {
 
 // ---------------------------------------------------------------- gen
 
+namespace {
+
+// gen's three files are written under temporary names in the output
+// directory and renamed into place only when all are complete: a failed gen
+// leaves the directory as it was, and a gen whose input is one of its own
+// outputs (`gen D/trace.gdt -o D`) reads it whole before it is replaced.
+class StagedOutputs {
+ public:
+  explicit StagedOutputs(const fs::path& dir) : dir_(dir), tag_(".tmp-" + std::to_string(::getpid())) {}
+  ~StagedOutputs() {
+    std::error_code ec;
+    for (const auto& name : names_) fs::remove(temp(name), ec);
+  }
+  // The temporary path of the final file `name`.
+  std::string stage(const std::string& name) {
+    names_.push_back(name);
+    return temp(name).string();
+  }
+  void commit() {
+    for (const auto& name : names_) {
+      std::error_code ec;
+      fs::rename(temp(name), dir_ / name, ec);
+      if (ec) throw RuntimeFailure((dir_ / name).string() + ": cannot write: " + ec.message());
+    }
+    names_.clear();
+  }
+
+ private:
+  fs::path temp(const std::string& name) const { return dir_ / (name + tag_); }
+  fs::path dir_;
+  std::string tag_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
 void generate_to_directory(const std::string& yaml_path, const OpenOptions& opts, const std::string& out_dir) {
   std::unique_ptr<StepSource> src = open_workload(yaml_path, opts);
   std::error_code ec;
@@ -477,18 +515,28 @@ void generate_to_directory(const std::string& yaml_path, const OpenOptions& opts
                      " (a writable directory)");
   const fs::path dir(out_dir);
   const WorkloadHeader& h = src->header();
-  TraceWriter w((dir / "trace.gdt").string(), h);
-  Step step;
-  bool wrote_initial = false;
-  while (src->next(step)) {
-    if (step.kind == StepKind::Initial && !wrote_initial) {
-      write_raw_file((dir / "initial_keys.bin").string(), step.initial.keys, width_bytes(h.key_type));
-      write_raw_file((dir / "initial_values.bin").string(), step.initial.values, width_bytes(h.value_type));
-      wrote_initial = true;
+  StagedOutputs staged(dir);
+  const std::string keys_path = staged.stage("initial_keys.bin");
+  const std::string values_path = staged.stage("initial_values.bin");
+  {
+    TraceWriter w(staged.stage("trace.gdt"), h);
+    Step step;
+    bool wrote_initial = false;
+    while (src->next(step)) {
+      if (step.kind == StepKind::Initial && !wrote_initial) {
+        write_raw_file(keys_path, step.initial.keys, width_bytes(h.key_type));
+        write_raw_file(values_path, step.initial.values, width_bytes(h.value_type));
+        wrote_initial = true;
+      }
+      w.write(step);
     }
-    w.write(step);
+    w.finish();
+    if (!wrote_initial) {  // every source starts with an Initial step; empty files if one ever does not
+      write_raw_file(keys_path, {}, width_bytes(h.key_type));
+      write_raw_file(values_path, {}, width_bytes(h.value_type));
+    }
   }
-  w.finish();
+  staged.commit();
 }
 
 }  // namespace gpudict

@@ -85,4 +85,13 @@ std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOpt
 // generated) and for traces (record headers are read, bodies skipped).
 WorkloadSummary summarize_workload(const std::string& path, const OpenOptions& opts = {});
 
+// What `gpudict check` adds to the summary: a YAML workload's initial
+// contents are read or generated where only that can find the error (a key
+// file's keys above the key type, a zipfian, normal or hotset distribution
+// too narrow for `count` distinct keys), as a run would; uniform and
+// sequential keys are checked from the spec alone, so a check of a large
+// uniform workload stays instant. Traces and key files: nothing more.
+// Throws InputError.
+void check_initial_contents(const std::string& path, const OpenOptions& opts = {});
+
 }  // namespace gpudict
