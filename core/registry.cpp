@@ -43,18 +43,21 @@ std::vector<StructureInfo> make_table() {
                "Concurrent batches run as their updates, then their queries. docs/lsm.md.",
                lsm_caps(), lsm_options(), [](const StructureConfig& cfg) { return make_lsm(cfg); },
                validate_lsm_options});
-  t.push_back({"btree", "GPU B-Tree (seed 002): B-link tree of 128-byte nodes, tile-cooperative, concurrent batches",
+  t.push_back({"btree", "GPU B-Tree (seed 002): B-link tree of 128-byte nodes, latched writes, concurrent batches",
                "A B-link tree of 128-byte nodes (14 pairs, high key, side link, low key, meta word with count, leaf "
-               "flag, latch and version), bulk-built bottom-up from sorted pairs. Each tile of --tile lanes serves its "
-               "lanes' operations one at a time; lists are sorted by key (--sort). Reads take no latch (seqlock "
-               "snapshots); writes latch one node, splits are proactive with restarts. Deletes never merge. Several "
-               "updates of one key in a phased batch: any one wins. Concurrent batches run natively in one kernel. "
-               "docs/btree.md.",
+               "flag, latch and version), bulk-built bottom-up from sorted pairs. Reads take no latch (seqlock "
+               "snapshots); writes latch one node, splits are proactive with restarts. Concurrent batches run "
+               "natively in one kernel: one thread per operation, its warp taking over root splits and full parents "
+               "(--ops-kernel thread), or the paper's warp-cooperative kernel, a tile of --tile lanes serving one "
+               "operation at a time (--ops-kernel tile). Phased updates are merged into their leaves level by level "
+               "(--phased-updates); phased queries run one thread each, lookups and successors of a bulk-built tree "
+               "from its leaf directory (--leaf-directory). Deletes never merge nodes. Several updates of one key in "
+               "a phased batch: any one wins. docs/btree.md.",
                btree_caps(), btree_options(), [](const StructureConfig& cfg) { return make_btree(cfg); },
                validate_btree_options});
   t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004): warp-cooperative chained hash table, --mode map|multimap|set",
                "A hash table of B buckets, each a list of 128-byte slabs (15 pairs or 30 keys, an alive-bit word, a "
-               "32-bit next address), served by tiles of 8 lanes that read one slab per step; SlabAlloc hands out "
+               "32-bit next address), served by tiles of 4 lanes (eight operations per warp) that read one slab per step; SlabAlloc hands out "
                "slabs from super blocks of 1024-slab memory blocks. --mode map keeps keys unique (insert replaces), "
                "multimap keeps every pair (delete removes all of a key's pairs), set stores keys only. Lookup, delete, "
                "count and range of a single key (lo == hi); no successor, no snapshots. Deletes leave tombstones until "

@@ -16,10 +16,13 @@ fig3:    bulk rebuild of a tree of m keys (sort included) against inserting
          a batch of 2^i into a tree of m - 2^i: times, and the crossover.
 fig2:    lookup (all present), range (expected 8 results) and successor rates
          against the tree size n = 2^k, k up to --max-log2-n (bulk built).
-fig4:    deleting 10% ... 50% of the keys of a tree of n = 2^query-log2-n.
+fig4:    deleting 10% ... 50% of the keys of a tree of n = 2^query-log2-n
+         (the three structures).
 fig5:    concurrent batches with update ratio 0.2, 0.6, 1.0 (updates split
          between insert and delete, queries between lookup, count, range and
-         successor), as many operations as keys, against the tree size.
+         successor), as many operations as keys, against the tree size (the
+         three structures; the LSM and the sorted array run a concurrent
+         batch as its updates, then its queries).
 public:  the public GpuBTree experiment: n keys inserted into an empty tree
          (one batch), then n lookups of which half hit; n = 2^20, 2^22, 2^24.
 """
@@ -167,26 +170,31 @@ steps:
 
 def fig4(args):
     n = 1 << args.query_log2_n
-    out = [f"Figure 4: deleting x% of a tree of n = 2^{args.query_log2_n} keys (one phase, batches of up to 2^22)", "",
-           "| x | ms | G deletes/s |", "|---|---|---|"]
+    out = [f"Figure 4: deleting x% of a tree of n = 2^{args.query_log2_n} keys (one phase, batches of up to 2^22; "
+           "device ms and G deletes/s)", "", "| x | B-Tree ms | GPU LSM ms | GPU SA ms | B-Tree | GPU LSM | GPU SA |",
+           "|---|---|---|---|---|---|---|"]
     for pct in (10, 20, 30, 40, 50):
         d = n * pct // 100
         nb, bs = batches_of(d)
         y = write(args, f"f4-{pct}.yaml", f"seed: {args.seed}\ninitial: {{count: {n}}}\nsteps:\n"
                   f"  - phase: {{name: delete, batches: {nb}, batch_size: {bs}, mix: {{delete: 1.0}}, hit_ratio: 1.0}}\n")
-        steps, _ = run(args, "btree", y, f"f4-{pct}")
-        st = named(steps, "delete")[0]
-        out.append(f"| {pct}% | {step_ms(st):.3f} | {rate(st):.3f} |")
+        ms, rates = [], []
+        for s in STRUCTS:
+            steps, _ = run(args, s, y, f"f4-{pct}", lsm_extra(bs) if s == "lsm" else ())
+            st = named(steps, "delete")[0]
+            ms.append(step_ms(st))
+            rates.append(rate(st))
+        out.append(f"| {pct}% | " + " | ".join(f"{x:.3f}" for x in ms + rates) + " |")
     return "\n".join(out)
 
 
 def fig5(args):
     out = ["Figure 5: concurrent batches, update ratio a (G operations/s; as many operations as keys, batches of up "
-           "to 2^22)", "", "| n | a = 0.2 | a = 0.6 | a = 1.0 |", "|---|---|---|---|"]
+           "to 2^22; the LSM and the sorted array run a concurrent batch as its updates, then its queries)", "",
+           "| n | a | B-Tree | GPU LSM | GPU SA |", "|---|---|---|---|---|"]
     for ln in range(args.fig2_min, args.query_log2_n + 1, 2):
         n = 1 << ln
         nb, bs = batches_of(n)
-        cells = []
         for a in (0.2, 0.6, 1.0):
             u, q = a / 2, (1 - a) / 4
             mix = f"insert: {u}, delete: {u}" + (f", lookup: {q}, count: {q}, range: {q}, successor: {q}" if q > 0 else "")
@@ -196,9 +204,12 @@ steps:
   - phase: {{name: mix, batches: {nb}, batch_size: {bs}, mode: concurrent, hit_ratio: 0.5, mix: {{{mix}}},
             range_length: {{distribution: fixed, length: 8, unit: results}}}}
 """)
-            steps, _ = run(args, "btree", y, f"f5-n{ln}-a{int(a * 10)}")
-            cells.append(rate(named(steps, "mix")[0]))
-        out.append(f"| 2^{ln} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+            cells = []
+            for s in STRUCTS:
+                steps, _ = run(args, s, y, f"f5-n{ln}-a{int(a * 10)}", lsm_extra(bs) if s == "lsm" else ())
+                cells.append(rate(named(steps, "mix")[0]))
+            out.append(f"| 2^{ln} | {a} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
+            print(out[-1], flush=True)  # progress
     return "\n".join(out)
 
 

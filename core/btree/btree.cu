@@ -190,7 +190,8 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;
-  pool_ = DeviceBuffer<Node>(capacity_, "btree node pool");
+  pool_ = allocate_nodes(capacity_, opt_.node_pool ? "the pool of --node-pool " + std::to_string(capacity_)
+                                                   : std::string("the first pool"));
   reset_empty();
 }
 
@@ -259,10 +260,21 @@ void BTree::clear_overflow() {
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
+DeviceBuffer<Node> BTree::allocate_nodes(uint64_t nodes, const std::string& what) {
+  try {
+    return DeviceBuffer<Node>(nodes, "btree node pool");
+  } catch (const RuntimeFailure& e) {  // device_allocate's message: what was needed and what is free
+    throw RuntimeFailure("out of device memory for B-Tree nodes: " + what + " (" + std::to_string(nodes) +
+                         " nodes, " + format_bytes(nodes * sizeof(Node)) + ") could not be allocated: " + e.what());
+  }
+}
+
 double BTree::grow_pool(uint64_t capacity) {
   if (capacity <= capacity_) return 0.0;
   capacity = std::min<uint64_t>(capacity, 0xFFFFFFF0ull);
-  DeviceBuffer<Node> bigger(capacity, "btree node pool");
+  // The old pool is copied into the new one, so both are held at once.
+  DeviceBuffer<Node> bigger = allocate_nodes(
+      capacity, "growing the pool of " + std::to_string(capacity_) + " nodes (the old and the new pool held at once)");
   const uint64_t used = used_nodes();
   timer_.start(stream_);
   if (used) GPUDICT_CUDA(cudaMemcpyAsync(bigger.data(), pool_.data(), used * sizeof(Node), cudaMemcpyDeviceToDevice,

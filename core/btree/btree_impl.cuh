@@ -138,6 +138,9 @@ class BTree final : public Dictionary {
   // copy; its time is returned). A fixed pool is never grown.
   double reserve_nodes(uint64_t free_nodes);
   double grow_pool(uint64_t capacity);
+  // The node pool's allocations: a failure is the issue's "out of device
+  // memory for B-Tree nodes: ..." (exit 3), naming `what` needed them.
+  DeviceBuffer<Node> allocate_nodes(uint64_t nodes, const std::string& what);
   // After a kernel that found the pool full: clears the flag and clamps the
   // allocation cursor to the capacity (failed allocations moved it past).
   void clear_overflow();

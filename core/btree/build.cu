@@ -144,7 +144,7 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     if (want > capacity_ || want * 4 < capacity_) {  // a new tree: no content to keep
       pool_.release();
       capacity_ = 0;
-      pool_ = DeviceBuffer<Node>(want, "btree node pool");
+      pool_ = allocate_nodes(want, "the bulk build of " + std::to_string(u) + " keys");
       capacity_ = want;
     }
   }

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "../cli_helpers.hpp"
+#include "memory_hog.hpp"
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
 #include "core/api/registry.hpp"
@@ -981,6 +983,51 @@ steps:
   CHECK(err.find("out of device memory for B-Tree nodes: ") != std::string::npos);
   std::remove(p.c_str());
   std::remove((p + ".err").c_str());
+}
+
+TEST_CASE("btree: an automatic pool that cannot grow on a full device stops with the node-pool message") {
+  for (const char* updates : {"merge", "ops"}) {
+    CAPTURE(updates);
+    auto d = make({{"phased-updates", updates}});
+    DeviceTime t;
+    const KeyValues kv = spaced_keys(1u << 22, 1000, 5);  // a pool of about 72 MB after the build
+    d->build(kv, t);
+    Model m = model_of(kv);
+    // Inserts of fresh keys (odd: the built keys are 5 + 1000 i): the first
+    // batch sizes every scratch buffer, then the device is filled so that
+    // growing the pool (1.5 times, the old one still held) cannot succeed.
+    uint64_t next = 1;
+    auto fresh_batch = [&] {
+      Batch b;
+      for (int i = 0; i < (1 << 16); ++i, next += 2) b.push(OpType::Insert, next, next ^ 0x77u);
+      return b;
+    };
+    run_checked(*d, m, fresh_batch());
+    auto hog = std::make_unique<gpudict::testing::MemoryHog>(32ull << 20);
+    if (!hog->holding(32ull << 20)) {
+      MESSAGE("could not fill the device; skipped");
+      continue;
+    }
+    std::string msg;
+    for (int round = 0; round < 200 && msg.empty(); ++round) {
+      const Batch b = fresh_batch();
+      BatchResults r;
+      try {
+        d->execute(b, r, t);
+        apply_unique_updates(m, b);
+      } catch (const RuntimeFailure& e) {
+        msg = e.what();
+      }
+    }
+    INFO(msg);
+    CHECK(msg.rfind("out of device memory for B-Tree nodes: growing the pool of ", 0) == 0);
+    CHECK(msg.find("could not be allocated: out of device memory: needs ") != std::string::npos);
+    hog.reset();
+    require_sound(*d);  // whatever the batch applied left the tree sound
+    // Merged updates grow before they write; the operations kernel's
+    // growth after a pass leaves that pass's inserts applied.
+    if (std::string(updates) == "merge") CHECK(d->stats().size == m.size());
+  }
 }
 
 TEST_CASE("btree: the automatic pool grows, also in the middle of a batch") {

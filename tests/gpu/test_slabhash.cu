@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "../cli_helpers.hpp"
+#include "memory_hog.hpp"
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
 #include "core/api/registry.hpp"
@@ -793,6 +794,42 @@ TEST_CASE("slabhash: hot keys inserted and deleted concurrently, never stored tw
       }
     }
   }
+}
+
+TEST_CASE("slabhash: a pool that cannot grow on a full device ends the batch with out of slab memory") {
+  // 8 buckets and a first super block of 2^17 slabs (16 MiB) hold at most
+  // 15 * (8 + 131072) pairs; the batch brings more.
+  auto d = make(M::Map, {{"buckets", "8"}, {"pool-slabs", "131072"}});
+  build(*d, KeyValues{});
+  const uint64_t n = 2300000;
+  // A first batch of as many operations sizes every per-batch buffer.
+  Batch warm;
+  for (uint64_t i = 0; i < n; ++i) warm.push(i < 1000 ? OpType::Insert : OpType::Lookup, 2 * i + 1, i);
+  BatchResults r;
+  DeviceTime t;
+  d->execute(warm, r, t);
+  auto hog = std::make_unique<gpudict::testing::MemoryHog>(4ull << 20);
+  if (!hog->holding(4ull << 20)) {
+    MESSAGE("could not fill the device; skipped");
+    return;
+  }
+  Batch ins;
+  for (uint64_t i = 0; i < n; ++i) ins.push(OpType::Insert, 2 * i + 2, i);
+  std::string msg;
+  try {
+    d->execute(ins, r, t);
+  } catch (const RuntimeFailure& e) {
+    msg = e.what();
+  }
+  INFO(msg);
+  // Growing ahead found no memory and left the batch to the pool it had;
+  // when that filled, the growth on demand failed too and ended the batch.
+  CHECK(msg.rfind("out of slab memory: all 131072 slabs of the pool", 0) == 0);
+  CHECK(msg.find("failed: out of device memory: needs ") != std::string::npos);
+  hog.reset();
+  const slabhash::TableCheck c = slabhash::check_table(*d);
+  INFO(c.error);
+  CHECK(c.error.empty());
 }
 
 TEST_CASE("slabhash: pool exhaustion ends the batch with a clean error, or grows the pool") {
