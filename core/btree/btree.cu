@@ -263,8 +263,8 @@ void BTree::clear_overflow() {
 DeviceBuffer<Node> BTree::allocate_nodes(uint64_t nodes, const std::string& what) {
   try {
     return DeviceBuffer<Node>(nodes, "btree node pool");
-  } catch (const RuntimeFailure& e) {  // device_allocate's message: what was needed and what is free
-    throw RuntimeFailure("out of device memory for B-Tree nodes: " + what + " (" + std::to_string(nodes) +
+  } catch (const DeviceOutOfMemory& e) {  // device_allocate's message: what was needed and what is free
+    throw DeviceOutOfMemory("out of device memory for B-Tree nodes: " + what + " (" + std::to_string(nodes) +
                          " nodes, " + format_bytes(nodes * sizeof(Node)) + ") could not be allocated: " + e.what());
   }
 }

@@ -25,6 +25,7 @@ void throw_cuda_error(cudaError_t err, const char* what, const char* file, int l
   std::string msg = std::string(err == cudaErrorMemoryAllocation ? "out of device memory: " : "CUDA error: ") +
                     cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ") in " + what + " at " + file +
                     ":" + std::to_string(line);
+  if (err == cudaErrorMemoryAllocation) throw DeviceOutOfMemory(msg);
   throw RuntimeFailure(msg);
 }
 

@@ -23,7 +23,7 @@ void* device_allocate(size_t bytes, const char* what) {
     cudaGetLastError();
     size_t f = 0, t = 0;
     cudaMemGetInfo(&f, &t);
-    throw RuntimeFailure("out of device memory: needs " + format_bytes(bytes) + ", free " + format_bytes(f) +
+    throw DeviceOutOfMemory("out of device memory: needs " + format_bytes(bytes) + ", free " + format_bytes(f) +
                          " (" + what + ")");
   }
   cuda_check(err, "cudaMalloc", __FILE__, __LINE__);

@@ -14,7 +14,7 @@
 namespace gpudict {
 
 // Raw allocation with the project's error message:
-// "out of device memory: needs X, free Y (what)".
+// "out of device memory: needs X, free Y (what)" (DeviceOutOfMemory).
 void* device_allocate(size_t bytes, const char* what);
 void device_free(void* p, size_t bytes) noexcept;
 // Bytes currently held through DeviceBuffer by this process.

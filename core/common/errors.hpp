@@ -30,4 +30,12 @@ struct RuntimeFailure : Error {
   explicit RuntimeFailure(const std::string& what) : Error(kExitRuntime, what) {}
 };
 
+// The one runtime failure a structure may recover from or restate in its own
+// terms: an allocation the device had no memory for (cudaErrorMemoryAllocation;
+// the error is cleared, nothing else is wrong). Other CUDA errors stay
+// RuntimeFailure and end the run as they are.
+struct DeviceOutOfMemory : RuntimeFailure {
+  explicit DeviceOutOfMemory(const std::string& what) : RuntimeFailure(what) {}
+};
+
 }  // namespace gpudict

@@ -84,7 +84,7 @@ void SlabHash::grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size, Devic
     timer_.start(stream_);
     pool_.grow(stream_);
     t.add(phase, timer_.stop(stream_));
-  } catch (const RuntimeFailure& e) {
+  } catch (const DeviceOutOfMemory& e) {
     throw RuntimeFailure(what + "growing the pool to " + format_bytes(pool_.bytes_after_growth()) +
                          " failed: " + e.what());
   }
@@ -103,7 +103,7 @@ void SlabHash::reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase)
     timer_.start(stream_);
     try {
       pool_.grow(stream_);
-    } catch (const RuntimeFailure&) {
+    } catch (const DeviceOutOfMemory&) {
       // No device memory for growing ahead: the batch runs with the pool it
       // has, and only if that fills does the growth on demand
       // (grow_pool_or_throw) try again or end it with "out of slab memory".
