@@ -202,6 +202,20 @@ TEST_CASE("generator: op counts are exact (largest remainder) and match the summ
   CHECK(sum.bounds.max_snapshots == 1);
 }
 
+TEST_CASE("generator: the resident bound never exceeds the key domain") {
+  // 5000 batches of 2^20 upserts: 5.2e9 inserts, more than there are u32 keys.
+  const char* body = "initial: {count: 1000}\nsteps:\n"
+                     "  - phase: {name: up, batches: 5000, batch_size: 1048576, mix: {insert: 1.0}}\n";
+  const WorkloadSummary s32 = summarize_workload(gen_yaml("upserts32.yaml", std::string("seed: 1\n") + body));
+  CHECK(s32.ops[0] == 5000ull * 1048576);
+  CHECK(s32.bounds.max_resident == (uint64_t{1} << 32));
+  const WorkloadSummary s64 =
+      summarize_workload(gen_yaml("upserts64.yaml", std::string("seed: 1\nkey_type: u64\n") + body));
+  CHECK(s64.bounds.max_resident == 1000 + 5000ull * 1048576);
+  CHECK(resident_bound(UINT64_MAX, 5, KeyType::U64) == UINT64_MAX);  // saturates
+  CHECK(resident_bound(7, 3, KeyType::U32) == 10);
+}
+
 TEST_CASE("generator: hit ratio is close to its target on a big batch") {
   const std::string path = gen_yaml("hits.yaml", R"(seed: 5
 initial: {count: 100000, keys: {distribution: uniform, min: 0, max: 10000000}}

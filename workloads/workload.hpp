@@ -3,6 +3,7 @@
 // file is read step by step. The replay engine consumes any StepSource.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -71,6 +72,15 @@ struct WorkloadSummary {
   uint64_t batches = 0;
   WorkloadBounds bounds;
 };
+
+// The bound on resident keys: the initial contents plus every insert (some
+// may replace), but never more keys than the key type has values: a long
+// run of upserts of u32 keys must not ask a structure to size itself for
+// more than 2^32 keys.
+inline uint64_t resident_bound(uint64_t initial, uint64_t inserts, KeyType key_type) {
+  const uint64_t sum = initial + inserts < initial ? UINT64_MAX : initial + inserts;
+  return key_type == KeyType::U32 ? std::min<uint64_t>(sum, uint64_t{1} << 32) : sum;
+}
 
 // Opens any workload file: YAML (by extension .yaml/.yml), an operation trace
 // (by its magic bytes), otherwise a binary key file (docs/workload-format.md).

@@ -78,7 +78,7 @@ struct DeviceTime {
 // Upper bounds the engine derives from a workload before running it, so a
 // structure can say how much device memory it needs before it allocates.
 struct WorkloadBounds {
-  uint64_t max_resident = 0;   // initial count + every insert (an upper bound)
+  uint64_t max_resident = 0;   // initial count + every insert, at most the key domain (2^32 for u32)
   uint64_t max_batch = 0;      // largest batch
   uint64_t max_queries = 0;    // largest number of queries in a batch
   uint64_t max_snapshots = 0;  // most snapshots alive at once
