@@ -282,9 +282,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if ((a == "--max-log2" || a == "--reps") && i + 1 < argc) {
-      const int v = std::atoi(argv[++i]);
-      if (a == "--max-log2") max_log2 = v;
-      else reps = v;
+      char* end = nullptr;
+      const long v = std::strtol(argv[++i], &end, 10);
+      const long lo = a == "--reps" ? 1 : 10, hi = a == "--reps" ? 1000 : 30;
+      if (*end != '\0' || end == argv[i] || v < lo || v > hi) {  // never time zero runs
+        std::fprintf(stderr, "gpudict_baselines: %s takes an integer in [%ld, %ld], not '%s'\n", a.c_str(), lo, hi,
+                     argv[i]);
+        return 2;
+      }
+      if (a == "--max-log2") max_log2 = static_cast<int>(v);
+      else reps = static_cast<int>(v);
     } else if (a == "--only" && i + 1 < argc) {
       only = argv[++i];
       if (only != "build" && only != "lookup" && only != "update") {

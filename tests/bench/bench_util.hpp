@@ -15,7 +15,7 @@
 namespace gpudict::bench {
 
 inline double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;  // no runs (e.g. --reps 0)
+  if (v.empty()) return 0.0;  // no runs: callers require at least one
   std::sort(v.begin(), v.end());
   const size_t m = v.size() / 2;
   return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
@@ -29,21 +29,42 @@ inline double measure(int reps, const std::function<double()>& f) {
   return median(ms);
 }
 
-// A command line of at most one option, `flag N` with lo <= N <= hi, into
-// `value` (left as is when absent). False, with the usage on stderr, on
-// anything else (the caller then exits with 2).
-inline bool int_option(int argc, char** argv, const char* tool, const char* flag, int lo, int hi, int& value) {
-  for (int i = 1; i < argc; ++i) {
+// One integer option of a benchmark's command line: `flag N`, lo <= N <= hi.
+struct IntOption {
+  const char* flag;
+  int lo, hi;
+  int* value;  // left as is when the option is absent
+};
+
+// A command line of `flag N` options from `opts`, each at most once. False,
+// with the usage on stderr, on anything else (the caller then exits with 2).
+inline bool int_options(int argc, char** argv, const char* tool, const std::vector<IntOption>& opts) {
+  auto usage = [&] {
+    std::fprintf(stderr, "usage: %s", tool);
+    for (const auto& o : opts) std::fprintf(stderr, " [%s N]", o.flag);
+    std::fprintf(stderr, " (");
+    for (size_t k = 0; k < opts.size(); ++k)
+      std::fprintf(stderr, "%s%s in [%d, %d]", k ? ", " : "", opts[k].flag, opts[k].lo, opts[k].hi);
+    std::fprintf(stderr, ")\n");
+    return false;
+  };
+  std::vector<bool> seen(opts.size(), false);
+  for (int i = 1; i < argc; i += 2) {
+    size_t k = 0;
+    while (k < opts.size() && std::strcmp(argv[i], opts[k].flag) != 0) ++k;
+    if (k == opts.size() || seen[k] || i + 1 >= argc) return usage();
     char* end = nullptr;
-    const long v = i + 1 < argc ? std::strtol(argv[i + 1], &end, 10) : 0;
-    if (std::strcmp(argv[i], flag) != 0 || i + 1 >= argc || *end != '\0' || end == argv[i + 1] || v < lo || v > hi) {
-      std::fprintf(stderr, "usage: %s [%s N] (N in [%d, %d])\n", tool, flag, lo, hi);
-      return false;
-    }
-    value = static_cast<int>(v);
-    ++i;
+    const long v = std::strtol(argv[i + 1], &end, 10);
+    if (*end != '\0' || end == argv[i + 1] || v < opts[k].lo || v > opts[k].hi) return usage();
+    *opts[k].value = static_cast<int>(v);
+    seen[k] = true;
   }
   return true;
+}
+
+// The same for a command line of at most one option.
+inline bool int_option(int argc, char** argv, const char* tool, const char* flag, int lo, int hi, int& value) {
+  return int_options(argc, argv, tool, {{flag, lo, hi, &value}});
 }
 
 // Whether a CUDA device exists; if not, says so on stderr in `tool`'s name
