@@ -2,7 +2,8 @@
 # On a machine with a CUDA GPU: build (unless ./build already holds a build),
 # run the GPU tests, every example verified on the GPU, the baseline
 # benchmark and the sorted-array benchmark workload; logs go to $OUT (or
-# ./gpu-check-logs) and a summary is printed last.
+# ./gpu-check-logs) and a summary is printed last. Exit 0 only when every
+# part passed (1 otherwise, 3 when the build failed).
 #   bash scripts/gpu-check.sh              # everything
 #   bash scripts/gpu-check.sh --sanitize   # also the GPU tests under compute-sanitizer memcheck and racecheck
 #                                          # (GPUDICT_SANITIZE_TESTS='pattern,...' limits them: doctest test-case filters)
@@ -26,11 +27,14 @@ bdir="${GPUDICT_BUILD_DIR:-build}"
 bin=$bdir/gpudict
 export GPUDICT_BINARY="$PWD/$bin"  # the tests that run the binary use this copy
 summary=()
+failed=0  # parts that did not pass
 
 $bin info | tee "$out/info.txt"
 
-$bdir/tests/gpudict_gpu_tests --force-colors=false >"$out/gpu-tests.log" 2>&1
+# This script is for machines with a GPU: no device is a failure, not a skip.
+GPUDICT_REQUIRE_GPU=1 $bdir/tests/gpudict_gpu_tests --force-colors=false >"$out/gpu-tests.log" 2>&1
 rc=$?
+[ $rc -eq 0 ] || failed=$((failed + 1))
 summary+=("gpu tests: exit $rc; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' ')")
 
 # Every example on every structure this build has (`gpudict info` lists
@@ -66,6 +70,7 @@ if echo " $built " | grep -q ' slabhash '; then
   done
 fi
 rm -f "$out/example.err.tmp"
+[ $fails -eq 0 ] || failed=$((failed + 1))
 summary+=("examples verified on the GPU ($(echo $built | tr ' ' ',')): $((n - fails)) of $n ($skipped skipped: unsupported operations)")
 
 if [ $sanitize -eq 1 ]; then
@@ -73,15 +78,21 @@ if [ $sanitize -eq 1 ]; then
     compute-sanitizer --tool $tool --error-exitcode 9 $bdir/tests/gpudict_gpu_tests --force-colors=false \
       --test-case="${GPUDICT_SANITIZE_TESTS:-*}" \
       >"$out/sanitizer-$tool.log" 2>&1
-    summary+=("compute-sanitizer $tool: exit $? ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
+    rc=$?
+    [ $rc -eq 0 ] || failed=$((failed + 1))
+    summary+=("compute-sanitizer $tool: exit $rc ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
   done
 fi
 
 if [ $quick -eq 0 ]; then
   $bdir/tests/bench/gpudict_baselines >"$out/baselines.txt" 2>&1
-  summary+=("baselines: exit $?")
+  rc=$?
+  [ $rc -eq 0 ] || failed=$((failed + 1))
+  summary+=("baselines: exit $rc")
   $bin sorted-array examples/bench-sorted-array.yaml --no-verify --repeat 3 >"$out/bench-sorted-array.txt" 2>&1
-  summary+=("bench-sorted-array: exit $?")
+  rc=$?
+  [ $rc -eq 0 ] || failed=$((failed + 1))
+  summary+=("bench-sorted-array: exit $rc")
 fi
 
 echo
@@ -89,3 +100,9 @@ echo "==== baselines"; cat "$out/baselines.txt" 2>/dev/null
 echo "==== bench-sorted-array"; cat "$out/bench-sorted-array.txt" 2>/dev/null
 echo "==== summary ($(head -c 200 "$out/info.txt" | grep -m1 '^device 0' || echo 'no device'))"
 printf '%s\n' "${summary[@]}"
+if [ $failed -eq 0 ]; then
+  echo "gpu-check: every part passed"
+else
+  echo "gpu-check: $failed part(s) FAILED"
+  exit 1
+fi

@@ -13,6 +13,7 @@
 //     and leaf count equal the tree's counters.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ namespace gpudict {
 // "" when the structure is sound, else the first problems found (a
 // Dictionary that is not a B-Tree is reported as such).
 std::string check_btree_structure(const Dictionary& d);
+
+// The same checks on a copy of the used pool and the counters (what
+// dump_btree gives), with `reported_size` as stats().size and
+// `pool_retries` the times the pool filled in a batch and grew (at most
+// one node lost each). Tests corrupt a copy to show the checker sees it.
+std::string check_btree_nodes(const std::vector<btree::Node>& nodes, const btree::TreeHeader& header,
+                              uint64_t reported_size, uint64_t pool_retries);
 
 // The used part of the node pool and the counters, for tests that run
 // device code on a copy of a tree; false when `d` is not a B-Tree.

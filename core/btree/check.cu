@@ -2,6 +2,7 @@
 // host, the tree walked level by level from the root.
 #include "core/btree/btree_check.hpp"
 
+#include <cstdint>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,6 +51,14 @@ std::string check_btree_structure(const Dictionary& d) {
   std::vector<Node> nodes;
   btree::TreeHeader h{};
   if (!dump_btree(d, nodes, h)) return "not a btree";
+  uint64_t retries = 0;
+  for (const auto& kv : d.stats().extra)
+    if (kv.first == "pool-retries") retries = std::stoull(kv.second);
+  return check_btree_nodes(nodes, h, d.stats().size, retries);
+}
+
+std::string check_btree_nodes(const std::vector<Node>& nodes, const btree::TreeHeader& h, uint64_t reported_size,
+                              uint64_t pool_retries) {
   Problems bad;
   const uint64_t used = nodes.size();
   if (used == 0) return "the pool holds no root";
@@ -138,14 +147,16 @@ std::string check_btree_structure(const Dictionary& d) {
   if (h.error) bad.add("the internal error flag is set");
   uint64_t reached = 0;
   for (uint8_t s : seen) reached += s;
-  // A pool that filled may hold one node of a root split that could not get
-  // its second node; otherwise every allocated node is in the tree.
-  bool retried = h.overflow != 0;
-  for (const auto& kv : d.stats().extra)
-    if (kv.first == "pool-retries" && kv.second != "0") retried = true;
-  if (reached != used && !retried)
-    bad.add(used - reached, " of ", used, " allocated nodes are not reachable from the root");
-  if (d.stats().size != keys) bad.add("stats().size is ", d.stats().size, ", the leaves hold ", keys);
+  // Every allocated node is in the tree, but for one per time the pool
+  // filled: a root split asks for two nodes at once, and when the pool's
+  // last free node is the first of them, that one is lost (the cursor is
+  // clamped to the capacity and the batch runs again on a grown pool).
+  // Every other allocation takes one node and fails whole.
+  const uint64_t may_lose = pool_retries + (h.overflow != 0 ? 1 : 0);
+  if (reached > used || used - reached > may_lose)
+    bad.add(used - reached, " of ", used, " allocated nodes are not reachable from the root (", may_lose,
+            " may be: one per time the pool filled)");
+  if (reported_size != keys) bad.add("stats().size is ", reported_size, ", the leaves hold ", keys);
   return bad.str();
 }
 

@@ -1,6 +1,8 @@
 // The host-side checker of a slab hash's table, for the tests: copies the
-// base slabs, the pool and SlabAlloc's bitmaps to the host and checks every
-// invariant the design rests on (docs/slabhash.md):
+// base slabs, the pool and SlabAlloc's bitmaps to the host (copy_table) and
+// checks every invariant the design rests on (docs/slabhash.md) on that copy
+// (check_table_copy, a pure host function, so a test can corrupt a copy and
+// see the checker catch it):
 //   - chains: every next address is inside the pool, allocated, and reached
 //     exactly once; every allocated slab is reached (slabs in use = bits set);
 //   - free slabs are pristine (all 0xFF);
@@ -12,12 +14,14 @@
 //   - map and set: no alive key twice.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/api/dictionary.hpp"
+#include "core/slabhash/mode.hpp"
 
 namespace gpudict::slabhash {
 
@@ -31,7 +35,29 @@ struct TableCheck {
   uint64_t max_chain = 0;     // longest chain, in slabs
 };
 
+// A slab's 32 words (slab_layout.cuh): words 0-29 the slots (map/multimap:
+// key 2s, value 2s+1 of slot s, 15 slots; set: key s, 30 slots), word 30 the
+// state (bit s: slot s alive), word 31 the next slab's address.
+using SlabWords = std::array<uint32_t, 32>;
+
+// Host copies of everything the checker reads. No table yet (nothing built
+// or executed): buckets 0 and every vector empty.
+struct TableCopy {
+  Mode mode = Mode::Map;
+  uint64_t buckets = 0;             // hashed buckets B
+  uint32_t hash_a = 0, hash_b = 0;  // the universal hash's parameters (table_ref.cuh)
+  std::vector<SlabWords> base;      // B + 1 base slabs; base[B] is key 0xFFFFFFFF's bucket
+  std::vector<SlabWords> pool;      // every pool slab, by SlabAlloc address
+  std::vector<uint32_t> bitmap;     // bit a % 32 of word a / 32: pool slab a is allocated
+};
+
 // Throws InputError if `d` is not a slab hash.
+TableCopy copy_table(const Dictionary& d);
+// Checks the invariants above on a copy.
+TableCheck check_table_copy(const TableCopy& t);
+// check_table_copy(copy_table(d)). Throws InputError if `d` is not a slab hash.
 TableCheck check_table(const Dictionary& d);
+// The bucket the table routes `key` to: B for 0xFFFFFFFF, else its hash.
+uint64_t bucket_of(const TableCopy& t, uint32_t key);
 
 }  // namespace gpudict::slabhash

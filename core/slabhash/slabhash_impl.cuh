@@ -28,7 +28,7 @@
 
 namespace gpudict::slabhash {
 
-struct TableCheck;
+struct TableCopy;  // inspect.hpp
 
 // Operations of a batch kernel on the device: the batch's staging, or the
 // operations a pass runs again.
@@ -57,7 +57,7 @@ class SlabHash final : public Dictionary {
 
   Mode mode() const { return opt_.mode; }
   // inspect.cu
-  friend TableCheck check_table(const Dictionary& d);
+  friend TableCopy copy_table(const Dictionary& d);  // inspect.cu: the tests' host copy of the table
 
  private:
   // One staged pass of operations: the host copies (for re-runs) and where

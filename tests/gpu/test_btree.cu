@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../cli_helpers.hpp"
+#include "borrowed_dictionary.hpp"
 #include "memory_hog.hpp"
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
@@ -74,6 +75,19 @@ void require_sound(const Dictionary& d) {
   REQUIRE(s.empty());
 }
 
+// The whole tree against the model: one range and one count over the key domain.
+void require_whole_tree(Dictionary& d, const Model& m) {
+  Batch all;
+  all.push(OpType::Range, 0, kMax);
+  all.push(OpType::Count, 0, kMax);
+  BatchResults r;
+  DeviceTime t;
+  d.execute(all, r, t);
+  const std::string err = compare(m, all, r);
+  INFO(err);
+  REQUIRE(err.empty());
+}
+
 void apply_unique_updates(Model& m, const Batch& b) {
   for (size_t i = 0; i < b.size(); ++i) {
     if (b.types[i] == OpType::Insert) m[b.keys[i]] = b.args[i];
@@ -81,14 +95,15 @@ void apply_unique_updates(Model& m, const Batch& b) {
   }
 }
 
-// Runs a phased batch whose updates touch every key at most once and checks
-// every query result against the model.
+// Runs a batch whose updates touch every key at most once and checks every
+// query result against the model (a concurrent batch: only where no query
+// can see an update, e.g. queries of keys the batch does not update).
 void run_checked(Dictionary& d, Model& m, const Batch& b) {
   apply_unique_updates(m, b);
   BatchResults r;
   DeviceTime t;
   d.execute(b, r, t);
-  const std::string err = compare(m, b, r);
+  const std::string err = compare(m, b, r, b.mode != ExecMode::Concurrent);
   INFO(err);
   REQUIRE(err.empty());
   REQUIRE(d.stats().size == m.size());
@@ -146,25 +161,6 @@ Batch unique_updates(std::mt19937_64& rng, int size, uint64_t domain) {
   return b;
 }
 
-// A Dictionary that forwards to one the test owns, so the test can check the
-// structure after the replay engine has run a workload on it.
-class Borrowed final : public Dictionary {
- public:
-  explicit Borrowed(Dictionary& d) : d_(d) {}
-  const Capabilities& caps() const override { return d_.caps(); }
-  Params parameters() const override { return d_.parameters(); }
-  uint64_t device_bytes_needed(const WorkloadBounds& b) const override { return d_.device_bytes_needed(b); }
-  void build(const KeyValues& kv, DeviceTime& t) override { d_.build(kv, t); }
-  void execute(const Batch& b, BatchResults& r, DeviceTime& t) override { d_.execute(b, r, t); }
-  void snapshot(const std::string& n, DeviceTime& t) override { d_.snapshot(n, t); }
-  void drop_snapshot(const std::string& n) override { d_.drop_snapshot(n); }
-  void cleanup(DeviceTime& t) override { d_.cleanup(t); }
-  Stats stats() const override { return d_.stats(); }
-
- private:
-  Dictionary& d_;
-};
-
 std::string write_temp(const std::string& name, const std::string& text) {
   const std::string p = "/tmp/gpudict_btree_" + std::to_string(::getpid()) + "_" + name;
   std::ofstream(p) << text;
@@ -177,7 +173,8 @@ RunReport run_engine(const std::string& path, Dictionary& d, uint64_t seed) {
   const WorkloadSummary summary = summarize_workload(path, oo);
   ReplayOptions opt;
   opt.gpu = true;
-  return replay([&] { return open_workload(path, oo); }, [&] { return std::make_unique<Borrowed>(d); }, summary, opt);
+  return replay([&] { return open_workload(path, oo); },
+                [&] { return std::make_unique<gpudict::testing::BorrowedDictionary>(d); }, summary, opt);
 }
 
 void require_verified(const RunReport& rep, const std::string& what) {
@@ -297,6 +294,21 @@ TEST_CASE("btree: empty trees answer every query") {
     run_checked(*d, m, probe_batch({0, 1, 77, kMax - 1, kMax}));
     CHECK(d->stats().size == 0);
     CHECK(extra_u64(*d, "height") == 1);
+    require_sound(*d);
+    // Deletes of absent keys, phased and concurrent (with queries: nothing
+    // is inserted, so every answer is exact), then concurrent inserts alone.
+    Batch del;
+    for (uint64_t k : {uint64_t{0}, uint64_t{5}, kMax - 1, kMax}) del.push(OpType::Delete, k);
+    run_checked(*d, m, del);
+    Batch cd = probe_batch({0, 1, 77, kMax - 1, kMax});
+    cd.mode = ExecMode::Concurrent;
+    for (uint64_t k : {uint64_t{0}, uint64_t{1}, kMax}) cd.push(OpType::Delete, k);
+    run_checked(*d, m, cd);
+    Batch ci;
+    ci.mode = ExecMode::Concurrent;
+    for (uint64_t k : {uint64_t{0}, uint64_t{7}, kMax}) ci.push(OpType::Insert, k, k ^ 0x1234u);
+    run_checked(*d, m, ci);
+    run_checked(*d, m, probe_batch({0, 1, 7, 8, kMax - 1, kMax}));
     require_sound(*d);
   }
 }
@@ -621,22 +633,33 @@ TEST_CASE("btree: several updates of one key in a phased batch: one of them wins
   CHECK(r.value[2] == 5);
   CHECK(r.found[3] == 1);
   CHECK(r.value[3] == (303 ^ 0x5A5A5A5Aull));
+  // Every other key is untouched: the whole tree is the model, with the
+  // three updated keys as the rule allows.
+  Model m = model_of(spaced_keys(10000, 3, 0));
+  m[300] = r.value[0];
+  if (r.found[1]) m[301] = r.value[1];
+  m[7777777] = 5;
+  require_whole_tree(*d, m);
+  CHECK(d->stats().size == m.size());
   require_sound(*d);
 }
 
 TEST_CASE("btree: one hot key in a concurrent batch leaves every other key exact") {
-  for (const char* tile : {"8", "32", "thread"}) {
+  // Repeated: each seed another hot key and another interleaving.
+  for (const char* tile : {"8", "32", "thread"})
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
     CAPTURE(tile);
+    CAPTURE(seed);
     const bool thread = std::string(tile) == "thread";
     auto d = make({{"tile", thread ? "32" : tile}, {"ops-kernel", thread ? "thread" : "tile"}});
     KeyValues kv = spaced_keys(50000, 7, 1);
     DeviceTime t;
     d->build(kv, t);
     Model m = model_of(kv);
-    const uint64_t hot = kv.keys[25000];
+    const uint64_t hot = kv.keys[(seed * 7919) % kv.size()];
     Batch b;
     b.mode = ExecMode::Concurrent;
-    std::mt19937_64 rng(3);
+    std::mt19937_64 rng(seed);
     std::vector<uint64_t> values;
     for (int i = 0; i < 20000; ++i) {
       const uint64_t r = rng() % 10;
@@ -688,22 +711,25 @@ TEST_CASE("btree: one hot key in a concurrent batch leaves every other key exact
 TEST_CASE("btree: a concurrent batch of one key (an unsorted list) with ranges and counts over untouched keys") {
   // Every operation's key is the same, so the list is not sorted (staged
   // order, no permutation): the ranges are picked from it as staged.
+  // Repeated: each seed another key and another interleaving.
   for (const char* kernel : {"thread", "tile"})
-    for (const char* words : {"on", "off"}) {
+    for (const char* words : {"on", "off"})
+    for (uint64_t seed = 11; seed < 16; ++seed) {
       CAPTURE(kernel);
       CAPTURE(words);
+      CAPTURE(seed);
       auto d = make({{"ops-kernel", kernel}, {"op-words", words}});
       const KeyValues kv = spaced_keys(20000, 5, 1);
       DeviceTime t;
       d->build(kv, t);
       const Model m = model_of(kv);
-      const uint64_t hot = kv.keys[10000], hi = hot + 200;  // (hot, hi]: 40 keys no update touches
+      const uint64_t hot = kv.keys[(seed * 1237) % 19000], hi = hot + 200;  // (hot, hi]: 40 keys no update touches
       std::vector<uint64_t> allowed = {m.at(hot)};
       std::vector<std::pair<uint64_t, uint64_t>> above;  // the pairs in (hot, hi]
       for (auto it = m.upper_bound(hot); it != m.end() && it->first <= hi; ++it) above.push_back(*it);
       Batch b;
       b.mode = ExecMode::Concurrent;
-      std::mt19937_64 rng(11);
+      std::mt19937_64 rng(seed);
       for (int i = 0; i < 6000; ++i) {
         switch (rng() % 6) {
           case 0: allowed.push_back(rng() & kMax); b.push(OpType::Insert, hot, allowed.back()); break;
@@ -777,6 +803,159 @@ TEST_CASE("btree: concurrent batches verified exactly, 50 seeds") {
   CHECK(late_ranges > 0);
   CHECK(grouped > 0);
   std::remove(p.c_str());
+}
+
+TEST_CASE("btree: concurrent batches with the default options, 30 seeds") {
+  // The configuration users get, repeated (the 50 seeds above vary it).
+  const std::string p = write_temp("concurrent-default.yaml", kConcurrentMix);
+  for (uint64_t seed = 101; seed <= 130; ++seed) {
+    CAPTURE(seed);
+    auto d = make();
+    require_verified(run_engine(p, *d, seed), "seed " + std::to_string(seed));
+    require_sound(*d);
+  }
+  std::remove(p.c_str());
+}
+
+TEST_CASE("btree: concurrent batches at the key domain's ends") {
+  // Keys 0, 1, 2 and 0xFFFFFFFD..0xFFFFFFFF are inserted, replaced and
+  // deleted in one concurrent batch with every query type on them, among
+  // thousands of updates of keys far from both ends. Each edge key has one
+  // update, so an edge query's allowed answers are those of the 2^5 worlds
+  // in which any subset of the edge updates is applied; the far updates never
+  // touch the far keys next to the ends (the smallest and largest).
+  constexpr uint64_t kFarLo = 100000, kFarHi = kMax - 100000;
+  for (const char* kernel : {"thread", "tile"})
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    CAPTURE(kernel);
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
+    KeyValues kv;
+    for (uint64_t k : {uint64_t{0}, uint64_t{2}, kMax - 2, kMax}) {
+      kv.keys.push_back(k);
+      kv.values.push_back(rng() & kMax);
+    }
+    std::set<uint64_t> far;
+    while (far.size() < 30000) far.insert(kFarLo + rng() % (kFarHi - kFarLo));
+    for (uint64_t k : far) {
+      kv.keys.push_back(k);
+      kv.values.push_back(rng() & kMax);
+    }
+    auto d = make({{"ops-kernel", kernel}});
+    DeviceTime t;
+    d->build(kv, t);
+    Model m = model_of(kv);
+    // The edge updates, each key once; far updates of distinct keys.
+    struct Edge { OpType type; uint64_t key, value; };
+    const std::vector<Edge> edges = {{OpType::Insert, 1, rng() & kMax}, {OpType::Insert, kMax - 1, kMax},
+                                     {OpType::Delete, 0, 0}, {OpType::Delete, kMax, 0},
+                                     {OpType::Insert, 2, 0}};
+    Batch b;
+    b.mode = ExecMode::Concurrent;
+    for (const Edge& e : edges) b.push(e.type, e.key, e.value);
+    const uint64_t far_lo = *far.begin(), far_hi = *far.rbegin();
+    std::set<uint64_t> touched;
+    for (int i = 0; i < 8000; ++i) {
+      // Half of them of built keys, half fresh; none at or beyond the far ends.
+      uint64_t k = kFarLo + rng() % (kFarHi - kFarLo);
+      if (rng() % 2) {
+        auto it = far.lower_bound(k);
+        if (it == far.end()) continue;
+        k = *it;
+      }
+      if (k <= far_lo || k >= far_hi || !touched.insert(k).second) continue;
+      if (rng() % 3 == 0) b.push(OpType::Delete, k); else b.push(OpType::Insert, k, rng() & kMax);
+    }
+    const std::vector<uint64_t> probes = {0, 1, 2, 3, kMax - 3, kMax - 2, kMax - 1, kMax};
+    const size_t first_query = b.size();
+    for (uint64_t k : probes) {
+      b.push(OpType::Lookup, k);
+      b.push(OpType::Successor, k);
+    }
+    b.push(OpType::Count, 0, 3);
+    b.push(OpType::Count, kMax - 3, kMax);
+    b.push(OpType::Range, 0, 3);
+    b.push(OpType::Range, kMax - 3, kMax);
+    b.push(OpType::Range, 0, 0);
+    b.push(OpType::Range, kMax, kMax);
+    for (int i = 0; i < 2000; ++i) {  // far keys no update touches: exact
+      const uint64_t k = kFarLo + rng() % (kFarHi - kFarLo);
+      if (!touched.count(k)) b.push(OpType::Lookup, k);
+    }
+    // Shuffle, so that the edge operations land in different warps' lists.
+    std::vector<size_t> order(b.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    Batch sb;
+    sb.mode = ExecMode::Concurrent;
+    std::vector<size_t> pos(b.size());
+    for (size_t j = 0; j < order.size(); ++j) {
+      sb.push(b.types[order[j]], b.keys[order[j]], b.args[order[j]]);
+      pos[order[j]] = j;
+    }
+    BatchResults r;
+    d->execute(sb, r, t);
+
+    // The far updates, applied in every world (no edge query can see them).
+    Model base = m;
+    for (size_t i = edges.size(); i < first_query; ++i) {
+      if (b.types[i] == OpType::Insert) base[b.keys[i]] = b.args[i];
+      else base.erase(b.keys[i]);
+    }
+    std::vector<Model> worlds;
+    for (unsigned mask = 0; mask < (1u << edges.size()); ++mask) {
+      Model w = base;
+      for (size_t e = 0; e < edges.size(); ++e)
+        if (mask >> e & 1) {
+          if (edges[e].type == OpType::Insert) w[edges[e].key] = edges[e].value;
+          else w.erase(edges[e].key);
+        }
+      worlds.push_back(std::move(w));
+    }
+    // The answer of query i in world w, as the results arrays hold it.
+    auto answer_matches = [&](const Model& w, size_t i, size_t j) {
+      const uint64_t k = b.keys[i], a = b.args[i];
+      switch (b.types[i]) {
+        case OpType::Lookup: {
+          auto it = w.find(k);
+          return it == w.end() ? !r.found[j] : (r.found[j] && r.value[j] == it->second);
+        }
+        case OpType::Successor: {  // the smallest key strictly greater
+          auto it = w.upper_bound(k);
+          return it == w.end() ? !r.found[j] : (r.found[j] && r.key[j] == it->first && r.value[j] == it->second);
+        }
+        case OpType::Count: {
+          uint64_t c = 0;
+          for (auto it = w.lower_bound(k); it != w.end() && it->first <= a; ++it) ++c;
+          return r.value[j] == c;
+        }
+        case OpType::Range: {
+          uint64_t x = r.key[j];
+          const uint64_t cnt = r.value[j];
+          if (x + cnt > r.range_keys.size()) return false;
+          uint64_t c = 0;
+          for (auto it = w.lower_bound(k); it != w.end() && it->first <= a; ++it, ++x, ++c)
+            if (c >= cnt || r.range_keys[x] != it->first || r.range_values[x] != it->second) return false;
+          return c == cnt;
+        }
+        default: return false;
+      }
+    };
+    uint64_t wrong = 0;
+    for (size_t i = first_query; i < b.size(); ++i) {
+      bool ok = false;
+      for (const Model& w : worlds) ok = ok || answer_matches(w, i, pos[i]);
+      if (!ok && wrong++ < 5)
+        MESSAGE("query " << i << " (" << op_name(b.types[i]) << " " << b.keys[i] << ", " << b.args[i]
+                          << ") matches no world");
+    }
+    CHECK(wrong == 0);
+    // After the batch: every update applied, exactly.
+    m = worlds.back();
+    run_checked(*d, m, probe_batch(probes));
+    require_whole_tree(*d, m);
+    require_sound(*d);
+  }
 }
 
 TEST_CASE("btree racecheck: small concurrent mix") {
@@ -944,6 +1123,8 @@ TEST_CASE("btree: a fixed node pool that fills stops with exit 3 and says how to
       CHECK(std::string(e.what()).rfind("out of device memory for B-Tree nodes: ", 0) == 0);
       CHECK(std::string(e.what()).find("--node-pool") != std::string::npos);
     }
+    require_sound(*d);  // refused before it changed the (empty) tree
+    CHECK(d->stats().size == 0);
   }
   for (const char* updates : {"merge", "ops"}) {
     CAPTURE(updates);
@@ -1005,7 +1186,7 @@ TEST_CASE("btree: an automatic pool that cannot grow on a full device stops with
     run_checked(*d, m, fresh_batch());
     auto hog = std::make_unique<gpudict::testing::MemoryHog>(32ull << 20);
     if (!hog->holding(32ull << 20)) {
-      MESSAGE("could not fill the device; skipped");
+      gpudict::testing::unfilled_device("btree node pool on a full device");
       continue;
     }
     std::string msg;

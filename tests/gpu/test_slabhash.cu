@@ -8,13 +8,15 @@
 // again with no key ever stored twice, flush between batches, pool
 // exhaustion), and after every case the host-side table checker
 // (core/slabhash/inspect.hpp: chains, prefix of claimed slots, bitmaps,
-// pristine free slabs, uniqueness).
+// pristine free slabs, uniqueness), itself shown to catch each kind of
+// corruption of a copy of a table.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -26,6 +28,7 @@
 #include <vector>
 
 #include "../cli_helpers.hpp"
+#include "borrowed_dictionary.hpp"
 #include "memory_hog.hpp"
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
@@ -392,6 +395,32 @@ void run_concurrent(Dictionary& d, Model& m, M mode, const Batch& b) {
   CHECK(d.stats().size == model_pairs(m));
 }
 
+// After a batch that inserted each of `keys` once (value k & 0xFFFF) and ran
+// out of slab memory: the table is intact and holds a part of the batch's
+// pairs, each at most once (an insert that found no slab wrote nothing, and
+// none ran twice, so even a multimap holds each key at most once), and
+// stats().size, the alive pairs (map/set: keys) the kernels counted, the
+// failed pass included, is their number.
+void check_survivors(const Dictionary& d, M mode, const std::vector<uint64_t>& keys) {
+  const slabhash::TableCheck c = slabhash::check_table(d);
+  INFO("table check: " << c.error);
+  REQUIRE(c.error.empty());
+  const std::set<uint64_t> inserted(keys.begin(), keys.end());
+  std::set<uint64_t> seen;
+  int bad = 0;
+  std::ostringstream err;
+  for (const auto& [k, v] : c.pairs) {
+    const uint64_t want = mode == M::Set ? 0 : k & 0xFFFF;
+    const bool ok = inserted.count(k) && v == want && seen.insert(k).second;
+    if (!ok && bad++ < 5) err << "surviving pair (" << k << ", " << v << ") not inserted, or twice\n";
+  }
+  INFO(err.str());
+  CHECK(bad == 0);
+  CHECK(c.pairs.size() > 0);
+  CHECK(c.pairs.size() < keys.size());
+  CHECK(d.stats().size == c.pairs.size());
+}
+
 KeyValues pairs_of(const std::vector<uint64_t>& keys, uint64_t salt = 0x5A5A5A5A) {
   KeyValues kv;
   for (uint64_t k : keys) {
@@ -630,17 +659,29 @@ TEST_CASE("slabhash: several updates of one key in a phased batch") {
   }
 }
 
+namespace {
+
+// A table of one bucket holding the keys 0, 7919, ..., 2999 * 7919 (one
+// chain of a few hundred slabs), checked, and its model.
+std::unique_ptr<Dictionary> one_bucket_table(M mode, Model& m) {
+  auto d = make(mode, {{"buckets", "1"}});
+  std::vector<uint64_t> init;
+  for (uint64_t k = 0; k < 3000; ++k) init.push_back(k * 7919);
+  const KeyValues kv = pairs_of(init);
+  build(*d, kv);
+  m = model_of(kv, mode);
+  check_table_equals(*d, m, mode);
+  return d;
+}
+
+}  // namespace
+
 TEST_CASE("slabhash: every key in one bucket") {
   for (M mode : kModes) {
     CAPTURE(mode_arg(mode));
     std::mt19937_64 rng(7);
-    auto d = make(mode, {{"buckets", "1"}});
-    std::vector<uint64_t> init;
-    for (uint64_t k = 0; k < 3000; ++k) init.push_back(k * 7919);
-    const KeyValues kv = pairs_of(init);
-    build(*d, kv);
-    Model m = model_of(kv, mode);
-    check_table_equals(*d, m, mode);
+    Model m;
+    auto d = one_bucket_table(mode, m);
     for (int b = 0; b < 4; ++b) {
       const Batch batch = random_batch(rng, 6000, 3000 * 7919, ExecMode::Phased, 0.3);
       run_phased(*d, m, mode, batch);
@@ -653,6 +694,51 @@ TEST_CASE("slabhash: every key in one bucket") {
     CHECK(extra(*d, "tombstones") == "0");
     check_table_equals(*d, m, mode);
     check_probe(*d, m, mode, 3000 * 7919);
+  }
+}
+
+TEST_CASE("slabhash: every key in one bucket, concurrent batches") {
+  // One chain of hundreds of slabs that every operation of a batch walks at
+  // once: inserts race for its tail slots and for linking its next slab
+  // while deletes clear bits and lookups read the same slabs. The keys are
+  // drawn from the initial ones and as many new ones, so deletes and lookups
+  // mostly hit and inserts both replace and add. Odd batches carry counts and
+  // ranges too (the full kernel), even ones inserts, deletes and lookups only
+  // (the point-operation kernel).
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    std::mt19937_64 rng(71 + static_cast<int>(mode));
+    Model m;
+    auto d = one_bucket_table(mode, m);
+    const uint64_t edges[] = {1, kMax, kMax - 1};
+    for (int b = 0; b < 6; ++b) {
+      CAPTURE(b);
+      Batch batch;
+      batch.mode = ExecMode::Concurrent;
+      for (int i = 0; i < 6000; ++i) {
+        const uint64_t k = rng() % 16 == 0 ? edges[rng() % 3] : (rng() % 6000) * 7919;
+        const uint64_t r = rng() % 20;
+        if (r < 7) {
+          batch.push(OpType::Insert, k, rng() % 8 == 0 ? kMax : rng() & kMax);
+        } else if (r < 12) {
+          batch.push(OpType::Delete, k);
+        } else if (b % 2 == 1 && r == 18) {
+          batch.push(OpType::Count, k, k);
+        } else if (b % 2 == 1 && r == 19) {
+          batch.push(OpType::Range, k, k);
+        } else {
+          batch.push(OpType::Lookup, k);
+        }
+      }
+      run_concurrent(*d, m, mode, batch);  // checks the table after the batch
+      CHECK(slabhash::check_table(*d).max_chain > 50);  // it stayed one long chain
+      if (b == 2) {
+        DeviceTime t;
+        d->cleanup(t);
+        check_table_equals(*d, m, mode);
+      }
+    }
+    check_probe(*d, m, mode, 6000 * 7919);
   }
 }
 
@@ -764,6 +850,15 @@ TEST_CASE("slabhash: hot keys inserted and deleted concurrently, never stored tw
   // linked while other inserts and deletes of the same keys run. After every
   // batch the checker scans the whole table: no alive key twice (map, set),
   // every chain intact, the bitmaps equal to the chains.
+  //
+  // Every insert of a batch brings a value of its own, so each (key, value)
+  // pair of the batch may legally be stored at most once: in multimap mode an
+  // insert applied twice then shows in run_concurrent's check after the batch
+  // (a key the batch deleted must hold a sub-multiset of the batch's inserted
+  // pairs, which holds each pair once; a key it did not delete exactly its
+  // pre-batch pairs plus the inserted ones), where equal pairs inserted again
+  // and again would hide it. The first insert of a batch stores 0xFFFFFFFF
+  // and the second 0, so both edge values stay in play.
   for (M mode : kModes) {
     CAPTURE(mode_arg(mode));
     std::mt19937_64 rng(77);
@@ -776,23 +871,188 @@ TEST_CASE("slabhash: hot keys inserted and deleted concurrently, never stored tw
       CAPTURE(rep);
       Batch b;
       b.mode = ExecMode::Concurrent;
+      int inserts = 0;
       for (int i = 0; i < 2048; ++i) {
         const uint64_t k = hot[rng() % 16];
         const uint64_t r = rng() % 10;
-        if (r < 5)
-          b.push(OpType::Insert, k, rng() % 4);
-        else if (r < 9)
+        if (r < 5) {
+          // 1 + rep * 2048 + i < 0xFFFFFFFF: distinct within the batch (and
+          // from the batch's 0 and 0xFFFFFFFF).
+          const uint64_t v = inserts == 0 ? kMax : inserts == 1 ? 0 : 1 + static_cast<uint64_t>(rep) * 2048 + i;
+          ++inserts;
+          b.push(OpType::Insert, k, v);
+        } else if (r < 9) {
           b.push(OpType::Delete, k);
-        else
+        } else {
           b.push(OpType::Lookup, k);
+        }
       }
       run_concurrent(*d, m, mode, b);  // checks the table after the batch
+      if (mode == M::Multi) {
+        // The values other than 0 and 0xFFFFFFFF are distinct over the whole
+        // test, so the table (now the model) holds each such pair once.
+        for (const auto& kv : m)
+          for (uint64_t v : kv.second)
+            if (v != 0 && v != kMax) {
+              INFO("key " << kv.first << " value " << v);
+              REQUIRE(kv.second.count(v) == 1);
+            }
+      }
       if (rep % 25 == 24) {
         DeviceTime t;
         d->cleanup(t);
         check_table_equals(*d, m, mode);
       }
     }
+  }
+}
+
+namespace {
+
+// ---- corrupting a host copy of the table (inspect.hpp) ----
+
+using slabhash::SlabWords;
+using slabhash::TableCopy;
+
+uint32_t slots_of(M mode) { return mode == M::Set ? 30u : 15u; }
+uint32_t& key_word(SlabWords& s, M mode, uint32_t slot) { return s[mode == M::Set ? slot : 2 * slot]; }
+uint32_t claimed_in(SlabWords& s, M mode) {
+  uint32_t n = 0;
+  for (uint32_t slot = 0; slot < slots_of(mode); ++slot) n += key_word(s, mode, slot) != 0xFFFFFFFFu;
+  return n;
+}
+// Bucket b's chain, in order: (SlabAlloc address, slab); the base slab's
+// address is given as 0xFFFFFFFF.
+std::vector<std::pair<uint32_t, SlabWords*>> chain_of(TableCopy& t, uint64_t b) {
+  std::vector<std::pair<uint32_t, SlabWords*>> c{{0xFFFFFFFFu, &t.base[b]}};
+  for (uint32_t next = t.base[b][31]; next != 0xFFFFFFFFu; next = t.pool[next][31]) c.push_back({next, &t.pool[next]});
+  return c;
+}
+// Slot `from` of `a` (key, value, alive bit) into slot `to` of `b`.
+void copy_slot(const SlabWords& a, uint32_t from, SlabWords& b, uint32_t to, M mode) {
+  if (mode == M::Set) {
+    b[to] = a[from];
+  } else {
+    b[2 * to] = a[2 * from];
+    b[2 * to + 1] = a[2 * from + 1];
+  }
+  b[30] = (b[30] & ~(1u << to)) | (((a[30] >> from) & 1u) << to);
+}
+// Slot `slot` of `s` empty, as in a pristine slab (empty pair, alive bit set).
+void empty_slot(SlabWords& s, uint32_t slot, M mode) {
+  key_word(s, mode, slot) = 0xFFFFFFFFu;
+  if (mode != M::Set) s[2 * slot + 1] = 0xFFFFFFFFu;
+  s[30] |= 1u << slot;
+}
+bool allocated(const TableCopy& t, uint64_t a) { return (t.bitmap[a / 32] >> (a % 32)) & 1u; }
+
+}  // namespace
+
+TEST_CASE("slabhash: the table checker catches every kind of corrupted table") {
+  // The checker guards every other test, so it must be seen to fail: a
+  // sound table's copy passes, and each corruption of the copy is reported
+  // with its own message.
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    // 4 buckets of about 100 keys: chains of several slabs (15 pairs or 30
+    // keys each), the last ones with free slots; key 0xFFFFFFFF alone in the
+    // last bucket.
+    auto d = make(mode, {{"buckets", "4"}, {"pool-slabs", "1024"}});
+    std::vector<uint64_t> init;
+    for (uint64_t k = 0; k < 400; ++k) init.push_back(k * 7 + 3);
+    init.push_back(kMax);
+    const KeyValues kv = pairs_of(init);
+    build(*d, kv);
+    check_table_equals(*d, model_of(kv, mode), mode);
+    const TableCopy sound = slabhash::copy_table(*d);
+    const slabhash::TableCheck c0 = slabhash::check_table_copy(sound);
+    INFO("sound copy: " << c0.error);
+    REQUIRE(c0.error.empty());
+    REQUIRE(c0.pairs.size() == init.size());
+    REQUIRE(c0.pool_slabs > 0);
+    REQUIRE(sound.buckets == 4);
+    CHECK(slabhash::check_table_copy(TableCopy{}).error.empty());  // no table yet
+
+    // A bucket whose last slab has 1 to slots - 2 claimed slots (room for a
+    // copy, and for a gap before it), and a hashed bucket of two slabs or more.
+    uint64_t part = 5, longb = 5;
+    for (uint64_t b = 0; b <= 4; ++b) {
+      TableCopy t = sound;
+      const auto c = chain_of(t, b);
+      const uint32_t k = claimed_in(*c.back().second, mode);
+      if (part == 5 && k >= 1 && k + 2 <= slots_of(mode)) part = b;
+      if (longb == 5 && b < 4 && c.size() >= 2) longb = b;
+    }
+    CAPTURE(part);
+    CAPTURE(longb);
+    REQUIRE(part < 5);
+    REQUIRE(longb < 4);
+    uint64_t free_slab = sound.pool.size();  // a slab of the pool no chain holds
+    while (free_slab > 0 && allocated(sound, free_slab - 1)) --free_slab;
+    REQUIRE(free_slab > 0);
+    --free_slab;
+
+    auto expect = [&](const char* what, const std::string& needle, const std::function<void(TableCopy&)>& corrupt) {
+      TableCopy t = sound;
+      corrupt(t);
+      const slabhash::TableCheck c = slabhash::check_table_copy(t);
+      INFO(what << ": the checker says \"" << c.error << "\"");
+      CHECK(c.error.find(needle) != std::string::npos);
+    };
+    // The first pair of the chain again, alive, in the first empty slot.
+    auto twice = [&](TableCopy& t) {
+      const auto c = chain_of(t, part);
+      SlabWords& last = *c.back().second;
+      copy_slot(*c.front().second, 0, last, claimed_in(last, mode), mode);
+    };
+    if (mode == M::Multi) {
+      // A multimap may hold a pair twice: the checker must let it be.
+      TableCopy t = sound;
+      twice(t);
+      const slabhash::TableCheck c = slabhash::check_table_copy(t);
+      INFO(c.error);
+      CHECK(c.error.empty());
+      CHECK(c.pairs.size() == init.size() + 1);
+    } else {
+      expect("an alive key stored twice", "is stored twice (alive)", twice);
+    }
+    expect("a claimed slot after an empty one", "claimed slot after an empty one", [&](TableCopy& t) {
+      SlabWords& last = *chain_of(t, part).back().second;
+      const uint32_t k = claimed_in(last, mode);
+      copy_slot(last, k - 1, last, k + 1, mode);  // the last pair moves on by one slot,
+      empty_slot(last, k - 1, mode);              // leaving two empty slots before it
+    });
+    expect("an empty slot with a tombstone", "empty slot with a tombstone", [&](TableCopy& t) {
+      SlabWords& last = *chain_of(t, part).back().second;
+      last[30] &= ~(1u << claimed_in(last, mode));
+    });
+    expect("a free slab that is not pristine", "free slab " + std::to_string(free_slab) + " is not pristine",
+           [&](TableCopy& t) { t.pool[free_slab][5] = 0; });
+    expect("a key in a bucket its hash does not map it to", "does not hash to this bucket", [&](TableCopy& t) {
+      uint32_t x = 7;  // a multiple of 7: no initial key
+      while (slabhash::bucket_of(t, x) == longb) x += 7;
+      key_word(t.base[longb], mode, 0) = x;
+    });
+    expect("another key in key 0xFFFFFFFF's bucket", "key 0xFFFFFFFF's bucket holds stored key 14",
+           [&](TableCopy& t) { key_word(t.base[4], mode, 0) = 14; });
+    expect("a bit set for a slab no chain reaches", "slab " + std::to_string(free_slab) + " is allocated but in no chain",
+           [&](TableCopy& t) { t.bitmap[free_slab / 32] |= 1u << (free_slab % 32); });
+    expect("a reached slab whose bit is clear", "which is not allocated", [&](TableCopy& t) {
+      const uint32_t a = chain_of(t, longb)[1].first;
+      t.bitmap[a / 32] &= ~(1u << (a % 32));
+    });
+    expect("a next address outside the pool", "outside the pool", [&](TableCopy& t) {
+      (*chain_of(t, longb).back().second)[31] = static_cast<uint32_t>(t.pool.size());
+    });
+    expect("a chain that loops", "reached twice", [&](TableCopy& t) {
+      const auto c = chain_of(t, longb);
+      (*c.back().second)[31] = c[1].first;
+    });
+    // The copies were corrupted, never the table.
+    const slabhash::TableCheck c1 = slabhash::check_table(*d);
+    INFO(c1.error);
+    CHECK(c1.error.empty());
+    CHECK(c1.pairs.size() == init.size());
   }
 }
 
@@ -810,7 +1070,7 @@ TEST_CASE("slabhash: a pool that cannot grow on a full device ends the batch wit
   d->execute(warm, r, t);
   auto hog = std::make_unique<gpudict::testing::MemoryHog>(4ull << 20);
   if (!hog->holding(4ull << 20)) {
-    MESSAGE("could not fill the device; skipped");
+    gpudict::testing::unfilled_device("slab hash pool on a full device");
     return;
   }
   Batch ins;
@@ -839,15 +1099,21 @@ TEST_CASE("slabhash: pool exhaustion ends the batch with a clean error, or grows
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   Batch ins;
   for (uint64_t k : keys) ins.push(OpType::Insert, k, k & 0xFFFF);
-  // 8 base slabs + 1024 pool slabs hold at most 15 * 1032 = 15480 pairs.
-  {
-    auto d = make(M::Map, {{"buckets", "8"}, {"pool-slabs", "1024"}, {"pool-growth", "off"}});
+  // 8 base slabs + 1024 pool slabs hold at most 15 * 1032 = 15480 pairs
+  // (set: 30 * 1032 = 30960 keys), fewer than the batch brings.
+  for (M mode : kModes)
+  for (ExecMode exec : {ExecMode::Phased, ExecMode::Concurrent}) {
+    CAPTURE(mode_arg(mode));
+    CAPTURE(exec == ExecMode::Phased ? "phased" : "concurrent");
+    auto d = make(mode, {{"buckets", "8"}, {"pool-slabs", "1024"}, {"pool-growth", "off"}});
     build(*d, KeyValues{});
+    Batch b = ins;
+    b.mode = exec;
     BatchResults r;
     DeviceTime t;
     bool threw = false;
     try {
-      d->execute(ins, r, t);
+      d->execute(b, r, t);
     } catch (const RuntimeFailure& e) {
       threw = true;
       const std::string msg = e.what();
@@ -856,12 +1122,10 @@ TEST_CASE("slabhash: pool exhaustion ends the batch with a clean error, or grows
       CHECK(msg.find("--pool-growth on") != std::string::npos);
     }
     CHECK(threw);
-    // Whatever was inserted is intact.
-    const slabhash::TableCheck c = slabhash::check_table(*d);
-    INFO(c.error);
-    CHECK(c.error.empty());
+    // Whatever was inserted is intact, and nothing else.
+    check_survivors(*d, mode, keys);
     // Lost link races may have freed a few slabs after the pool was seen full.
-    CHECK(c.allocated > 512);
+    CHECK(slabhash::check_table(*d).allocated > 512);
   }
   {
     auto d = make(M::Map, {{"buckets", "8"}, {"pool-slabs", "1024"}, {"max-pool-bytes", "300000"}});
@@ -869,6 +1133,7 @@ TEST_CASE("slabhash: pool exhaustion ends the batch with a clean error, or grows
     BatchResults r;
     DeviceTime t;
     CHECK_THROWS_WITH_AS(d->execute(ins, r, t), doctest::Contains("--max-pool-bytes"), RuntimeFailure);
+    check_survivors(*d, M::Map, keys);
   }
   for (M mode : kModes) {
     CAPTURE(mode_arg(mode));
@@ -947,7 +1212,10 @@ std::string write_yaml(const std::string& name, const std::string& text) {
   return p;
 }
 
-RunReport replay_on(const std::string& path, const Opts& opts) {
+// Replays `path` on a slab hash with `opts`; `kept`, when given, receives
+// the slab hash, which the engine only borrows (one repetition: the engine
+// makes one).
+RunReport replay_on(const std::string& path, const Opts& opts, std::unique_ptr<Dictionary>* kept = nullptr) {
   const StructureInfo* info = find_structure("slabhash");
   REQUIRE(info != nullptr);
   OpenOptions oo{};
@@ -957,7 +1225,12 @@ RunReport replay_on(const std::string& path, const Opts& opts) {
   for (const auto& [k, v] : opts) cfg.options[k] = v;
   ReplayOptions ro;
   ro.gpu = true;
-  return replay([&] { return open_workload(path, oo); }, [&] { return info->make_gpu(cfg); }, summary, ro);
+  auto make_dictionary = [&]() -> std::unique_ptr<Dictionary> {
+    if (!kept) return info->make_gpu(cfg);
+    *kept = info->make_gpu(cfg);
+    return std::make_unique<gpudict::testing::BorrowedDictionary>(**kept);
+  };
+  return replay([&] { return open_workload(path, oo); }, make_dictionary, summary, ro);
 }
 
 }  // namespace
@@ -990,11 +1263,19 @@ steps:
   for (M mode : kModes) {
     CAPTURE(mode_arg(mode));
     for (const Opts& o : {Opts{{"mode", mode_arg(mode)}}, Opts{{"mode", mode_arg(mode)}, {"buckets", "97"}, {"flush-every", "3"}}}) {
-      const RunReport rep = replay_on(p, o);
+      std::unique_ptr<Dictionary> d;
+      const RunReport rep = replay_on(p, o, &d);
       CHECK(rep.mismatches == 0);
       CHECK(rep.checked > 0);
       for (const auto& mm : rep.first_mismatches)
         MESSAGE("batch " << mm.batch << " op " << mm.op << ": expected " << mm.expected << ", got " << mm.got);
+      // The table the engine left: intact, and holding the pairs it counts.
+      REQUIRE(d != nullptr);
+      const slabhash::TableCheck c = slabhash::check_table(*d);
+      INFO("table check: " << c.error);
+      CHECK(c.error.empty());
+      CHECK(c.pairs.size() == rep.final_stats.size);
+      CHECK(d->stats().size == rep.final_stats.size);
     }
   }
   std::remove(p.c_str());
