@@ -6,7 +6,8 @@
 # part passed (1 otherwise, 3 when the build failed).
 #   bash scripts/gpu-check.sh              # everything
 #   bash scripts/gpu-check.sh --sanitize   # also the GPU tests under compute-sanitizer memcheck and racecheck
-#                                          # (GPUDICT_SANITIZE_TESTS='pattern,...' limits them: doctest test-case filters)
+#                                          # (GPUDICT_SANITIZE_TESTS='pattern,...' limits them: doctest test-case filters;
+#                                          #  commas separate filters, so match a comma in a name with ?)
 #   bash scripts/gpu-check.sh --quick      # skip the large benchmarks
 set -uo pipefail
 cd "$(dirname "$0")/.."

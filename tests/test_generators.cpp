@@ -209,11 +209,18 @@ TEST_CASE("generator: the resident bound never exceeds the key domain") {
   const WorkloadSummary s32 = summarize_workload(gen_yaml("upserts32.yaml", std::string("seed: 1\n") + body));
   CHECK(s32.ops[0] == 5000ull * 1048576);
   CHECK(s32.bounds.max_resident == (uint64_t{1} << 32));
+  CHECK(s32.bounds.max_inserted == 1000 + 5000ull * 1048576);  // what an LSM or a multimap may store
   const WorkloadSummary s64 =
       summarize_workload(gen_yaml("upserts64.yaml", std::string("seed: 1\nkey_type: u64\n") + body));
   CHECK(s64.bounds.max_resident == 1000 + 5000ull * 1048576);
-  CHECK(resident_bound(UINT64_MAX, 5, KeyType::U64) == UINT64_MAX);  // saturates
-  CHECK(resident_bound(7, 3, KeyType::U32) == 10);
+  CHECK(s64.bounds.max_inserted == s64.bounds.max_resident);
+  WorkloadBounds b;
+  set_resident_bounds(b, UINT64_MAX, 5, KeyType::U64);  // saturates
+  CHECK(b.max_inserted == UINT64_MAX);
+  CHECK(b.max_resident == UINT64_MAX);
+  set_resident_bounds(b, 7, 3, KeyType::U32);
+  CHECK(b.max_resident == 10);
+  CHECK(b.max_inserted == 10);
 }
 
 TEST_CASE("generator: hit ratio is close to its target on a big batch") {

@@ -537,7 +537,7 @@ WorkloadSummary summarize_spec(const WorkloadSpec& spec) {
         break;
     }
   }
-  s.bounds.max_resident = resident_bound(s.initial, inserts, spec.key_type);
+  set_resident_bounds(s.bounds, s.initial, inserts, spec.key_type);
   return s;
 }
 

@@ -291,7 +291,7 @@ WorkloadSummary summarize_key_file_workload(const std::string& path, const OpenO
   s.phases.push_back(p);
   s.ops = p.ops;
   s.batches = p.batches;
-  s.bounds.max_resident = resident_bound(info.count, 0, info.width == 8 ? KeyType::U64 : KeyType::U32);
+  set_resident_bounds(s.bounds, info.count, 0, info.width == 8 ? KeyType::U64 : KeyType::U32);
   s.bounds.max_batch = p.max_batch;
   s.bounds.max_queries = p.max_batch;
   s.bounds.max_snapshots = 0;

@@ -460,7 +460,7 @@ WorkloadSummary summarize_trace(const std::string& path) {
       case kTraceEnd:
         if (!r.at_end())
           r.corrupt(std::to_string(r.remaining()) + " bytes after the END record", "END is the last record", r.offset());
-        s.bounds.max_resident = resident_bound(s.initial, inserts, h.key_type);
+        set_resident_bounds(s.bounds, s.initial, inserts, h.key_type);
         return s;
       default:
         r.corrupt("unknown record tag " + tag_str(tag), "1..6 or 0xFFFFFFFF", at);

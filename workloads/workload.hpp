@@ -73,13 +73,13 @@ struct WorkloadSummary {
   WorkloadBounds bounds;
 };
 
-// The bound on resident keys: the initial contents plus every insert (some
-// may replace), but never more keys than the key type has values: a long
-// run of upserts of u32 keys must not ask a structure to size itself for
-// more than 2^32 keys.
-inline uint64_t resident_bound(uint64_t initial, uint64_t inserts, KeyType key_type) {
-  const uint64_t sum = initial + inserts < initial ? UINT64_MAX : initial + inserts;
-  return key_type == KeyType::U32 ? std::min<uint64_t>(sum, uint64_t{1} << 32) : sum;
+// The bounds on stored keys: max_inserted, the initial contents plus every
+// insert (saturating), and max_resident, the same but never more keys than
+// the key type has values (some inserts replace): a long run of upserts of
+// u32 keys must not ask a map to size itself for more than 2^32 keys.
+inline void set_resident_bounds(WorkloadBounds& b, uint64_t initial, uint64_t inserts, KeyType key_type) {
+  b.max_inserted = initial + inserts < initial ? UINT64_MAX : initial + inserts;
+  b.max_resident = key_type == KeyType::U32 ? std::min<uint64_t>(b.max_inserted, uint64_t{1} << 32) : b.max_inserted;
 }
 
 // Opens any workload file: YAML (by extension .yaml/.yml), an operation trace

@@ -79,6 +79,8 @@ struct DeviceTime {
 // structure can say how much device memory it needs before it allocates.
 struct WorkloadBounds {
   uint64_t max_resident = 0;   // initial count + every insert, at most the key domain (2^32 for u32)
+  uint64_t max_inserted = 0;   // initial count + every insert, uncapped: what a structure that keeps
+                               // every insert (the LSM's stale elements, a multimap's pairs) may store
   uint64_t max_batch = 0;      // largest batch
   uint64_t max_queries = 0;    // largest number of queries in a batch
   uint64_t max_snapshots = 0;  // most snapshots alive at once

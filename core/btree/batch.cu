@@ -425,8 +425,10 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     for (uint64_t s = 0; s < n; ++s)
       if (!h_done_[s]) left.push_back(ops[s]);
     clear_overflow();
-    t.add(phase, grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + left.size() + 1024)));
+    // Counted before growing: a growth that fails still leaves this fill
+    // counted (the structural checker allows a lost node per fill).
     ++retries_;
+    t.add(phase, grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + left.size() + 1024)));
     ops = std::move(left);
   }
 }
@@ -658,8 +660,8 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
     for (uint64_t i = 0; i < n; ++i)
       if (is_update(b.types[i]) && !h_done_[i]) late.push_back(static_cast<uint32_t>(i));
     clear_overflow();
+    ++retries_;  // before growing, as in run_updates
     ms += grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + late.size() + 1024));
-    ++retries_;
   }
   t.add(Phase::Concurrent, ms);
   if (!late.empty()) run_updates(b, std::move(late), Phase::Concurrent, t);

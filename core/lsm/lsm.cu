@@ -162,7 +162,9 @@ Params Lsm::parameters() const {
 }
 
 uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
-  const uint64_t R = wb.max_resident, B = wb.max_batch, Q = wb.max_queries, S = wb.max_snapshots;
+  // Every insert may be stored (replaced elements stay until a cleanup), so
+  // the uncapped count, not the live keys' bound.
+  const uint64_t R = wb.max_inserted, B = wb.max_batch, Q = wb.max_queries, S = wb.max_snapshots;
   // Stored elements: resident pairs plus one batch of tombstones/padding, in
   // whole LSM batches (tombstones of earlier batches are not in the bounds).
   const uint64_t stored_max = round_up(std::max<uint64_t>(R + B, 1), b_);

@@ -269,7 +269,9 @@ Params SlabHash::parameters() const {
 }
 
 uint64_t SlabHash::device_bytes_needed(const WorkloadBounds& b) const {
-  const uint64_t n = std::max(b.max_resident, opt_.expected_keys);
+  // A multimap keeps every insert's pair; a map or set at most one per key.
+  const uint64_t stored = opt_.mode == Mode::Multimap ? b.max_inserted : b.max_resident;
+  const uint64_t n = std::max(stored, opt_.expected_keys);
   const uint64_t buckets = opt_.buckets ? opt_.buckets : buckets_for(opt_.mode, n, opt_.load_factor);
   uint64_t pool = opt_.pool_slabs ? opt_.pool_slabs : auto_pool_slabs(opt_.mode, n, buckets);
   uint64_t p2 = 1024;

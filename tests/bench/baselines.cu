@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
     if ((a == "--max-log2" || a == "--reps") && i + 1 < argc) {
       char* end = nullptr;
       const long v = std::strtol(argv[++i], &end, 10);
-      const long lo = a == "--reps" ? 1 : 10, hi = a == "--reps" ? 1000 : 30;
+      const long lo = a == "--reps" ? 1 : 10, hi = a == "--reps" ? 1000 : 28;
       if (*end != '\0' || end == argv[i] || v < lo || v > hi) {  // never time zero runs
         std::fprintf(stderr, "gpudict_baselines: %s takes an integer in [%ld, %ld], not '%s'\n", a.c_str(), lo, hi,
                      argv[i]);

@@ -987,6 +987,7 @@ TEST_CASE("lsm: device memory estimate covers what it holds") {
   }
   WorkloadBounds bounds;
   bounds.max_resident = kv.size() + 3 * (1 << 16);
+  bounds.max_inserted = bounds.max_resident;  // the LSM sizes for every insert stored
   bounds.max_batch = 1 << 16;
   bounds.max_queries = 1 << 16;
   bounds.max_snapshots = 1;
@@ -1015,6 +1016,7 @@ TEST_CASE("lsm: device memory estimate covers what it holds") {
   CHECK(s.device_bytes <= need);
   WorkloadBounds bigger = bounds;
   bigger.max_resident *= 4;
+  bigger.max_inserted *= 4;
   CHECK(d->device_bytes_needed(bigger) > need);
 }
 
