@@ -368,6 +368,7 @@ void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   if (!batch.snapshot.empty())
     throw InputError("btree does not support snapshots (batch asks for snapshot '" + batch.snapshot + "')");
   if (batch.size() >= 0xFFFFFFFFull) throw InputError("btree: a batch holds at most 2^32 - 2 operations");
+  require_pool();
   r.reset(batch.size());
   if (batch.size() == 0) return;
   const BatchPlan plan(batch);

@@ -260,6 +260,25 @@ void BTree::clear_overflow() {
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
+void BTree::fall_back_to_first_pool() {
+  pool_.release();
+  capacity_ = 0;
+  try {
+    pool_ = allocate_nodes(kInitialPool, "the first pool");
+  } catch (const DeviceOutOfMemory&) {
+    return;  // no pool: require_pool refuses every later call but a new build
+  }
+  capacity_ = kInitialPool;
+  reset_empty();
+}
+
+void BTree::require_pool() const {
+  if (capacity_ == 0)
+    throw DeviceOutOfMemory("out of device memory for B-Tree nodes: this tree lost its pool when a bulk build could "
+                            "not allocate its nodes, and not even a first pool of " + std::to_string(kInitialPool) +
+                            " nodes could be allocated since");
+}
+
 DeviceBuffer<Node> BTree::allocate_nodes(uint64_t nodes, const std::string& what) {
   try {
     return DeviceBuffer<Node>(nodes, "btree node pool");

@@ -141,6 +141,12 @@ class BTree final : public Dictionary {
   // The node pool's allocations: a failure is the issue's "out of device
   // memory for B-Tree nodes: ..." (exit 3), naming `what` needed them.
   DeviceBuffer<Node> allocate_nodes(uint64_t nodes, const std::string& what);
+  // After a bulk build released the old pool and could not get its new one:
+  // an empty tree in a first-size pool, so that the object stays usable
+  // after the error; capacity 0 (no pool) if even that cannot be had.
+  void fall_back_to_first_pool();
+  // Throws RuntimeFailure when the tree has no pool (above).
+  void require_pool() const;
   // After a kernel that found the pool full: clears the flag and clamps the
   // allocation cursor to the capacity (failed allocations moved it past).
   void clear_overflow();

@@ -104,6 +104,8 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     throw InputError("btree: initial keys and values differ in length");
   const uint64_t n = initial.size();
   if (n >= 0xFFFFFFFFull) throw RuntimeFailure("btree: builds at most 2^32 - 2 pairs");
+  if (capacity_ == 0) fall_back_to_first_pool();  // a build after a failed one tries again
+  require_pool();
   if (n == 0) {
     reset_empty();
     t.add(Phase::Build, 0.0);
@@ -144,7 +146,12 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     if (want > capacity_ || want * 4 < capacity_) {  // a new tree: no content to keep
       pool_.release();
       capacity_ = 0;
-      pool_ = allocate_nodes(want, "the bulk build of " + std::to_string(u) + " keys");
+      try {
+        pool_ = allocate_nodes(want, "the bulk build of " + std::to_string(u) + " keys");
+      } catch (const DeviceOutOfMemory&) {
+        fall_back_to_first_pool();  // the old contents are gone: an empty tree, usable after the error
+        throw;
+      }
       capacity_ = want;
     }
   }

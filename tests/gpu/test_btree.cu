@@ -1211,6 +1211,41 @@ TEST_CASE("btree: an automatic pool that cannot grow on a full device stops with
   }
 }
 
+TEST_CASE("btree: a bulk build that cannot get its pool on a full device leaves an empty, usable tree") {
+  auto d = make();
+  DeviceTime t;
+  const KeyValues big = spaced_keys(1u << 23, 3, 1);  // a pool of about 135 MB
+  d->build(big, t);                                   // sizes the build's staging and sort buffers
+  d->build(spaced_keys(1000, 3, 1), t);               // a small tree: the pool shrinks
+  require_sound(*d);
+  auto hog = std::make_unique<gpudict::testing::MemoryHog>(32ull << 20);
+  if (!hog->holding(32ull << 20)) {
+    gpudict::testing::unfilled_device("btree bulk build on a full device");
+    return;
+  }
+  std::string msg;
+  try {
+    d->build(big, t);  // the small pool is released first: a build replaces the contents
+  } catch (const RuntimeFailure& e) {
+    msg = e.what();
+  }
+  INFO(msg);
+  CHECK(msg.rfind("out of device memory for B-Tree nodes: the bulk build of 8388608 keys", 0) == 0);
+  hog.reset();
+  // An empty tree in a first pool: sound, and it takes inserts and builds again.
+  require_sound(*d);
+  CHECK(d->stats().size == 0);
+  Model m;
+  Batch ins;
+  for (uint64_t k = 0; k < 50000; ++k) ins.push(OpType::Insert, k * 77 + 5, k);
+  run_checked(*d, m, ins);
+  run_checked(*d, m, probe_batch({0, 5, 82, 77 * 49999 + 5, kMax}));
+  require_sound(*d);
+  d->build(big, t);
+  CHECK(d->stats().size == big.size());
+  require_sound(*d);
+}
+
 TEST_CASE("btree: the automatic pool grows, also in the middle of a batch") {
   for (const char* updates : {"merge", "ops"}) {
   CAPTURE(updates);
