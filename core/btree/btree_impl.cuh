@@ -145,7 +145,7 @@ class BTree final : public Dictionary {
   // an empty tree in a first-size pool, so that the object stays usable
   // after the error; capacity 0 (no pool) if even that cannot be had.
   void fall_back_to_first_pool();
-  // Throws RuntimeFailure when the tree has no pool (above).
+  // Throws DeviceOutOfMemory (exit 3) when the tree has no pool (above).
   void require_pool() const;
   // After a kernel that found the pool full: clears the flag and clamps the
   // allocation cursor to the capacity (failed allocations moved it past).
