@@ -8,7 +8,8 @@ stay in --out.
 
   python3 scripts/btree_figures.py                         # everything
   python3 scripts/btree_figures.py --figure 2 --max-log2-n 26
-  python3 scripts/btree_figures.py --backend cpu --max-log2-n 12 --batch-logs 8,10 --quick   # a smoke run
+  python3 scripts/btree_figures.py --backend cpu --max-log2-n 12 --query-log2-n 12 --fig2-min 10 \
+      --fig3-min 10 --fig3-batches 8 --batch-logs 8,10 --public-logs 10 --repeat 1   # a smoke run
 
 table3:  mean insertion rate (n / total device time) of n = 2^max-log2-n
          keys inserted from empty in batches of b = 2^16 ... 2^22.
@@ -35,10 +36,12 @@ import sys
 STRUCTS = ["btree", "lsm", "sorted-array"]
 
 
-def run(args, structure, yaml_path, tag, extra=()):
+def run(args, structure, yaml_path, tag, batch=None):
+    """Runs one structure; `batch`: the workload's batch size, which sets the LSM's --batch-size."""
     out_json = os.path.join(args.out, f"{tag}.{structure}.jsonl")
     cmd = [args.gpudict, structure, yaml_path, "--no-verify", "--format", "json", "--repeat", str(args.repeat)]
-    cmd += list(extra)
+    if structure == "lsm" and batch is not None:
+        cmd += lsm_extra(batch)
     if structure == "btree":
         cmd += args.btree_opts
     if args.backend:
@@ -97,7 +100,7 @@ def table3(args):
                   f"  - phase: {{name: insert, batches: {n // b}, batch_size: {b}, mix: {{insert: 1.0}}}}\n")
         row = []
         for s in STRUCTS:
-            steps, _ = run(args, s, y, f"t3-b{lb}", lsm_extra(b) if s == "lsm" else ())
+            steps, _ = run(args, s, y, f"t3-b{lb}", b)
             r = rate(named(steps, "insert")[0])
             means[s].append(r)
             row.append(r)
@@ -157,7 +160,7 @@ steps:
 """)
         res, height = {}, "?"
         for s in STRUCTS:
-            steps, summ = run(args, s, y, f"f2-n{ln}", lsm_extra(qb) if s == "lsm" else ())
+            steps, summ = run(args, s, y, f"f2-n{ln}", qb)
             for op in ("lookup", "range", "successor"):
                 res[(s, op)] = rate(named(steps, op)[0])
             if s == "btree" and summ:
@@ -180,7 +183,7 @@ def fig4(args):
                   f"  - phase: {{name: delete, batches: {nb}, batch_size: {bs}, mix: {{delete: 1.0}}, hit_ratio: 1.0}}\n")
         ms, rates = [], []
         for s in STRUCTS:
-            steps, _ = run(args, s, y, f"f4-{pct}", lsm_extra(bs) if s == "lsm" else ())
+            steps, _ = run(args, s, y, f"f4-{pct}", bs)
             st = named(steps, "delete")[0]
             ms.append(step_ms(st))
             rates.append(rate(st))
@@ -206,7 +209,7 @@ steps:
 """)
             cells = []
             for s in STRUCTS:
-                steps, _ = run(args, s, y, f"f5-n{ln}-a{int(a * 10)}", lsm_extra(bs) if s == "lsm" else ())
+                steps, _ = run(args, s, y, f"f5-n{ln}-a{int(a * 10)}", bs)
                 cells.append(rate(named(steps, "mix")[0]))
             out.append(f"| 2^{ln} | {a} | " + " | ".join(f"{c:.3f}" for c in cells) + " |")
             print(out[-1], flush=True)  # progress

@@ -232,6 +232,13 @@ std::array<uint64_t, kNumOpTypes> batch_op_counts(const std::array<double, kNumO
   return counts;
 }
 
+bool initial_can_fail(const InitialSpec& in) {
+  // Mirrors generate_initial's cases below: the file read, and the switch's drawing branch.
+  return in.source == InitialSpec::Source::File ||
+         (in.source == InitialSpec::Source::Generated && in.keys.kind != DistKind::Uniform &&
+          in.keys.kind != DistKind::Sequential);
+}
+
 KeyValues generate_initial(const WorkloadSpec& spec) {
   const InitialSpec& in = spec.initial;
   KeyValues kv;

@@ -20,6 +20,10 @@ std::array<uint64_t, kNumOpTypes> batch_op_counts(const std::array<double, kNumO
 
 // The initial contents the spec describes (generated or read from its files).
 KeyValues generate_initial(const WorkloadSpec& spec);
+// Whether generate_initial can fail on a spec that parsed: a key file (keys
+// above the key type) or keys drawn until `count` are unique (every
+// distribution but uniform and sequential, which are unique by construction).
+bool initial_can_fail(const InitialSpec& in);
 
 // Steps of a YAML workload: Initial, then per phase a Phase step and its
 // Batch steps, per explicit batch a Phase step and one Batch step, and the

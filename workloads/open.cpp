@@ -54,15 +54,8 @@ WorkloadSummary summarize_workload(const std::string& path, const OpenOptions& o
 
 void check_initial_contents(const std::string& path, const OpenOptions& opts) {
   if (!is_yaml_path(path)) return;
-  WorkloadSpec spec = load_spec(path, opts);
-  const InitialSpec& init = spec.initial;
-  const bool can_fail = init.source == InitialSpec::Source::File ||
-                        (init.source == InitialSpec::Source::Generated && init.keys.kind != DistKind::Uniform &&
-                         init.keys.kind != DistKind::Sequential);
-  if (!can_fail) return;
-  GeneratedSource src(std::move(spec));
-  Step first;
-  src.next(first);  // the Initial step: the file read or the keys drawn, checked as a run checks them
+  const WorkloadSpec spec = load_spec(path, opts);
+  if (initial_can_fail(spec.initial)) generate_initial(spec);  // what a run's Initial step does, errors included
 }
 
 }  // namespace gpudict

@@ -521,20 +521,14 @@ void generate_to_directory(const std::string& yaml_path, const OpenOptions& opts
   {
     TraceWriter w(staged.stage("trace.gdt"), h);
     Step step;
-    bool wrote_initial = false;
     while (src->next(step)) {
-      if (step.kind == StepKind::Initial && !wrote_initial) {
+      if (step.kind == StepKind::Initial) {  // every source's first step, and only that
         write_raw_file(keys_path, step.initial.keys, width_bytes(h.key_type));
         write_raw_file(values_path, step.initial.values, width_bytes(h.value_type));
-        wrote_initial = true;
       }
       w.write(step);
     }
     w.finish();
-    if (!wrote_initial) {  // every source starts with an Initial step; empty files if one ever does not
-      write_raw_file(keys_path, {}, width_bytes(h.key_type));
-      write_raw_file(values_path, {}, width_bytes(h.value_type));
-    }
   }
   staged.commit();
 }

@@ -101,16 +101,17 @@ void SlabHash::reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase)
   const double want = std::max(model, static_cast<double>(pool_used_)) + 1024.0;
   while (want > 0.75 * static_cast<double>(pool_.capacity()) && pool_.can_grow(opt_.max_pool_bytes)) {
     timer_.start(stream_);
+    bool grew = true;
     try {
       pool_.grow(stream_);
     } catch (const DeviceOutOfMemory&) {
       // No device memory for growing ahead: the batch runs with the pool it
       // has, and only if that fills does the growth on demand
       // (grow_pool_or_throw) try again or end it with "out of slab memory".
-      t.add(phase, timer_.stop(stream_));
-      return;
+      grew = false;
     }
     t.add(phase, timer_.stop(stream_));
+    if (!grew) return;
     ++growths_;
   }
 }

@@ -11,7 +11,21 @@
 #include <string>
 #include <vector>
 
+#include "core/common/device_buffer.hpp"
+#include "core/common/errors.hpp"
+
 namespace gpudict::testing {
+
+// The message of the RuntimeFailure (exit 3) that `f` throws; "" if none.
+template <class F>
+std::string runtime_failure_of(F&& f) {
+  try {
+    f();
+  } catch (const RuntimeFailure& e) {
+    return e.what();
+  }
+  return "";
+}
 
 class MemoryHog {
  public:
@@ -37,8 +51,8 @@ class MemoryHog {
   // Whether the device is now that full.
   bool holding(uint64_t leave) const { return !held_.empty() && free_now() <= leave + (2u << 20); }
   static uint64_t free_now() {
-    size_t f = 0, t = 0;
-    if (cudaMemGetInfo(&f, &t) != cudaSuccess) return 0;
+    uint64_t f = 0, t = 0;
+    device_memory_info(f, t);
     return f;
   }
 

@@ -1193,12 +1193,10 @@ TEST_CASE("btree: an automatic pool that cannot grow on a full device stops with
     for (int round = 0; round < 200 && msg.empty(); ++round) {
       const Batch b = fresh_batch();
       BatchResults r;
-      try {
+      msg = gpudict::testing::runtime_failure_of([&] {
         d->execute(b, r, t);
         apply_unique_updates(m, b);
-      } catch (const RuntimeFailure& e) {
-        msg = e.what();
-      }
+      });
     }
     INFO(msg);
     CHECK(msg.rfind("out of device memory for B-Tree nodes: growing the pool of ", 0) == 0);
@@ -1223,12 +1221,8 @@ TEST_CASE("btree: a bulk build that cannot get its pool on a full device leaves 
     gpudict::testing::unfilled_device("btree bulk build on a full device");
     return;
   }
-  std::string msg;
-  try {
-    d->build(big, t);  // the small pool is released first: a build replaces the contents
-  } catch (const RuntimeFailure& e) {
-    msg = e.what();
-  }
+  // The small pool is released first: a build replaces the contents.
+  const std::string msg = gpudict::testing::runtime_failure_of([&] { d->build(big, t); });
   INFO(msg);
   CHECK(msg.rfind("out of device memory for B-Tree nodes: the bulk build of 8388608 keys", 0) == 0);
   hog.reset();

@@ -1075,12 +1075,7 @@ TEST_CASE("slabhash: a pool that cannot grow on a full device ends the batch wit
   }
   Batch ins;
   for (uint64_t i = 0; i < n; ++i) ins.push(OpType::Insert, 2 * i + 2, i);
-  std::string msg;
-  try {
-    d->execute(ins, r, t);
-  } catch (const RuntimeFailure& e) {
-    msg = e.what();
-  }
+  const std::string msg = gpudict::testing::runtime_failure_of([&] { d->execute(ins, r, t); });
   INFO(msg);
   // Growing ahead found no memory and left the batch to the pool it had;
   // when that filled, the growth on demand failed too and ended the batch.
