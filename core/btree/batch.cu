@@ -1,7 +1,8 @@
 // execute(): a batch as lists of operations.
 //   phased:     the updates (inserts and deletes together) merged into the
-//               tree level by level (merge_updates.cu), or with
-//               --phased-updates ops in one validated operations kernel; then
+//               tree level by level (merge_updates.cu), or in one validated
+//               operations kernel (--phased-updates ops, and auto for short
+//               lists into large trees: merges_phased_updates); then
 //               each query type in its own list: lookups, successors and
 //               counts one thread per query (point_kernel.cuh; --query-tile
 //               4|8: the lock-step kernel, query_kernel.cuh; 0: the plain
@@ -386,10 +387,13 @@ void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     std::vector<uint32_t> ups = plan.of(OpType::Insert);
     const auto& dels = plan.of(OpType::Delete);
     ups.insert(ups.end(), dels.begin(), dels.end());
-    if (!concurrent && opt_.merge_updates)
+    if (!concurrent && merges_phased_updates(opt_, ups.size(), h_hdr_[0].size)) {
+      ++merged_update_lists_;
       run_merged_updates(batch, ups, t);
-    else
+    } else {
+      if (!concurrent) ++ops_update_lists_;
       run_updates(batch, std::move(ups), concurrent ? Phase::Concurrent : Phase::Update, t);
+    }
   }
   for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
     const auto& ops = plan.of(type);

@@ -55,10 +55,13 @@ std::vector<OptionSpec> btree_options() {
                      "one's leaf or parent); 0 = the operations kernel (--tile lanes, one operation at a time)",
        "1"},
       {"phased-updates",
-       "merge: a phased batch's inserts and deletes are sorted, routed to their leaves and merged into them, one "
-       "thread per touched node, splits carried up level by level (no latches: no query runs meanwhile); ops: the "
-       "paper's concurrent insertion, one operation per tile with latches (as concurrent batches always run)",
-       "merge"},
+       "how a phased batch's inserts and deletes run. merge: sorted, routed to their leaves and merged into them, "
+       "one thread per touched node, splits carried up level by level (no latches: no query runs meanwhile; of "
+       "several updates of one key the last wins); ops: the operations kernel of concurrent batches (--ops-kernel), "
+       "with latches (of several updates of one key any one wins); auto: ops for batches of at most 131072 "
+       "updates into a tree of at least 16 times as many keys, with --ops-kernel thread (faster there: the merge "
+       "costs a few kernels per tree level whatever the batch's size), merge otherwise",
+       "auto"},
       {"ops-kernel",
        "the kernel of concurrent batches and of --phased-updates ops. thread: one thread per operation (seqlock "
        "reads of whole nodes, a leaf latch per update, leaf splits under a parent with room), its warp taking over "
@@ -98,6 +101,45 @@ void validate_btree_options(const StructureConfig& config) { (void)btree::parse_
 namespace btree {
 
 static_assert(kPointRangeMaxMean == 48.0, "--query-tile's help and parameters say 48");
+static_assert(kAutoOpsMaxUpdates == 131072 && kAutoOpsTreeRatio == 16,
+              "--phased-updates' help and parameters say 131072 and 16");
+
+namespace {
+
+const char* const kMergeText =
+    "merge: sorted, routed to their leaves, merged into each touched node by one thread; splits level by level "
+    "(split nodes filled like the bulk build)";
+const char* const kOpsText = "ops: the operations kernel (--ops-kernel), with latches";
+const char* const kMergeDuplicates =
+    "the last of a key's updates in a phased batch wins (the deletes after the inserts, each in batch order)";
+const char* const kOpsDuplicates = "any one of a key's updates in a phased batch wins (they run concurrently)";
+
+// Auto with the tile kernel always merges (merges_phased_updates).
+PhasedUpdates effective(const Options& o) {
+  return o.phased_updates == PhasedUpdates::Auto && !o.thread_ops ? PhasedUpdates::Merge : o.phased_updates;
+}
+
+std::string phased_updates_text(const Options& o) {
+  switch (effective(o)) {
+    case PhasedUpdates::Merge: return kMergeText;
+    case PhasedUpdates::Ops: return kOpsText;
+    case PhasedUpdates::Auto: break;
+  }
+  return std::string("auto: batches of at most 131072 updates into a tree of at least 16 times as many keys as ") +
+         kOpsText + "; others as " + kMergeText;
+}
+
+std::string phased_duplicates_text(const Options& o) {
+  switch (effective(o)) {
+    case PhasedUpdates::Merge: return kMergeDuplicates;
+    case PhasedUpdates::Ops: return kOpsDuplicates;
+    case PhasedUpdates::Auto: break;
+  }
+  return std::string("batches run in the operations kernel: ") + kOpsDuplicates + "; merged ones: " +
+         kMergeDuplicates;
+}
+
+}  // namespace
 
 Options parse_options(const StructureConfig& config) {
   Options o;
@@ -125,7 +167,13 @@ Options parse_options(const StructureConfig& config) {
       throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 1, 4 or 8");
     o.query_tile = static_cast<int>(t);
   }
-  if (has("phased-updates")) o.merge_updates = config.get_choice("phased-updates", "merge", "ops");
+  if (has("phased-updates")) {
+    const std::string& p = config.get("phased-updates");
+    if (p == "auto") o.phased_updates = PhasedUpdates::Auto;
+    else if (p == "merge") o.phased_updates = PhasedUpdates::Merge;
+    else if (p == "ops") o.phased_updates = PhasedUpdates::Ops;
+    else throw InputError("--phased-updates: '" + p + "' is not one of auto, merge, ops");
+  }
   if (has("ops-kernel")) o.thread_ops = config.get_choice("ops-kernel", "thread", "tile");
   if (has("op-words")) o.op_words = config.get_choice("op-words", "on", "off");
   if (has("leaf-groups")) o.leaf_groups = config.get_choice("leaf-groups", "on", "off");
@@ -369,13 +417,8 @@ Params BTree::parameters() const {
                 "(concurrent batches, --phased-updates ops); read-only cache in phased query kernels"},
       {"updates", "in the operations kernel: one latch per node (CAS from the snapshot's version), proactive "
                   "splits, restarts from the last parent or the root; no merges"},
-      {"phased_updates", opt_.merge_updates
-                             ? "merge: sorted, routed to their leaves, merged into each touched node by one thread; "
-                               "splits level by level (split nodes filled like the bulk build)"
-                             : std::string("ops: the operations kernel (--ops-kernel), with latches")},
-      {"duplicates", opt_.merge_updates ? "the last of a key's updates in a phased batch wins (the deletes after "
-                                          "the inserts, each in batch order)"
-                                        : "any one of a key's updates in a phased batch wins (they run concurrently)"},
+      {"phased_updates", phased_updates_text(opt_)},
+      {"duplicates", phased_duplicates_text(opt_)},
       {"concurrent", "native: one kernel over all of the batch's operations"},
   };
 }
@@ -468,6 +511,8 @@ Stats BTree::stats() const {
       {"pool-grows", std::to_string(grows_)},
       {"pool-retries", std::to_string(retries_)},
       {"range-reruns", std::to_string(range_reruns_)},
+      {"merged-update-lists", std::to_string(merged_update_lists_)},
+      {"ops-update-lists", std::to_string(ops_update_lists_)},
       {"point-range-lists", std::to_string(point_range_lists_)},
       {"tile-range-lists", std::to_string(tile_range_lists_)},
       {"concurrent-range-reruns", std::to_string(concurrent_range_reruns_)},

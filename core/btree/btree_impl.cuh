@@ -52,6 +52,20 @@ inline auto exclusive_sum_u64(const unsigned long long* in, unsigned long long* 
   };
 }
 
+// Phased inserts and deletes: merged into the tree level by level
+// (merge_updates.cu), or run by the operations kernel (as concurrent batches
+// are). Auto: the thread operations kernel for lists of at most
+// kAutoOpsMaxUpdates updates into a tree of at least kAutoOpsTreeRatio times
+// as many keys, merged otherwise. Why: the merge pays a sort and a few
+// kernels and a host read per tree level whatever the list's length (about
+// 45 us a level), the operations kernel a launch and one descent per
+// update, but its latched splits contend where a batch is large against
+// the tree (many inserts per leaf). Measured on an H200 (docs/btree.md,
+// "Phased updates: merge or operations kernel").
+enum class PhasedUpdates { Auto, Merge, Ops };
+inline constexpr uint64_t kAutoOpsMaxUpdates = 1ull << 17;
+inline constexpr uint64_t kAutoOpsTreeRatio = 16;
+
 struct Options {
   uint64_t node_pool = 0;  // nodes; 0: automatic (grows between kernels)
   double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
@@ -60,7 +74,7 @@ struct Options {
   int query_tile = 1;      // phased queries: 1 thread each (lists of long ranges:
                            // lock-step tiles of 4), lock-step tiles of 4 or 8
                            // lanes; 0: the operations kernel
-  bool merge_updates = true;  // phased updates: merged level by level (merge_updates.cu); false: the operations kernel
+  PhasedUpdates phased_updates = PhasedUpdates::Auto;  // how a phased batch's inserts and deletes run
   bool thread_ops = true;  // the operations kernel of concurrent and ops-updated lists: a thread per operation
                            // (thread_ops_kernel.cuh); false: a tile of --tile lanes per operation (the paper's)
   bool op_words = true;    // those lists carry (slot, type, argument) words through the sort (OpsRef::op_words)
@@ -70,6 +84,19 @@ struct Options {
 
 // Options from the command line; throws InputError naming the option.
 Options parse_options(const StructureConfig& config);
+// Whether a phased list of `updates` inserts and deletes into a tree of
+// `keys` keys is merged (merge_updates.cu) rather than run by the
+// operations kernel. (Auto with --ops-kernel tile always merges: the
+// paper's kernel, 0.6 G inserts/s into 2^24 keys, was not measured on
+// short lists.)
+inline bool merges_phased_updates(const Options& o, uint64_t updates, uint64_t keys) {
+  switch (o.phased_updates) {
+    case PhasedUpdates::Merge: return true;
+    case PhasedUpdates::Ops: return false;
+    case PhasedUpdates::Auto: break;
+  }
+  return !o.thread_ops || updates > kAutoOpsMaxUpdates || updates > keys / kAutoOpsTreeRatio;
+}
 // Keys (children) per bulk-built leaf (inner node).
 int leaf_fill(double fill);
 int inner_fill(double fill);
@@ -331,6 +358,7 @@ class BTree final : public Dictionary {
   double range_scale_ = 1.0;        // lock-step ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
   double point_range_scale_ = 1.0;  // ranges one thread each: the output's scale over the estimate, in [1, 16]
   double range_ratio_ = 1.0;        // the last range list's pairs over its estimate (choosing its kernel)
+  uint64_t merged_update_lists_ = 0, ops_update_lists_ = 0;  // phased update lists by path (--phased-updates)
   uint64_t point_range_lists_ = 0, tile_range_lists_ = 0;  // phased range lists by kernel (--query-tile 1, 4, 8)
   uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
   uint64_t concurrent_range_reruns_ = 0;  // concurrent ranges answered after their batch (outgrew their room)

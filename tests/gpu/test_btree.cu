@@ -229,6 +229,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
   CHECK(opts[3].name == "sort");
   CHECK(opts[4].name == "query-tile");
   CHECK(opts[5].name == "phased-updates");
+  CHECK(opts[5].default_value == "auto");
   CHECK(opts[6].name == "ops-kernel");
   CHECK(opts[6].default_value == "thread");
   CHECK(opts[7].name == "op-words");
@@ -246,8 +247,8 @@ TEST_CASE("btree: capabilities, options, parameters") {
   for (const auto& option : std::vector<std::pair<std::string, std::string>>{
            {"fill", "0"}, {"fill", "1.5"}, {"fill", "x"}, {"tile", "4"}, {"tile", "64"}, {"sort", "maybe"},
            {"query-tile", "2"}, {"query-tile", "32"}, {"node-pool", "-1"}, {"node-pool", "abc"},
-           {"phased-updates", "batched"}, {"ops-kernel", "warp"}, {"ops-kernel", ""}, {"op-words", "yes"},
-           {"leaf-groups", "1"}, {"leaf-directory", "yes"}}) {
+           {"phased-updates", "batched"}, {"phased-updates", "Auto"}, {"ops-kernel", "warp"}, {"ops-kernel", ""},
+           {"op-words", "yes"}, {"leaf-groups", "1"}, {"leaf-directory", "yes"}}) {
     // Named copies: doctest's CAPTURE takes a lambda capture, and capturing
     // structured bindings is C++20.
     const std::string name = option.first, value = option.second;
@@ -610,7 +611,9 @@ TEST_CASE("btree: query lists sorted on few key bits (a dense cluster among far 
 }
 
 TEST_CASE("btree: several updates of one key in a phased batch: one of them wins") {
-  auto d = make();
+  for (const char* updates : {"auto", "merge", "ops"}) {
+  CAPTURE(updates);
+  auto d = make({{"phased-updates", updates}});
   DeviceTime t;
   d->build(spaced_keys(10000, 3, 0), t);
   Batch b;
@@ -642,6 +645,7 @@ TEST_CASE("btree: several updates of one key in a phased batch: one of them wins
   require_whole_tree(*d, m);
   CHECK(d->stats().size == m.size());
   require_sound(*d);
+  }
 }
 
 TEST_CASE("btree: one hot key in a concurrent batch leaves every other key exact") {
@@ -1285,7 +1289,7 @@ TEST_CASE("btree: the automatic pool grows, also in the middle of a batch") {
 TEST_CASE("btree: merged updates against the model: big segments, root splits, every fill") {
   for (const char* fill : {"0.05", "0.7", "1"}) {
     CAPTURE(fill);
-    auto d = make({{"fill", fill}});
+    auto d = make({{"fill", fill}, {"phased-updates", "merge"}});
     Model m;
     // One batch into the empty tree: a single segment of 200000 keys, the
     // root pushed down level after level.
@@ -1331,7 +1335,7 @@ TEST_CASE("btree: merged updates against the model: big segments, root splits, e
 }
 
 TEST_CASE("btree: merged updates: duplicates in a batch, the last update of a key wins") {
-  auto d = make();
+  auto d = make({{"phased-updates", "merge"}});
   DeviceTime t;
   d->build(spaced_keys(20000, 3, 0), t);
   Model m = model_of(spaced_keys(20000, 3, 0));
@@ -1375,7 +1379,7 @@ TEST_CASE("btree: stats describe the tree") {
 // their own output is (a shared record once read a large batch's sort from
 // the wrong buffer after a small batch: the tree was corrupted).
 TEST_CASE("btree: merged update batches of alternating sizes reuse cached sort graphs") {
-  auto d = make();
+  auto d = make({{"phased-updates", "merge"}});
   DeviceTime t;
   const KeyValues initial = spaced_keys(200000, 7, 1);
   d->build(initial, t);
@@ -1390,6 +1394,62 @@ TEST_CASE("btree: merged update batches of alternating sizes reuse cached sort g
   all.push(OpType::Range, 0, kMax);
   run_checked(*d, m, all);
   require_sound(*d);
+}
+
+// --phased-updates auto (the default): phased lists of at most 131072
+// updates into a tree of at least 16 times as many keys run in the thread
+// operations kernel, the others are merged; with --ops-kernel tile every
+// list is merged; merge and ops as asked. The stats count the lists each
+// path served; every batch is checked against the model (unique keys: both
+// paths must give the same tree) and the tree by the structural checker.
+TEST_CASE("btree: --phased-updates auto picks the operations kernel for small lists, the merge for large ones") {
+  for (const char* mode : {"auto", "auto-tile", "merge", "ops"}) {
+    CAPTURE(mode);
+    const std::string which = mode;
+    const bool tile = which == "auto-tile";
+    auto expect_merged = [&](uint64_t updates, uint64_t keys) {
+      if (which == "merge" || tile) return true;
+      if (which == "ops") return false;
+      return updates > 131072 || updates * 16 > keys;
+    };
+    uint64_t merged = 0, ops = 0;
+    // A large tree (2.2 M keys: 131072 updates are at most a sixteenth), and
+    // a small one (16000 keys: at most 1000 updates).
+    for (const uint64_t tree_keys : {2200000ull, 16000ull}) {
+      CAPTURE(tree_keys);
+      auto d = make({{"phased-updates", tile ? "auto" : mode}, {"ops-kernel", tile ? "tile" : "thread"}});
+      DeviceTime t;
+      const KeyValues initial = spaced_keys(tree_keys, 3, 5);
+      d->build(initial, t);
+      Model m = model_of(initial);
+      std::mt19937_64 rng(99);
+      uint64_t local_merged = 0, local_ops = 0;
+      // Each limit exactly and one past it, and a batch of one.
+      const std::vector<int> sizes = tree_keys > 100000 ? std::vector<int>{131072, 131073, 1}
+                                                        : std::vector<int>{1001, 1000, 1};
+      for (const int size : sizes) {
+        CAPTURE(size);
+        const bool want = expect_merged(size, d->stats().size);
+        run_checked(*d, m, unique_updates(rng, size, 8000000));
+        (want ? local_merged : local_ops) += 1;
+        CHECK(extra_u64(*d, "merged-update-lists") == local_merged);
+        CHECK(extra_u64(*d, "ops-update-lists") == local_ops);
+        require_sound(*d);
+      }
+      // A concurrent batch is neither: it always runs in the operations kernel.
+      Batch b = unique_updates(rng, 1000, 8000000);
+      b.mode = ExecMode::Concurrent;
+      run_checked(*d, m, b);
+      CHECK(extra_u64(*d, "merged-update-lists") == local_merged);
+      CHECK(extra_u64(*d, "ops-update-lists") == local_ops);
+      run_checked(*d, m, probe_batch({0, 5, 16, 3300000, 7999999, kMax}));
+      require_sound(*d);
+      merged += local_merged;
+      ops += local_ops;
+    }
+    // Under auto both paths ran (the sizes above straddle both limits).
+    if (which == "auto") CHECK((merged == 2 && ops == 4));
+  }
 }
 
 // Phased lookups and successors of a bulk-built tree find their leaf in the
