@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -36,7 +37,7 @@ std::string run_footer(const std::string& name, const std::string& example) {
       "  gpudict {0} keys.bin --backend cpu                   # a binary key file: build, then look every key up\n"
       "  gpudict {0} out/trace.gdt --repeat 5 --no-verify     # replay a trace from `gpudict gen`, median of 5\n\n"
       "Exit codes: 0 all results verified, 1 verification failed, 2 bad input or usage,\n"
-      "3 runtime failure (no device, out of device memory, CUDA error).\n"
+      "3 runtime failure (no device, out of device memory, CUDA error, output that could not be written).\n"
       "Workload format: docs/workload-format.md; report fields: docs/output-formats.md.",
       name, example);
 }
@@ -148,7 +149,7 @@ int run_cli(int argc, char** argv) {
   gen->footer(
       "\nWrites DIR/initial_keys.bin and DIR/initial_values.bin (raw little-endian arrays) and DIR/trace.gdt\n"
       "(the whole workload as an operation trace, docs/workload-format.md), which any structure replays.\n"
-      "The files appear together when all are written; a failed gen leaves DIR as it was.\n"
+      "The files appear together when all are written; a failed gen leaves the files already in DIR as they were.\n"
       "Example:\n"
       "  gpudict gen examples/quickstart.yaml -o /tmp/qs && gpudict sorted-array /tmp/qs/trace.gdt");
 
@@ -159,7 +160,7 @@ int run_cli(int argc, char** argv) {
   check->add_option("workload", check_workload, "Workload file")->required()->check(CLI::ExistingFile);
   check->add_option("--format", check_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   check_seed_opt = check->add_option("--seed", check_seed, "Seed (overrides the file's `seed`)")->check(kSeed);
-  check->footer("\nExample:\n  gpudict check examples/quickstart.yaml\nExit code 0 when valid, 2 with the first error (file:line:column) otherwise.");
+  check->footer("\nExample:\n  gpudict check examples/quickstart.yaml\nExit code 0 when valid, 2 with the first error (file:line:column) otherwise,\n3 when the summary could not be written.");
 
   std::string info_format = "text";
   CLI::App* info = app.add_subcommand("info", "CUDA devices, driver and runtime versions, build options, structures");
@@ -226,6 +227,9 @@ int run_cli(int argc, char** argv) {
   } catch (const Error& e) {
     std::fprintf(stderr, "gpudict: %s\n", e.what());
     return e.exit_code();
+  } catch (const std::system_error& e) {  // fmt::print when stdio could not write (a full disk, a closed pipe)
+    std::fprintf(stderr, "gpudict: cannot write output: %s\n", e.what());
+    return kExitRuntime;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "gpudict: out of host memory\n");
     return kExitRuntime;

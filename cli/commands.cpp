@@ -41,15 +41,6 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   }
   if (gpu) select_device(opt.device);
 
-  // --batch-times is opened before the work, as --results is: a path that
-  // cannot be written fails now, not after a long run.
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> batch_times(nullptr, &std::fclose);
-  if (!opt.batch_times.empty()) {
-    batch_times.reset(std::fopen(opt.batch_times.c_str(), "w"));
-    if (!batch_times)
-      throw InputError(fmt::format("--batch-times {}: cannot write: {}", opt.batch_times, std::strerror(errno)));
-  }
-
   WorkloadSummary summary = summarize_workload(opt.workload, opt.open);
   std::unique_ptr<StepSource> first = open_workload(opt.workload, opt.open);
 
@@ -79,6 +70,12 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   ro.results_path = opt.results;
   ro.gpu = gpu;
   if (opt.verbose) ro.progress = [](const std::string& line) { std::fprintf(stderr, "gpudict: %s\n", line.c_str()); };
+
+  // --batch-times is opened before the run, as --results is (replay): a
+  // path that cannot be written fails now, not after a long run; and after
+  // the input's checks, so that a bad workload leaves an existing file as it was.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> batch_times(nullptr, &std::fclose);
+  if (!opt.batch_times.empty()) batch_times.reset(open_output_file(opt.batch_times, "batch-times"));
 
   RunReport rep = replay(sources, dicts, summary, ro);
   rep.structure = info.name;

@@ -179,11 +179,6 @@ void print_report(std::FILE* out, const RunReport& rep, OutputFormat f, bool qui
   }
 }
 
-void finish_output(std::FILE* out, const std::string& what) {
-  if (std::fflush(out) != 0 || std::ferror(out))
-    throw RuntimeFailure(fmt::format("cannot write {}: {}", what, errno ? std::strerror(errno) : "write error"));
-}
-
 void write_batch_times(std::FILE* f, const std::string& path, const RunReport& rep) {
   fmt::print(f, "batch,step,ops,updates,device_ms,mops\n");
   for (const auto& b : rep.batch_times)

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/common/output_file.hpp"  // finish_output: every command ends its outputs with it
 #include "workloads/replay.hpp"
 
 namespace gpudict {
@@ -15,10 +16,6 @@ enum class OutputFormat { Text, Json, Csv };
 // quiet: text prints the verdict line alone, json the summary record alone;
 // csv has no quiet form (refused before the run).
 void print_report(std::FILE* out, const RunReport& rep, OutputFormat fmt, bool quiet);
-// Flushes `out` and throws RuntimeFailure (exit 3) naming `what` if anything
-// written to it was lost (a full disk, a closed pipe): a report that did not
-// arrive must not end with exit 0.
-void finish_output(std::FILE* out, const std::string& what);
 // The first mismatches and their number, on `err` (stderr).
 void print_mismatches(std::FILE* err, const RunReport& rep);
 std::string json_escape(const std::string& s);

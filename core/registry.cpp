@@ -58,11 +58,11 @@ std::vector<StructureInfo> make_table() {
                validate_btree_options});
   t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004): warp-cooperative chained hash table, --mode map|multimap|set",
                "A hash table of B buckets, each a list of 128-byte slabs (15 pairs or 30 keys, an alive-bit word, a "
-               "32-bit next address), served by tiles of 4 lanes (eight operations per warp) that read one slab per step; SlabAlloc hands out "
-               "slabs from super blocks of 1024-slab memory blocks. --mode map keeps keys unique (insert replaces), "
-               "multimap keeps every pair (delete removes all of a key's pairs), set stores keys only. Lookup, delete, "
-               "count and range of a single key (lo == hi); no successor, no snapshots. Deletes leave tombstones until "
-               "a FLUSH (`cleanup`/`flush` steps, --flush-every). Every key and value is storable. Concurrent batches "
+               "32-bit next address), served by tiles of 4 lanes (eight operations per warp) that read one slab per "
+               "step; SlabAlloc hands out slabs from super blocks of 1024-slab memory blocks. --mode map keeps keys "
+               "unique (insert replaces), multimap keeps every pair (delete removes all of a key's pairs), set stores "
+               "keys only. Lookup, delete, count and range of a single key (lo == hi); no successor, no snapshots. "
+               "Deletes leave tombstones until a FLUSH (`cleanup`/`flush` steps, --flush-every). Every key and value is storable. Concurrent batches "
                "run natively in one kernel. docs/slabhash.md.",
                slabhash_caps(), slabhash_options(), [](const StructureConfig& cfg) { return make_slabhash(cfg); },
                validate_slabhash_options, slabhash_caps_for});
@@ -121,6 +121,17 @@ bool StructureConfig::get_choice(const std::string& name, const char* first, con
   if (s != first && s != second)
     throw InputError("--" + name + ": '" + s + "' is not " + first + " or " + second);
   return s == first;
+}
+
+size_t StructureConfig::get_one_of(const std::string& name, std::initializer_list<const char*> choices) const {
+  const std::string& s = get(name);
+  size_t i = 0;
+  std::string all;
+  for (const char* c : choices) {
+    if (s == c) return i;
+    all += (i++ ? ", " : "") + std::string(c);
+  }
+  throw InputError("--" + name + ": '" + s + "' is not one of " + all);
 }
 
 double StructureConfig::get_double(const std::string& name) const {

@@ -29,14 +29,15 @@ bin=$bdir/gpudict
 export GPUDICT_BINARY="$PWD/$bin"  # the tests that run the binary use this copy
 summary=()
 failed=0  # parts that did not pass
+# record RC LINE: one part's outcome (a non-zero RC counts it as failed) and its summary line.
+record() { [ "$1" -eq 0 ] || failed=$((failed + 1)); summary+=("$2"); }
 
 $bin info | tee "$out/info.txt"
 
 # This script is for machines with a GPU: no device is a failure, not a skip.
 GPUDICT_REQUIRE_GPU=1 $bdir/tests/gpudict_gpu_tests --force-colors=false >"$out/gpu-tests.log" 2>&1
 rc=$?
-[ $rc -eq 0 ] || failed=$((failed + 1))
-summary+=("gpu tests: exit $rc; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' ')")
+record $rc "gpu tests: exit $rc; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' ')"
 
 # Every example on every structure this build has (`gpudict info` lists
 # them); an example a structure cannot run (exit 2: an operation or snapshots
@@ -71,8 +72,7 @@ if echo " $built " | grep -q ' slabhash '; then
   done
 fi
 rm -f "$out/example.err.tmp"
-[ $fails -eq 0 ] || failed=$((failed + 1))
-summary+=("examples verified on the GPU ($(echo $built | tr ' ' ',')): $((n - fails)) of $n ($skipped skipped: unsupported operations)")
+record $fails "examples verified on the GPU ($(echo $built | tr ' ' ',')): $((n - fails)) of $n ($skipped skipped: unsupported operations)"
 
 if [ $sanitize -eq 1 ]; then
   for tool in memcheck racecheck; do
@@ -80,20 +80,17 @@ if [ $sanitize -eq 1 ]; then
       --test-case="${GPUDICT_SANITIZE_TESTS:-*}" \
       >"$out/sanitizer-$tool.log" 2>&1
     rc=$?
-    [ $rc -eq 0 ] || failed=$((failed + 1))
-    summary+=("compute-sanitizer $tool: exit $rc ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))")
+    record $rc "compute-sanitizer $tool: exit $rc ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/sanitizer-$tool.log" | tail -1))"
   done
 fi
 
 if [ $quick -eq 0 ]; then
   $bdir/tests/bench/gpudict_baselines >"$out/baselines.txt" 2>&1
   rc=$?
-  [ $rc -eq 0 ] || failed=$((failed + 1))
-  summary+=("baselines: exit $rc")
+  record $rc "baselines: exit $rc"
   $bin sorted-array examples/bench-sorted-array.yaml --no-verify --repeat 3 >"$out/bench-sorted-array.txt" 2>&1
   rc=$?
-  [ $rc -eq 0 ] || failed=$((failed + 1))
-  summary+=("bench-sorted-array: exit $rc")
+  record $rc "bench-sorted-array: exit $rc"
 fi
 
 echo

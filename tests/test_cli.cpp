@@ -242,7 +242,10 @@ TEST_CASE("cli: --quiet prints the verdict in text and json, and is refused with
 }
 
 TEST_CASE("cli: output that cannot be written is exit 3, and --batch-times is opened before the run") {
-  if (!fs::exists("/dev/full")) return;  // writes to it fail with ENOSPC
+  if (!fs::exists("/dev/full")) {  // writes to it fail with ENOSPC
+    MESSAGE("no /dev/full on this machine: the write-failure checks are skipped");
+    return;
+  }
   for (const std::string args : {"lsm examples/adversarial.yaml --backend cpu", "check examples/adversarial.yaml", "info"}) {
     const std::string err = temp_path("full.err");
     const std::string cmd = std::string("cd '") + GPUDICT_SOURCE_DIR + "' && '" + gpudict_binary() + "' " + args +
@@ -259,6 +262,17 @@ TEST_CASE("cli: output that cannot be written is exit 3, and --batch-times is op
   CHECK(bt.out.empty());  // refused before the run: no report
   auto full = run_gpudict("lsm examples/adversarial.yaml --backend cpu --quiet --batch-times /dev/full");
   CHECK(full.exit_code == 3);
+  // Results that could not be written are lost output too, however few.
+  auto res = run_gpudict("lsm examples/adversarial.yaml --backend cpu --quiet --results /dev/full");
+  CHECK(res.exit_code == 3);
+  CHECK(res.err.find("--results /dev/full") != std::string::npos);
+  // An input refused before the run (exit 2) leaves an existing --batch-times file as it was.
+  const std::string kept = temp_path("kept.csv");
+  std::ofstream(kept) << "earlier run\n";
+  check_usage_error("lsm examples/adversarial.yaml --backend cpu --lookup-filter maybe --batch-times " + kept,
+                    "--lookup-filter: 'maybe' is not on or off");
+  CHECK(slurp(kept) == "earlier run\n");
+  std::remove(kept.c_str());
 }
 
 TEST_CASE("cli: gen leaves its directory as it was when it fails, and can rewrite its own input") {

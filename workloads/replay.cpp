@@ -268,6 +268,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     if (opt.progress && rep.repeat > 1) opt.progress(fmt::format("repetition {} of {}", r + 1, rep.repeat));
     Pass pass(*dict, verifier.get(), writer.get(), opt);
     passes.push_back(pass.run(*src));
+    if (writer) writer->finish();
     batch_passes.push_back(pass.batch_times());
     rep.peak_device_bytes = std::max(rep.peak_device_bytes, pass.peak_device_bytes());
     if (r == 0) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/common/errors.hpp"
+#include "core/common/output_file.hpp"
 
 namespace gpudict {
 
@@ -13,15 +14,24 @@ ResultsWriter::ResultsWriter(const std::string& path) : path_(path) {
   if (path == "-") {
     f_ = stdout;
   } else {
-    f_ = std::fopen(path.c_str(), "w");
-    if (!f_) throw InputError(fmt::format("--results {}: cannot write: {}", path, std::strerror(errno)));
+    f_ = open_output_file(path, "results");
     owned_ = true;
   }
   std::fputs("# gpudict results v1\nbatch\top\ttype\tkey\targ\tfound\tvalue\tresult_key\tpairs\n", f_);
 }
 
 ResultsWriter::~ResultsWriter() {
-  if (owned_ && f_) std::fclose(f_);
+  if (owned_ && f_) std::fclose(f_);  // (an error path: finish() reports write errors)
+}
+
+void ResultsWriter::finish() {
+  const std::string what = path_ == "-" ? "--results to standard output" : "--results " + path_;
+  finish_output(f_, what);
+  if (owned_) {
+    std::FILE* f = f_;
+    f_ = nullptr;
+    if (std::fclose(f) != 0) throw RuntimeFailure("cannot write " + what + ": " + std::strerror(errno));
+  }
 }
 
 void ResultsWriter::write_batch(uint64_t batch_index, const Batch& b, const BatchResults& r) {

@@ -17,6 +17,9 @@ class ResultsWriter {
   ResultsWriter& operator=(const ResultsWriter&) = delete;
 
   void write_batch(uint64_t batch_index, const Batch& batch, const BatchResults& r);
+  // After the last batch: flushes and closes, and throws RuntimeFailure
+  // (exit 3) if any of the results could not be written.
+  void finish();
 
  private:
   std::FILE* f_ = nullptr;

@@ -2,7 +2,9 @@
 // its options from `options`; it holds no structure-specific code.
 #pragma once
 
+#include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -32,6 +34,9 @@ struct StructureConfig {
   double get_double(const std::string& name) const;
   // A two-way choice: true for `first` (e.g. "on"), false for `second`.
   bool get_choice(const std::string& name, const char* first, const char* second) const;
+  // A choice among several: the index of the value in `choices`
+  // ("--NAME: 'x' is not one of a, b, c" otherwise).
+  size_t get_one_of(const std::string& name, std::initializer_list<const char*> choices) const;
   const std::string& get(const std::string& name) const;
 };
 

@@ -114,29 +114,16 @@ const char* const kMergeDuplicates =
     "the last of a key's updates in a phased batch wins (the deletes after the inserts, each in batch order)";
 const char* const kOpsDuplicates = "any one of a key's updates in a phased batch wins (they run concurrently)";
 
-// Auto with the tile kernel always merges (merges_phased_updates).
-PhasedUpdates effective(const Options& o) {
-  return o.phased_updates == PhasedUpdates::Auto && !o.thread_ops ? PhasedUpdates::Merge : o.phased_updates;
-}
-
-std::string phased_updates_text(const Options& o) {
-  switch (effective(o)) {
-    case PhasedUpdates::Merge: return kMergeText;
-    case PhasedUpdates::Ops: return kOpsText;
+// What the parameters say of the path --phased-updates takes: `merge` or
+// `ops` for one path, `both` for auto.
+std::string by_phased_path(const Options& o, const std::string& merge, const std::string& ops,
+                           const std::string& both) {
+  switch (effective_phased_updates(o)) {
+    case PhasedUpdates::Merge: return merge;
+    case PhasedUpdates::Ops: return ops;
     case PhasedUpdates::Auto: break;
   }
-  return std::string("auto: batches of at most 131072 updates into a tree of at least 16 times as many keys as ") +
-         kOpsText + "; others as " + kMergeText;
-}
-
-std::string phased_duplicates_text(const Options& o) {
-  switch (effective(o)) {
-    case PhasedUpdates::Merge: return kMergeDuplicates;
-    case PhasedUpdates::Ops: return kOpsDuplicates;
-    case PhasedUpdates::Auto: break;
-  }
-  return std::string("batches run in the operations kernel: ") + kOpsDuplicates + "; merged ones: " +
-         kMergeDuplicates;
+  return both;
 }
 
 }  // namespace
@@ -167,13 +154,8 @@ Options parse_options(const StructureConfig& config) {
       throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 1, 4 or 8");
     o.query_tile = static_cast<int>(t);
   }
-  if (has("phased-updates")) {
-    const std::string& p = config.get("phased-updates");
-    if (p == "auto") o.phased_updates = PhasedUpdates::Auto;
-    else if (p == "merge") o.phased_updates = PhasedUpdates::Merge;
-    else if (p == "ops") o.phased_updates = PhasedUpdates::Ops;
-    else throw InputError("--phased-updates: '" + p + "' is not one of auto, merge, ops");
-  }
+  if (has("phased-updates"))  // the order of PhasedUpdates
+    o.phased_updates = static_cast<PhasedUpdates>(config.get_one_of("phased-updates", {"auto", "merge", "ops"}));
   if (has("ops-kernel")) o.thread_ops = config.get_choice("ops-kernel", "thread", "tile");
   if (has("op-words")) o.op_words = config.get_choice("op-words", "on", "off");
   if (has("leaf-groups")) o.leaf_groups = config.get_choice("leaf-groups", "on", "off");
@@ -417,8 +399,13 @@ Params BTree::parameters() const {
                 "(concurrent batches, --phased-updates ops); read-only cache in phased query kernels"},
       {"updates", "in the operations kernel: one latch per node (CAS from the snapshot's version), proactive "
                   "splits, restarts from the last parent or the root; no merges"},
-      {"phased_updates", phased_updates_text(opt_)},
-      {"duplicates", phased_duplicates_text(opt_)},
+      {"phased_updates",
+       by_phased_path(opt_, kMergeText, kOpsText,
+                      std::string("auto: batches of at most 131072 updates into a tree of at least 16 times as many "
+                                  "keys as ") + kOpsText + "; others as " + kMergeText)},
+      {"duplicates", by_phased_path(opt_, kMergeDuplicates, kOpsDuplicates,
+                                    std::string("batches run in the operations kernel: ") + kOpsDuplicates +
+                                        "; merged ones: " + kMergeDuplicates)},
       {"concurrent", "native: one kernel over all of the batch's operations"},
   };
 }

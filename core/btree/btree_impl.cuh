@@ -84,18 +84,22 @@ struct Options {
 
 // Options from the command line; throws InputError naming the option.
 Options parse_options(const StructureConfig& config);
+// The path --phased-updates takes: auto with --ops-kernel tile always
+// merges (the paper's kernel, 0.6 G inserts/s into 2^24 keys, was not
+// measured on short lists).
+inline PhasedUpdates effective_phased_updates(const Options& o) {
+  return o.phased_updates == PhasedUpdates::Auto && !o.thread_ops ? PhasedUpdates::Merge : o.phased_updates;
+}
 // Whether a phased list of `updates` inserts and deletes into a tree of
 // `keys` keys is merged (merge_updates.cu) rather than run by the
-// operations kernel. (Auto with --ops-kernel tile always merges: the
-// paper's kernel, 0.6 G inserts/s into 2^24 keys, was not measured on
-// short lists.)
+// operations kernel.
 inline bool merges_phased_updates(const Options& o, uint64_t updates, uint64_t keys) {
-  switch (o.phased_updates) {
+  switch (effective_phased_updates(o)) {
     case PhasedUpdates::Merge: return true;
     case PhasedUpdates::Ops: return false;
     case PhasedUpdates::Auto: break;
   }
-  return !o.thread_ops || updates > kAutoOpsMaxUpdates || updates > keys / kAutoOpsTreeRatio;
+  return updates > kAutoOpsMaxUpdates || updates > keys / kAutoOpsTreeRatio;
 }
 // Keys (children) per bulk-built leaf (inner node).
 int leaf_fill(double fill);

@@ -84,20 +84,16 @@ bool given(const StructureConfig& c, const char* name) {
   return it != c.options.end() && !it->second.empty();
 }
 
+constexpr bool same_text(const char* a, const char* b) { return *a == *b && (*a == '\0' || same_text(a + 1, b + 1)); }
+static_assert(same_text(kDefaultPrefetch, kPrefetchNames[0]), "Options::prefetch defaults to index 0");
+
 }  // namespace
 
 Options parse_options(const StructureConfig& config) {
   Options o;
   if (given(config, "mode")) {
-    const std::string& m = config.get("mode");
-    if (m == "map")
-      o.mode = Mode::Map;
-    else if (m == "multimap")
-      o.mode = Mode::Multimap;
-    else if (m == "set")
-      o.mode = Mode::Set;
-    else
-      throw InputError("--mode: '" + m + "' is not one of map, multimap, set");
+    constexpr Mode kModes[] = {Mode::Map, Mode::Multimap, Mode::Set};
+    o.mode = kModes[config.get_one_of("mode", {"map", "multimap", "set"})];
   }
   const bool has_buckets = given(config, "buckets"), has_lf = given(config, "load-factor");
   if (has_buckets && has_lf)
@@ -124,28 +120,15 @@ Options parse_options(const StructureConfig& config) {
       throw InputError("--pool-slabs: '" + config.get("pool-slabs") + "' is more than 2^30 slabs (128 GiB)");
   }
   if (given(config, "pool-growth")) {
-    const std::string& g = config.get("pool-growth");
-    if (g == "ahead") {
-      o.growth = o.grow_ahead = true;
-    } else if (g == "on") {
-      o.growth = true;
-      o.grow_ahead = false;
-    } else if (g == "off") {
-      o.growth = o.grow_ahead = false;
-    } else {
-      throw InputError("--pool-growth: '" + g + "' is not one of ahead, on, off");
-    }
+    const size_t g = config.get_one_of("pool-growth", {"ahead", "on", "off"});
+    o.growth = g != 2;
+    o.grow_ahead = g == 0;
   }
   if (given(config, "max-pool-bytes")) o.max_pool_bytes = config.get_u64("max-pool-bytes");
   if (given(config, "flush-every")) o.flush_every = config.get_u64("flush-every");
-  const std::string pf = given(config, "prefetch") ? config.get("prefetch") : std::string(kDefaultPrefetch);
-  bool known = false;
-  for (uint8_t k = 0; k < 3; ++k)
-    if (pf == kPrefetchNames[k]) {
-      o.prefetch = k;
-      known = true;
-    }
-  if (!known) throw InputError("--prefetch: '" + pf + "' is not one of off, l2, bulk");
+  if (given(config, "prefetch"))  // (not given: Options' 0, kDefaultPrefetch)
+    o.prefetch = static_cast<uint8_t>(
+        config.get_one_of("prefetch", {kPrefetchNames[0], kPrefetchNames[1], kPrefetchNames[2]}));
   return o;
 }
 

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#include <doctest/doctest.h>
 
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,7 +31,7 @@ std::string runtime_failure_of(F&& f) {
 
 class MemoryHog {
  public:
-  explicit MemoryHog(uint64_t leave) {
+  explicit MemoryHog(uint64_t leave) : leave_(leave) {
     // A few steps: the allocation granularity and the context's own growth
     // can leave more free than asked after the first one.
     for (int step = 0; step < 4; ++step) {
@@ -49,7 +51,7 @@ class MemoryHog {
   MemoryHog(const MemoryHog&) = delete;
   MemoryHog& operator=(const MemoryHog&) = delete;
   // Whether the device is now that full.
-  bool holding(uint64_t leave) const { return !held_.empty() && free_now() <= leave + (2u << 20); }
+  bool holding() const { return !held_.empty() && free_now() <= leave_ + (2u << 20); }
   static uint64_t free_now() {
     uint64_t f = 0, t = 0;
     device_memory_info(f, t);
@@ -57,22 +59,26 @@ class MemoryHog {
   }
 
  private:
+  uint64_t leave_;
   std::vector<void*> held_;
 };
 
-// What a full-device test does when the hog could not fill the device: it
-// fails, since a test that cannot fill the device has checked nothing, unless
+// A hog holding all but about `leave` bytes, or null when the device could
+// not be filled that far: the test `test` then fails, since a test that
+// cannot fill the device has checked nothing, unless
 // GPUDICT_ALLOW_UNFILLED_DEVICE=1 (a shared device whose memory other
-// processes keep changing) lets it skip with a message. Call it where the
-// test gives up; include doctest first.
-inline void unfilled_device(const char* test) {
+// processes keep changing) lets it skip with a message. The caller returns
+// (or goes on to its next case) on null.
+inline std::unique_ptr<MemoryHog> fill_device(uint64_t leave, const char* test) {
+  auto hog = std::make_unique<MemoryHog>(leave);
+  if (hog->holding()) return hog;
   const char* allow = std::getenv("GPUDICT_ALLOW_UNFILLED_DEVICE");
-  if (allow && std::string(allow) == "1") {
+  if (allow && std::string(allow) == "1")
     MESSAGE(test << ": could not fill the device; skipped (GPUDICT_ALLOW_UNFILLED_DEVICE=1)");
-    return;
-  }
-  FAIL_CHECK(test << ": could not fill the device, so nothing was checked (" << MemoryHog::free_now()
-                  << " bytes still free; GPUDICT_ALLOW_UNFILLED_DEVICE=1 makes this a skip)");
+  else
+    FAIL_CHECK(test << ": could not fill the device, so nothing was checked (" << MemoryHog::free_now()
+                    << " bytes still free; GPUDICT_ALLOW_UNFILLED_DEVICE=1 makes this a skip)");
+  return nullptr;
 }
 
 }  // namespace gpudict::testing
