@@ -277,6 +277,8 @@ enum GroupOutcome : int { kGroupApplied = 0, kGroupAlone = 1, kGroupWarp = 2 };
 //
 // Called by every lane of the warp, converged (the shuffles and the match
 // need all 32). `upd`: this lane holds an insert or delete of k (value v).
+// `node` / `parent` / `pmeta`: where its search starts, as thread_find
+// takes them (the kernel passes top_start's node, parent unknown).
 // For an update lane: kGroupApplied (done, or no change needed as of the
 // validated snapshot), kGroupAlone (not applied: the key lies outside the
 // leader's snapshot of the leaf, the leaf had no room, or the latch was
@@ -288,36 +290,54 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
                                             uint32_t& node, uint32_t& parent, uint32_t& pmeta, long long& size,
                                             unsigned long long& leaves, unsigned long long& grouped) {
   uint32_t w[kNodeWords], meta = 0;
-  parent = kNil;
-  pmeta = 0;
   const bool found = upd && thread_find(tree, k, node, w, meta, parent, pmeta);
+  // An update that changes nothing in the lane's own validated snapshot (a
+  // delete of an absent key, an upsert of the value held) takes effect
+  // there, as in thread_update: no latch, no round of its group (with half
+  // the deletes absent, as in Figure 5, that is a quarter of the updates).
+  bool noop = false;
+  if (found) {
+    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
+    uint32_t key, value;
+    pair_of(w, p > 0 ? p - 1 : 0, key, value);
+    const bool present = p > 0 && key == k;
+    noop = is_insert ? present && value == v : !present;
+  }
+  const bool joins = found && !noop;
   const unsigned lane = lane_id();
-  // Lanes without a leaf get tags no node has (node ids are 32-bit).
-  const unsigned group = __match_any_sync(kFullMask, found ? static_cast<unsigned long long>(node)
+  // Lanes that do not join get tags no node has (node ids are 32-bit).
+  const unsigned group = __match_any_sync(kFullMask, joins ? static_cast<unsigned long long>(node)
                                                            : (1ull << 32) | lane);
   const int first = __ffs(group) - 1;
-  const bool leader = found && first == static_cast<int>(lane);
+  const bool leader = joins && first == static_cast<int>(lane);
   // Every leader takes its group's members in lane order, the leaders of
   // different groups at the same time (a lane of a one-lane group is its
-  // own leader: on a large tree nearly every group), so each of the two
-  // passes (deletes, inserts) runs as many rounds as the largest group has
-  // lanes.
-  const int rounds = static_cast<int>(__reduce_max_sync(kFullMask, leader ? __popc(group) : 0u));
+  // own leader: on a large tree nearly every group): first the deletes,
+  // then the inserts, so each pass runs as many rounds as the largest
+  // group has members of its type (a round is a search and a shift of the
+  // leaf in the leaders' registers, the other lanes idle: the rounds were
+  // the larger part of the warp's instructions while each pass went over
+  // every member).
+  const unsigned inserts = __ballot_sync(kFullMask, upd && is_insert);
+  const unsigned my_deletes = leader ? group & ~inserts : 0u, my_inserts = leader ? group & inserts : 0u;
+  const int delete_rounds = static_cast<int>(__reduce_max_sync(kFullMask, __popc(my_deletes)));
+  const int insert_rounds = static_cast<int>(__reduce_max_sync(kFullMask, __popc(my_inserts)));
   const int cnt0 = static_cast<int>(meta_count(meta));
   const uint32_t low = w[kLowWord], high = w[kHighWord], link = w[kLinkWord];
   int cnt = cnt0;
   unsigned applied = 0;
   bool changed = false, overflow = false;
   for (int pass = 0; pass < 2; ++pass) {  // deletes, then inserts
-    unsigned todo = leader ? group : 0u;
+    const bool ins = pass == 1;
+    unsigned todo = ins ? my_inserts : my_deletes;
+    const int rounds = ins ? insert_rounds : delete_rounds;
     for (int round = 0; round < rounds; ++round) {
       const int r = todo != 0 ? __ffs(todo) - 1 : static_cast<int>(lane);
       const bool mine = todo != 0;  // this leader has a member to take this round
       todo &= todo - 1;
       const uint32_t km = __shfl_sync(kFullMask, k, r);
       const uint32_t vm = __shfl_sync(kFullMask, v, r);
-      const bool ins = __shfl_sync(kFullMask, is_insert ? 1u : 0u, r) != 0;
-      if (!mine || ins != (pass == 1)) continue;
+      if (!mine) continue;
       // Member keys are in this leaf's range as of the member's own
       // snapshot; the leader's may be older or newer (a split between).
       if (km < low || (link != kNil && km >= high)) continue;
@@ -354,6 +374,7 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   if (leader && __popc(group) > 1) grouped += __popc(applied);
   applied = __shfl_sync(kFullMask, applied, first);
   if (!found) return kGroupWarp;  // (lanes without an update ignore the outcome)
+  if (noop) return kGroupApplied;
   return ((applied >> lane) & 1u) != 0 ? kGroupApplied : kGroupAlone;
 }
 

@@ -1026,6 +1026,51 @@ steps:
   std::remove(p.c_str());
 }
 
+TEST_CASE("btree: leaf groups: updates that change nothing finish alone, beside real ones in the same leaves") {
+  // Keys 0, 4, 8, ... (about ten to a leaf, as the bulk build fills them)
+  // and, in each concurrent batch of distinct keys, every kind of update in
+  // every leaf: upserts of the value a key holds and deletes of absent keys
+  // (no change in the lane's own snapshot: it finishes without joining its
+  // leaf's group), upserts of a new value, deletes of present keys and
+  // inserts of new keys (the group's work, some overflowing the leaf). The
+  // same batches run in the tile kernel, which has no groups. Exact: no key
+  // is updated twice in a batch, so the whole tree must equal the model.
+  for (const char* kernel : {"thread", "tile"})
+    for (const char* groups : {"on", "off"}) {
+      CAPTURE(kernel);
+      CAPTURE(groups);
+      auto d = make({{"ops-kernel", kernel}, {"leaf-groups", groups}});
+      const KeyValues kv = spaced_keys(40000, 4, 0);
+      DeviceTime t;
+      d->build(kv, t);
+      Model m = model_of(kv);
+      std::mt19937_64 rng(std::string(kernel).size() * 10 + std::string(groups).size());
+      for (int round = 0; round < 3; ++round) {
+        Batch b;
+        b.mode = ExecMode::Concurrent;
+        for (uint64_t base = 0; base < 4 * 40000; base += 4) {
+          const uint64_t r = rng() % 8;
+          const auto held = m.find(base);
+          if (r < 2 && held != m.end()) {
+            b.push(OpType::Insert, base, held->second);  // the value it holds: no change
+          } else if (r < 3) {
+            b.push(OpType::Delete, base + 1 + rng() % 3);  // absent (unless inserted before): usually no change
+          } else if (r < 4) {
+            b.push(OpType::Insert, base, rng() & kMax);
+          } else if (r < 5) {
+            b.push(OpType::Delete, base);
+          } else if (r < 7) {
+            b.push(OpType::Insert, base + 1 + rng() % 3, rng() & kMax);
+          }
+        }
+        run_checked(*d, m, b);
+        require_whole_tree(*d, m);
+        require_sound(*d);
+      }
+      if (std::string(kernel) == "thread" && std::string(groups) == "on") CHECK(extra_u64(*d, "grouped-updates") > 10000);
+    }
+}
+
 // top_start for each key, on the device.
 __global__ void top_start_kernel(const btree::Node* top, const uint32_t* keys, uint32_t* starts, uint32_t n) {
   const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
