@@ -85,7 +85,10 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   std::FILE* out = opt.results == "-" ? stderr : stdout;
   print_report(out, rep, opt.format, opt.quiet);
   print_mismatches(stderr, rep);
-  if (batch_times) write_batch_times(batch_times.get(), opt.batch_times, rep);
+  if (batch_times) {
+    write_batch_times(batch_times.get(), rep);
+    close_output(batch_times.release(), "--batch-times " + opt.batch_times);
+  }
   finish_output(out, opt.results == "-" ? "the report to standard error" : "the report to standard output");
   return rep.mismatches ? kExitVerifyFailed : kExitOk;
 }

@@ -179,11 +179,10 @@ void print_report(std::FILE* out, const RunReport& rep, OutputFormat f, bool qui
   }
 }
 
-void write_batch_times(std::FILE* f, const std::string& path, const RunReport& rep) {
+void write_batch_times(std::FILE* f, const RunReport& rep) {
   fmt::print(f, "batch,step,ops,updates,device_ms,mops\n");
   for (const auto& b : rep.batch_times)
     fmt::print(f, "{},{},{},{},{:.6f},{:.3f}\n", b.batch, b.step, b.ops, b.updates, b.device_ms, mops(b.ops, b.device_ms));
-  finish_output(f, "--batch-times " + path);
 }
 
 void print_mismatches(std::FILE* err, const RunReport& rep) {

@@ -20,7 +20,8 @@ void print_report(std::FILE* out, const RunReport& rep, OutputFormat fmt, bool q
 void print_mismatches(std::FILE* err, const RunReport& rep);
 std::string json_escape(const std::string& s);
 // --batch-times FILE: one CSV row per batch (docs/output-formats.md), to `f`,
-// opened before the run (so that a bad path fails before the work).
-void write_batch_times(std::FILE* f, const std::string& path, const RunReport& rep);
+// opened before the run (so that a bad path fails before the work); the
+// caller closes it with close_output.
+void write_batch_times(std::FILE* f, const RunReport& rep);
 
 }  // namespace gpudict

@@ -49,9 +49,9 @@ std::vector<StructureInfo> make_table() {
                "snapshots); writes latch one node, splits are proactive with restarts. Concurrent batches run "
                "natively in one kernel: one thread per operation, its warp taking over root splits and full parents "
                "(--ops-kernel thread), or the paper's warp-cooperative kernel, a tile of --tile lanes serving one "
-               "operation at a time (--ops-kernel tile). Phased updates run in that kernel when a batch has at most "
-               "131072 of them and the tree 16 times as many keys, else are merged into their leaves level by level "
-               "(--phased-updates); phased queries run one thread each, lookups and successors of a bulk-built tree "
+               "operation at a time (--ops-kernel tile). Phased updates are merged into their leaves level by level; "
+               "with --phased-updates auto (the default) and --ops-kernel thread, short update lists into large trees "
+               "run in the thread kernel instead (--phased-updates); phased queries run one thread each, lookups and successors of a bulk-built tree "
                "from its leaf directory (--leaf-directory). Deletes never merge nodes. Several updates of one key in "
                "a phased batch: any one wins. docs/btree.md.",
                btree_caps(), btree_options(), [](const StructureConfig& cfg) { return make_btree(cfg); },

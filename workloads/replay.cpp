@@ -252,10 +252,11 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
         uint64_t need = dict->device_bytes_needed(summary.bounds), free_b = 0, total_b = 0;
         device_memory_info(free_b, total_b);
         if (need > free_b)
-          throw RuntimeFailure(fmt::format("out of device memory: needs {}, free {} (workload {}: up to {} keys, "
-                                           "batches of up to {})",
+          throw RuntimeFailure(fmt::format("out of device memory: needs {}, free {} (workload {}: up to {} keys "
+                                           "resident, {} inserted in all, batches of up to {})",
                                            format_bytes(need), format_bytes(free_b), rep.workload.path,
-                                           summary.bounds.max_resident, summary.bounds.max_batch));
+                                           summary.bounds.max_resident, summary.bounds.max_inserted,
+                                           summary.bounds.max_batch));
       }
     }
     std::unique_ptr<Verifier> verifier;

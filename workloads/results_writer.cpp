@@ -10,7 +10,8 @@
 
 namespace gpudict {
 
-ResultsWriter::ResultsWriter(const std::string& path) : path_(path) {
+ResultsWriter::ResultsWriter(const std::string& path)
+    : what_(path == "-" ? "--results to standard output" : "--results " + path) {
   if (path == "-") {
     f_ = stdout;
   } else {
@@ -25,13 +26,13 @@ ResultsWriter::~ResultsWriter() {
 }
 
 void ResultsWriter::finish() {
-  const std::string what = path_ == "-" ? "--results to standard output" : "--results " + path_;
-  finish_output(f_, what);
-  if (owned_) {
-    std::FILE* f = f_;
-    f_ = nullptr;
-    if (std::fclose(f) != 0) throw RuntimeFailure("cannot write " + what + ": " + std::strerror(errno));
+  if (!owned_) {
+    finish_output(f_, what_);
+    return;
   }
+  std::FILE* f = f_;
+  f_ = nullptr;  // closed below whatever happens
+  close_output(f, what_);
 }
 
 void ResultsWriter::write_batch(uint64_t batch_index, const Batch& b, const BatchResults& r) {
@@ -67,7 +68,7 @@ void ResultsWriter::write_batch(uint64_t batch_index, const Batch& b, const Batc
     out.push_back('\n');
   }
   if (std::fwrite(out.data(), 1, out.size(), f_) != out.size())
-    throw RuntimeFailure(fmt::format("--results {}: write failed: {}", path_, std::strerror(errno)));
+    throw RuntimeFailure("cannot write " + what_ + ": " + std::strerror(errno));
 }
 
 }  // namespace gpudict

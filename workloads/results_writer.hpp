@@ -24,7 +24,7 @@ class ResultsWriter {
  private:
   std::FILE* f_ = nullptr;
   bool owned_ = false;
-  std::string path_;
+  std::string what_;  // "--results PATH" or "--results to standard output", for the errors
 };
 
 }  // namespace gpudict

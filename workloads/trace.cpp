@@ -474,7 +474,7 @@ namespace {
 
 // gen's three files are written under temporary names in the output
 // directory and renamed into place only when all are complete: a failed gen
-// leaves the directory as it was, and a gen whose input is one of its own
+// leaves the files already in the directory as they were, and a gen whose input is one of its own
 // outputs (`gen D/trace.gdt -o D`) reads it whole before it is replaced.
 class StagedOutputs {
  public:

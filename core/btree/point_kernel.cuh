@@ -82,9 +82,8 @@ __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsR
                                                  Read read) {
   uint32_t key, value;
   if (type == kLookup) {
-    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
-    pair_of(w, p > 0 ? p - 1 : 0, key, value);
-    const bool hit = p > 0 && key == k;
+    int p;
+    const bool hit = leaf_find(w, static_cast<int>(meta_count(meta)), k, p, value);
     ops.found[j] = hit ? 1 : 0;
     ops.value[j] = hit ? value : 0u;
     return true;

@@ -36,6 +36,16 @@ __device__ __forceinline__ void pair_of(const uint32_t (&w)[kNodeWords], int q, 
   }
 }
 
+// Where k belongs in leaf w holding `count` pairs: p = how many of its keys
+// are <= k; true when pair p - 1 holds k (its value in `value`).
+__device__ __forceinline__ bool leaf_find(const uint32_t (&w)[kNodeWords], int count, uint32_t k, int& p,
+                                          uint32_t& value) {
+  p = keys_below(w, count, k, false);
+  uint32_t key;
+  pair_of(w, p > 0 ? p - 1 : 0, key, value);
+  return p > 0 && key == k;
+}
+
 // The child of inner node w (count in meta) whose range holds k: the one
 // of the last pivot <= k (pivot 0 is the node's low key <= k).
 __device__ __forceinline__ uint32_t child_of(const uint32_t (&w)[kNodeWords], uint32_t meta, uint32_t k) {
@@ -94,10 +104,9 @@ enum LeafChange : int {
 // leaf group; the caller latches and stores).
 __device__ __forceinline__ int leaf_update(uint32_t (&w)[kNodeWords], int& count, bool is_insert, uint32_t k,
                                            uint32_t v, int& q) {
-  const int p = keys_below(w, count, k, false);
-  uint32_t key, value;
-  pair_of(w, p > 0 ? p - 1 : 0, key, value);
-  const bool present = p > 0 && key == k;
+  int p;
+  uint32_t value;
+  const bool present = leaf_find(w, count, k, p, value);
   q = p - 1;
   if (!is_insert) {
     if (!present) return kLeafSame;

@@ -297,10 +297,9 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   // the deletes absent, as in Figure 5, that is a quarter of the updates).
   bool noop = false;
   if (found) {
-    const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
-    uint32_t key, value;
-    pair_of(w, p > 0 ? p - 1 : 0, key, value);
-    const bool present = p > 0 && key == k;
+    int p;
+    uint32_t value;
+    const bool present = leaf_find(w, static_cast<int>(meta_count(meta)), k, p, value);
     noop = is_insert ? present && value == v : !present;
   }
   const bool joins = found && !noop;

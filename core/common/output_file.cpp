@@ -19,4 +19,14 @@ void finish_output(std::FILE* out, const std::string& what) {
     throw RuntimeFailure("cannot write " + what + ": " + (errno ? std::strerror(errno) : "write error"));
 }
 
+void close_output(std::FILE* out, const std::string& what) {
+  try {
+    finish_output(out, what);
+  } catch (...) {
+    std::fclose(out);
+    throw;
+  }
+  if (std::fclose(out) != 0) throw RuntimeFailure("cannot write " + what + ": " + std::strerror(errno));
+}
+
 }  // namespace gpudict

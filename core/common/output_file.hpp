@@ -13,5 +13,7 @@ std::FILE* open_output_file(const std::string& path, const std::string& option);
 // Flushes `out` and throws RuntimeFailure "cannot write WHAT: REASON" if any
 // write to it failed (stdio keeps the error flag until then).
 void finish_output(std::FILE* out, const std::string& what);
+// finish_output, then fclose (a failed close is a failed write too).
+void close_output(std::FILE* out, const std::string& what);
 
 }  // namespace gpudict

@@ -14,7 +14,7 @@ static_assert(sizeof(SlabWords) == sizeof(Slab), "a host copy of a slab is 128 b
 
 TableCopy copy_table(const Dictionary& d) {
   const auto* h = dynamic_cast<const SlabHash*>(&d);
-  if (!h) throw InputError("check_table: not a slab hash");
+  if (!h) throw InputError("copy_table: not a slab hash");
   TableCopy t;
   t.mode = h->opt_.mode;
   if (!h->created_) return t;
