@@ -63,14 +63,14 @@ TEST_CASE("reference: build keeps the last duplicate and the full key and value 
 
   // Rebuilding replaces everything.
   s.build(kv({7}, {8}));
-  CHECK(s.definite() == std::map<uint64_t, uint64_t>{{7, 8}});
+  CHECK(s.definite() == DefiniteMap{{7, 8}});
 }
 
 TEST_CASE("reference: build equals inserting the pairs in order (random keys, duplicates, every byte)") {
   std::mt19937_64 rng(3);
   for (int round = 0; round < 20; ++round) {
     KeyValues init;
-    std::map<uint64_t, uint64_t> expect;
+    DefiniteMap expect;
     const int n = 1 + static_cast<int>(rng() % 3000);
     const unsigned shift = static_cast<unsigned>(rng() % 64);  // keys varying in different bytes
     for (int i = 0; i < n; ++i) {
@@ -134,12 +134,12 @@ TEST_CASE("reference: apply_phased replaces, deletes absent keys as no-ops, make
 
   ModelState last = s;
   last.apply_phased(g, DuplicateRule::LastWins);
-  CHECK(last.definite() == std::map<uint64_t, uint64_t>{{1, 11}, {3, 32}});
+  CHECK(last.definite() == DefiniteMap{{1, 11}, {3, 32}});
   CHECK(last.ambiguous().empty());
 
   ModelState any = s;
   any.apply_phased(g, DuplicateRule::AnyUpdate);
-  CHECK(any.definite() == std::map<uint64_t, uint64_t>{{1, 11}});
+  CHECK(any.definite() == DefiniteMap{{1, 11}});
   REQUIRE(any.ambiguous().size() == 1);
   CHECK(any.outcomes(3) == Outcomes{31, 32});
   CHECK(any.outcomes(50) == Outcomes{kAbsent});
@@ -319,4 +319,24 @@ TEST_CASE("reference: snapshots are copies with their ambiguous cells; unknown n
   CHECK_FALSE(m.has_snapshot("s"));
   CHECK_THROWS_AS(m.drop_snapshot("s"), InputError);
   CHECK_THROWS_AS(m.state("s"), InputError);
+}
+
+TEST_CASE("reference: a copied state is independent of its original (pooled maps), a moved one keeps its keys") {
+  ModelState s;
+  s.build(kv({1, 2, 3}, {10, 20, 30}));
+  s.set(4, make_outcomes({Outcome(), Outcome(40)}));
+  ModelState copy(s);
+  s.erase(2);
+  s.put(5, 50);
+  s.erase(4);
+  CHECK(copy.definite() == DefiniteMap{{1, 10}, {2, 20}, {3, 30}});
+  REQUIRE(copy.ambiguous().size() == 1);
+  CHECK(copy.ambiguous().at(4) == Outcomes{Outcome(), Outcome(40)});
+  CHECK(s.definite() == DefiniteMap{{1, 10}, {3, 30}, {5, 50}});
+  CHECK(s.ambiguous().empty());
+  ModelState moved(std::move(copy));
+  moved.erase(1);
+  moved.put(6, 60);
+  CHECK(moved.definite() == DefiniteMap{{2, 20}, {3, 30}, {6, 60}});
+  CHECK(moved.outcomes(4) == Outcomes{Outcome(), Outcome(40)});
 }

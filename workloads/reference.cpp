@@ -115,6 +115,9 @@ Outcomes Cell::outcomes() const {
 // ModelState
 // ---------------------------------------------------------------------------
 
+ModelState::ModelState(const ModelState& o)
+    : definite_(o.definite_, pool_.get()), ambiguous_(o.ambiguous_, pool_.get()) {}
+
 void ModelState::clear() {
   definite_.clear();
   ambiguous_.clear();

@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
+#include <memory_resource>
 #include <optional>
 #include <string>
 #include <vector>
@@ -91,9 +93,32 @@ struct Cell {
   Outcomes outcomes() const;  // as a set (for messages)
 };
 
+// The maps of a ModelState: their nodes come from the state's own pool.
+using DefiniteMap = std::pmr::map<uint64_t, uint64_t>;
+using AmbiguousMap = std::pmr::map<uint64_t, Outcomes>;
+
 // One dictionary state: the live structure or a snapshot.
+//
+// Why a pool: a std::map over the default allocator gives every freed node
+// back to glibc's malloc. Deleting a quarter of a 2^24-key model (4 M nodes
+// between live ones, so none merge) leaves millions of small free chunks,
+// and glibc then sorts up to 10000 of them into its bins on each later
+// malloc that finds no exact fit: the CUDA driver's own allocations inside
+// the next batch's launches each took 0.6-1.5 ms, time the device spent
+// waiting inside timed regions (docs/output-formats.md, "A timing defect of
+// verified runs"). The pool keeps freed nodes on its own free lists, outside
+// malloc's.
 class ModelState {
  public:
+  ModelState() = default;
+  ModelState(const ModelState& o);  // a snapshot: a copy in a pool of its own
+  // The pool moves with the maps; the moved-from state is empty and its maps
+  // still point at that pool: destroy it, do not use it again.
+  ModelState(ModelState&&) = default;
+  // Not assignable: assigning would have to keep each map beside its pool.
+  ModelState& operator=(const ModelState&) = delete;
+  ModelState& operator=(ModelState&&) = delete;
+
   void clear();
   // Replaces the contents with `initial` (later duplicates win): a radix
   // sort (kv_sort.hpp), then an in-order fill of the map.
@@ -154,14 +179,18 @@ class ModelState {
                           const TouchedKeys* touched);
 
   // --- inspection ---
-  const std::map<uint64_t, uint64_t>& definite() const { return definite_; }
-  const std::map<uint64_t, Outcomes>& ambiguous() const { return ambiguous_; }
+  const DefiniteMap& definite() const { return definite_; }
+  const AmbiguousMap& ambiguous() const { return ambiguous_; }
   // The key's outcomes in this state (no batch in flight).
   Outcomes outcomes(uint64_t key) const;
 
  private:
-  std::map<uint64_t, uint64_t> definite_;
-  std::map<uint64_t, Outcomes> ambiguous_;  // each with >= 2 outcomes
+  // Declared before the maps: made before them, destroyed after them. On the
+  // heap, so that a moved map still finds its pool.
+  std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_ =
+      std::make_unique<std::pmr::unsynchronized_pool_resource>();
+  DefiniteMap definite_{pool_.get()};
+  AmbiguousMap ambiguous_{pool_.get()};  // each with >= 2 outcomes
 };
 
 // The live state plus named snapshots (copies, ambiguous cells included).
