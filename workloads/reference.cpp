@@ -121,6 +121,7 @@ ModelState::ModelState(const ModelState& o)
 void ModelState::clear() {
   definite_.clear();
   ambiguous_.clear();
+  pool_->release();  // both maps are empty: give the pool's chunks back too
 }
 
 void ModelState::build(const KeyValues& initial) {
