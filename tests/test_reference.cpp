@@ -321,7 +321,7 @@ TEST_CASE("reference: snapshots are copies with their ambiguous cells; unknown n
   CHECK_THROWS_AS(m.state("s"), InputError);
 }
 
-TEST_CASE("reference: a copied state is independent of its original (pooled maps), a moved one keeps its keys") {
+TEST_CASE("reference: a copied state is independent of its original (pooled maps), and so is a copy of a copy") {
   ModelState s;
   s.build(kv({1, 2, 3}, {10, 20, 30}));
   s.set(4, make_outcomes({Outcome(), Outcome(40)}));
@@ -334,9 +334,10 @@ TEST_CASE("reference: a copied state is independent of its original (pooled maps
   CHECK(copy.ambiguous().at(4) == Outcomes{Outcome(), Outcome(40)});
   CHECK(s.definite() == DefiniteMap{{1, 10}, {3, 30}, {5, 50}});
   CHECK(s.ambiguous().empty());
-  ModelState moved(std::move(copy));
-  moved.erase(1);
-  moved.put(6, 60);
-  CHECK(moved.definite() == DefiniteMap{{2, 20}, {3, 30}, {6, 60}});
-  CHECK(moved.outcomes(4) == Outcomes{Outcome(), Outcome(40)});
+  ModelState second(std::move(copy));  // a move copies too (the maps stay in their pool)
+  second.erase(1);
+  second.put(6, 60);
+  CHECK(second.definite() == DefiniteMap{{2, 20}, {3, 30}, {6, 60}});
+  CHECK(second.outcomes(4) == Outcomes{Outcome(), Outcome(40)});
+  CHECK(copy.definite() == DefiniteMap{{1, 10}, {2, 20}, {3, 30}});
 }

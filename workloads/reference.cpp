@@ -115,13 +115,12 @@ Outcomes Cell::outcomes() const {
 // ModelState
 // ---------------------------------------------------------------------------
 
-ModelState::ModelState(const ModelState& o)
-    : definite_(o.definite_, pool_.get()), ambiguous_(o.ambiguous_, pool_.get()) {}
+ModelState::ModelState(const ModelState& o) : definite_(o.definite_, &pool_), ambiguous_(o.ambiguous_, &pool_) {}
 
 void ModelState::clear() {
   definite_.clear();
   ambiguous_.clear();
-  pool_->release();  // both maps are empty: give the pool's chunks back too
+  pool_.release();  // both maps are empty: give the pool's chunks back too
 }
 
 void ModelState::build(const KeyValues& initial) {

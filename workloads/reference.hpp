@@ -1,9 +1,10 @@
 // The reference model the verifier checks results against (docs/semantics.md).
 //
-// Deliberately plain: definite keys live in a std::map<key, value>; keys whose
-// state the semantics leave open (several updates of one key in one batch under
-// a rule that allows more than one outcome) live in a second, usually empty
-// std::map<key, Outcomes> of "ambiguous cells". A key is in at most one of the
+// Deliberately plain: definite keys live in an ordered map<key, value>; keys
+// whose state the semantics leave open (several updates of one key in one batch
+// under a rule that allows more than one outcome) live in a second, usually
+// empty map<key, Outcomes> of "ambiguous cells" (both std::pmr::map, their
+// nodes from a pool: ModelState says why). A key is in at most one of the
 // two maps; a key in neither is absent. Snapshots are copies.
 //
 // The model knows what is *possible*; deciding whether a structure's answer is
@@ -13,7 +14,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <memory>
 #include <memory_resource>
 #include <optional>
 #include <string>
@@ -111,13 +111,10 @@ using AmbiguousMap = std::pmr::map<uint64_t, Outcomes>;
 class ModelState {
  public:
   ModelState() = default;
-  ModelState(const ModelState& o);  // a snapshot: a copy in a pool of its own
-  // The pool moves with the maps; the moved-from state is empty and its maps
-  // still point at that pool: destroy it, do not use it again.
-  ModelState(ModelState&&) = default;
-  // Not assignable: assigning would have to keep each map beside its pool.
+  // A snapshot: a copy in a pool of its own (also what a move does: the maps
+  // cannot leave their pool). Not assignable, for the same reason.
+  ModelState(const ModelState& o);
   ModelState& operator=(const ModelState&) = delete;
-  ModelState& operator=(ModelState&&) = delete;
 
   void clear();
   // Replaces the contents with `initial` (later duplicates win): a radix
@@ -185,12 +182,10 @@ class ModelState {
   Outcomes outcomes(uint64_t key) const;
 
  private:
-  // Declared before the maps: made before them, destroyed after them. On the
-  // heap, so that a moved map still finds its pool.
-  std::unique_ptr<std::pmr::unsynchronized_pool_resource> pool_ =
-      std::make_unique<std::pmr::unsynchronized_pool_resource>();
-  DefiniteMap definite_{pool_.get()};
-  AmbiguousMap ambiguous_{pool_.get()};  // each with >= 2 outcomes
+  // Declared before the maps: made before them, destroyed after them.
+  std::pmr::unsynchronized_pool_resource pool_;
+  DefiniteMap definite_{&pool_};
+  AmbiguousMap ambiguous_{&pool_};  // each with >= 2 outcomes
 };
 
 // The live state plus named snapshots (copies, ambiguous cells included).
