@@ -35,10 +35,11 @@ std::vector<StructureInfo> make_table() {
                [](const StructureConfig& cfg) { return make_sorted_array(cfg); }});
   // Named here so `gpudict --help` shows the plan; each arrives with its issue.
   t.push_back({"lsm", "GPU LSM (seed 000): levels of sorted arrays, tombstones, cleanup, O(levels) snapshots",
-               "Levels of sorted arrays of sizes b, 2b, 4b, ... (each full or empty); a batch of updates is sorted and "
-               "merged down through the full levels (a binary counter). Deletes insert tombstones; lookups search "
-               "from the most recent level; count and range gather, sort and validate candidates; `cleanup` steps "
-               "(or --cleanup-every / --cleanup-stale-fraction) drop stale elements. Several updates of one key in a "
+               "Levels of sorted arrays with room for b, 2b, 4b, ... elements; a batch of updates is sorted and merged "
+               "into level 0 when it fits, otherwise down through the occupied levels (a binary counter); a batch of "
+               "k keys stores k elements. Deletes insert tombstones; lookups search from the most recent level; "
+               "count and range gather, sort and validate candidates; `cleanup` steps, --cleanup-every and "
+               "--cleanup-stale-fraction (by default when half the stored elements are stale) drop stale elements. Several updates of one key in a "
                "batch: a delete wins, otherwise one insert. Snapshots share the immutable levels (O(levels)). "
                "Concurrent batches run as their updates, then their queries. docs/lsm.md.",
                lsm_caps(), lsm_options(), [](const StructureConfig& cfg) { return make_lsm(cfg); },
@@ -62,7 +63,7 @@ std::vector<StructureInfo> make_table() {
                "step; SlabAlloc hands out slabs from super blocks of 1024-slab memory blocks. --mode map keeps keys "
                "unique (insert replaces), multimap keeps every pair (delete removes all of a key's pairs), set stores "
                "keys only. Lookup, delete, count and range of a single key (lo == hi); no successor, no snapshots. "
-               "Deletes leave tombstones until a FLUSH (`cleanup`/`flush` steps, --flush-every). Every key and value is storable. Concurrent batches "
+               "Deletes leave tombstones until a FLUSH (`cleanup`/`flush` steps, --flush-every, and by default when they pass --flush-tombstones of the base slots). Every key and value is storable. Concurrent batches "
                "run natively in one kernel. docs/slabhash.md.",
                slabhash_caps(), slabhash_options(), [](const StructureConfig& cfg) { return make_slabhash(cfg); },
                validate_slabhash_options, slabhash_caps_for});

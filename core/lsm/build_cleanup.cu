@@ -15,12 +15,9 @@
 //   the new levels are new storage.
 // place(u pairs): r' = ceil(u / b) LSM batches; the levels are the set bits
 //   of r', filled in index order with consecutive slices of the run (the
-//   smallest keys in the smallest level, as in the paper), and the last
-//   r' b - u slots are placebos: tombstones of key 0xFFFFFFFF. They sit at
-//   the end of the largest level, after any live record of 0xFFFFFFFF (the
-//   largest level holds the last >= b elements of the run, placebos < b), so
-//   the key's most recent record is never a placebo while the key is live;
-//   docs/lsm.md has the argument for later merges.
+//   smallest keys in the smallest level, as in the paper). Every level but
+//   the smallest is full; the smallest holds the rest (1 to its room), so a
+//   partial level 0 can take the next small batches without a carry.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
@@ -50,17 +47,15 @@ struct KeepFirst {
   __host__ __device__ bool operator()(uint64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
 };
 
-// One level's slice: positions [off, off + n) of the run; past u: placebos.
+// One level's slice: positions [off, off + n) of the run.
 __global__ void slice_kernel(const uint32_t* __restrict__ src_keys, const uint32_t* __restrict__ src_values,
-                             uint64_t off, uint64_t u, uint64_t n, uint32_t* __restrict__ keys,
-                             uint32_t* __restrict__ values, uint8_t* __restrict__ status) {
+                             uint64_t off, uint64_t n, uint32_t* __restrict__ keys, uint32_t* __restrict__ values,
+                             uint8_t* __restrict__ status) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const uint64_t g = off + i;
-    const bool real = g < u;
-    keys[i] = real ? src_keys[g] : kMaxKey;
-    values[i] = real ? src_values[g] : 0u;
-    status[i] = real ? uint8_t{0} : kTombstone;
+    keys[i] = src_keys[off + i];
+    values[i] = src_values[off + i];
+    status[i] = 0;
   }
 }
 
@@ -81,20 +76,28 @@ LevelList Lsm::acquire_levels_for(uint64_t u) {
                          " levels of batch size " + std::to_string(b_));
   LevelList fresh;
   fresh.r = rr;
+  int smallest = -1;
+  uint64_t full = 0;  // the elements of the full levels
   for (int i = 0; i < kMaxLevels; ++i)
     if ((rr >> i) & 1) {
       fresh.at[i] = pool_->acquire(i);  // throws for a level over 2^31 elements
       fresh.at[i]->disjoint = true;     // sorted pairs sliced into levels: no lookup filter
+      if (smallest < 0)
+        smallest = i;
+      else
+        full += fresh.at[i]->capacity;
     }
+  for (int i = 0; i < kMaxLevels; ++i)
+    if (fresh.at[i]) fresh.at[i]->set_size(i == smallest ? u - full : fresh.at[i]->capacity);
   return fresh;
 }
 
-void Lsm::replace_live(LevelList&& fresh, uint64_t u) {
+void Lsm::replace_live(LevelList&& fresh) {
   for (auto& l : live_.at)
     if (l) dropped_.push_back(std::move(l));
   live_ = std::move(fresh);
   release_dropped();
-  stale_ = live_.r * b_ - u;  // the placebos
+  stale_ = 0;  // the levels hold the live pairs alone
   stale_exact_ = true;
 }
 
@@ -105,14 +108,14 @@ double Lsm::place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t 
   for (int i = 0; i < kMaxLevels; ++i) {
     if (!fresh.at[i]) continue;
     Level& l = *fresh.at[i];
-    slice_kernel<<<blocks_for(l.n(), 256, 8192), 256, 0, stream_>>>(keys, values, off, u, l.n(), l.kv.keys.data(),
+    slice_kernel<<<blocks_for(l.n(), 256, 8192), 256, 0, stream_>>>(keys, values, off, l.n(), l.kv.keys.data(),
                                                                     l.kv.values.data(), l.status.data());
     GPUDICT_CHECK_LAUNCH("slice_kernel");
     off += l.n();
   }
   build_fences(fresh, 0);
   const double ms = timer_.stop(stream_);
-  replace_live(std::move(fresh), u);
+  replace_live(std::move(fresh));
   return ms;
 }
 
@@ -125,7 +128,7 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   live_ = LevelList{};
   release_dropped();
   pool_->clear();
-  chunks_ = padding_ = since_cleanup_ = 0;
+  chunks_ = resolved_ = since_cleanup_ = 0;
   stale_ = 0;
   stale_exact_ = true;
   const uint64_t n = initial.size();
@@ -227,8 +230,8 @@ void Lsm::run_cleanup(DeviceTime& t) {
   last_cleanup_stale_ = n - u;
 
   // The new levels (allocated outside the timed segments), then one pass
-  // writes every kept record into its level (placebos fill the rest of the
-  // largest level) with the level-1 fences, and the fence levels above.
+  // writes every kept record into its level with the level-1 fences, and the
+  // fence levels above.
   LevelList fresh = acquire_levels_for(u);
   CleanupTargets out;
   uint64_t off = 0;
@@ -258,7 +261,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
   // (device_bytes_needed counts them in the cleanup's peak only; the
   // timer's stop waited for the place pass).
   cl_kept_.release();
-  replace_live(std::move(fresh), u);
+  replace_live(std::move(fresh));
   t.add(Phase::Cleanup, ms);
 }
 

@@ -34,8 +34,6 @@
 // them in the tile), consecutive lanes on consecutive slots, in the level
 // that holds the slot, with the level-1 fences. The count pass decided
 // every record's fate once, so the slots are exactly the scanned counts.
-// Blocks after the tiles write the placebos (slots u and up of the largest
-// new level).
 // (The place pass used to repeat steps 3-5: 184 of the 313 us of kernels of
 // a cleanup of 21 M records, 50% stale, on an H200. Reading each listed
 // record from its level instead of staging the tile's slices - no shared
@@ -421,35 +419,11 @@ __global__ void __launch_bounds__(kTileThreads)
   }
 }
 
-// Placebos (tombstones of the largest key) in slots [from, to) of one level,
-// with their level-1 fences.
-struct Placebos {
-  uint32_t* keys = nullptr;
-  uint32_t* values = nullptr;
-  uint8_t* status = nullptr;
-  uint32_t* fences = nullptr;
-  uint64_t from = 0, to = 0;
-};
-
-// Blocks [0, tiles) place the tiles' kept records; the blocks after them
-// (if any) write the placebos, which follow the last kept record: one launch
-// instead of two (a launch and its gap are a few us of a 0.3 ms cleanup).
+// Each block places one tile's kept records.
 __global__ void __launch_bounds__(kTileThreads)
     cleanup_place_kernel(const __grid_constant__ CleanupSource src, const uint32_t* __restrict__ bounds,
                          const uint64_t* __restrict__ tile_offset, const uint16_t* __restrict__ kept_list,
-                         const __grid_constant__ CleanupTargets out, uint32_t tiles,
-                         const __grid_constant__ Placebos pb) {
-  if (blockIdx.x >= tiles) {
-    const uint64_t stride = static_cast<uint64_t>(gridDim.x - tiles) * blockDim.x;
-    for (uint64_t i = pb.from + static_cast<uint64_t>(blockIdx.x - tiles) * blockDim.x + threadIdx.x; i < pb.to;
-         i += stride) {
-      pb.keys[i] = kMaxKey;
-      pb.values[i] = 0u;
-      pb.status[i] = kTombstone;
-      sa::put_fence(pb.fences, i, kMaxKey);
-    }
-    return;
-  }
+                         const __grid_constant__ CleanupTargets out) {
   __shared__ PlaceShared sh;
   // The target table in shared memory: indexing the kernel parameter with a
   // run-time index goes through local memory.
@@ -473,7 +447,7 @@ __global__ void __launch_bounds__(kTileThreads)
   __syncthreads();
 
   const unsigned lane = lane_id(), warp = warp_in_block();
-  const uint16_t* counts = kept_list + kept_count_at(tiles, blockIdx.x, 0);
+  const uint16_t* counts = kept_list + kept_count_at(gridDim.x, blockIdx.x, 0);
   uint64_t next = tile_offset[blockIdx.x];
   for (unsigned w = 0; w < warp; ++w) next += counts[w];
   const uint32_t kept = counts[warp];
@@ -564,18 +538,11 @@ void cleanup_place(const CleanupSource& src, const CleanupPlan& plan, const uint
                    const uint64_t* tile_offset, const uint16_t* kept, const CleanupTargets& out, uint64_t u,
                    cudaStream_t stream) {
   if (u == 0 || out.count == 0) return;
-  const unsigned tiles = tile_grid(plan);
-  Placebos pb;
-  unsigned pb_blocks = 0;
   const int k = out.count - 1;
-  const uint64_t end = out.start[k] + out.n[k];
-  if (end > u) {  // the placebos all lie in the largest level (it holds the last >= b slots)
-    pb = Placebos{out.keys[k], out.values[k], out.status[k], out.fences[k], u - out.start[k], out.n[k]};
-    pb_blocks = blocks_for(end - u, kTileThreads, 1024);
-    if (pb_blocks > 0x7FFFFFFFu - tiles) throw RuntimeFailure("lsm cleanup: the placing grid exceeds one grid");
-  }
-  cleanup_place_kernel<<<tiles + pb_blocks, kTileThreads, 0, stream>>>(src, bounds, tile_offset, kept, out, tiles,
-                                                                       pb);
+  if (out.start[k] + out.n[k] != u)
+    throw RuntimeFailure("lsm cleanup: the new levels hold " + std::to_string(out.start[k] + out.n[k]) +
+                         " elements, not the " + std::to_string(u) + " kept");
+  cleanup_place_kernel<<<tile_grid(plan), kTileThreads, 0, stream>>>(src, bounds, tile_offset, kept, out);
   GPUDICT_CHECK_LAUNCH("cleanup_place_kernel");
 }
 

@@ -32,8 +32,7 @@
 //   staging slots in merged order.
 // place: after a scan of the counts, per tile, the slices' keys and values
 //   are staged again (same layout) and each kept record is written at its
-//   final slot, from the list: no merge a second time. Blocks after the
-//   tiles write the placebos.
+//   final slot, from the list: no merge a second time.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -101,8 +100,8 @@ void cleanup_count(const CleanupSource& src, const CleanupPlan& plan, const uint
                    uint16_t* kept, cudaStream_t stream);
 
 // Writes the u kept records (tile t's from slot tile_offset[t]) into the new
-// levels, placebos after them up to the end of the largest new level, and
-// every level's level-1 fences (the fence levels above are the caller's).
+// levels (which hold exactly u elements together) and every level's level-1
+// fences (the fence levels above are the caller's).
 void cleanup_place(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds,
                    const uint64_t* tile_offset, const uint16_t* kept, const CleanupTargets& out, uint64_t u,
                    cudaStream_t stream);

@@ -16,16 +16,24 @@ std::shared_ptr<Level> LevelPool::acquire(int index) {
       throw RuntimeFailure("lsm: a level would hold " + std::to_string(n) + " elements (at most 2^31 per level)");
     l = std::make_unique<Level>();
     l->index = index;
+    l->capacity = n;
     l->kv.keys = DeviceBuffer<uint32_t>(round_up(n, sa::kFanout), "lsm level keys");
     l->kv.values = DeviceBuffer<uint32_t>(n, "lsm level values");
     l->status = DeviceBuffer<uint8_t>(n, "lsm level status");
     l->kv.fences = DeviceBuffer<uint32_t>(level_fence_entries(n), "lsm level index");
-    l->kv.n = n;
-    l->kv.layout = level_layout(n);
   }
-  l->filter_ready = false;  // the caller rewrites the contents
+  l->set_size(0);  // the caller writes the contents and sets their count
+  l->filter_ready = false;
   l->disjoint = false;
+  l->local_stale = 0;
   return std::shared_ptr<Level>(l.release(), Recycle{weak_from_this()});
+}
+
+void Level::set_size(uint64_t n) {
+  if (n > capacity)
+    throw RuntimeFailure("lsm: " + std::to_string(n) + " elements in a level of room for " + std::to_string(capacity));
+  kv.n = n;
+  kv.layout = level_layout(n);
 }
 
 void LevelPool::Recycle::operator()(Level* l) const {

@@ -2,8 +2,9 @@
 // level lists (the live structure and every snapshot), and the view that the
 // kernels get of a list. Internal to core/lsm.
 //
-// A level of index i holds exactly b 2^i elements (levels are full or empty),
-// structure of arrays:
+// A level of index i has room for b 2^i elements and holds n of them, 1 <= n
+// <= b 2^i (levels are occupied or empty; an occupied one need not be full:
+// a batch of k updates writes k elements, never b), structure of arrays:
 //   keys     u32, sorted; equal keys adjacent, most recent first (a segment)
 //   values   u32 (0 for tombstones)
 //   status   u8, bit 0 = tombstone (kTombstone); the key keeps all 32 bits
@@ -41,7 +42,7 @@ inline constexpr int kMaxLevels = 32;            // level indices 0..31
 inline constexpr uint64_t kMaxLevelSize = 1ull << 31;  // positions are u32
 inline constexpr uint32_t kLevelTopMax = 1024;   // largest fence top of a level (4 KiB)
 inline constexpr uint8_t kTombstone = 1;         // status bit 0
-inline constexpr uint32_t kMaxKey = 0xFFFFFFFFu; // placebo key
+inline constexpr uint32_t kMaxKey = 0xFFFFFFFFu; // the largest key
 
 // The fence layout of a level of n keys: the sorted array's layout with a
 // smaller top (at most kLevelTopMax keys).
@@ -61,6 +62,7 @@ inline uint64_t level_bytes(uint64_t n) {
 
 struct Level {
   int index = 0;
+  uint64_t capacity = 0;                  // b 2^index elements
   sa::ArrayStore<uint32_t, uint32_t> kv;  // keys, values, fences, n, layout
   DeviceBuffer<uint8_t> status;
   // The lookup filter (level_filter.cuh): allocated and built on demand by a
@@ -73,7 +75,16 @@ struct Level {
   // filter (it could save a miss one search and would cost every hit a
   // probe). acquire() clears it.
   bool disjoint = false;
+  // Stale records as this level alone shows them: a record after the first
+  // of its key (shadowed within the level) or a first record that is a
+  // tombstone. Counted by the kernel that writes the level. Every one of them
+  // is stale in the whole structure, so the sum over the live levels is a
+  // lower bound of the stale count, exact when one level is occupied.
+  uint64_t local_stale = 0;
   uint64_t n() const { return kv.n; }
+  // Sets the element count (the caller writes them) and the fence layout for
+  // it; n <= capacity.
+  void set_size(uint64_t n);
   uint64_t bytes() const { return kv.bytes() + status.bytes() + filter.bytes(); }
 };
 
@@ -98,9 +109,9 @@ class LevelPool : public std::enable_shared_from_this<LevelPool> {
   std::array<std::unique_ptr<Level>, kMaxLevels> free_{};
 };
 
-// A set of full levels by index (null = empty), as the live structure or a
-// snapshot holds it. r = the number of resident LSM batches (bit i set iff
-// level i is full).
+// A set of occupied levels by index (null = empty), as the live structure or
+// a snapshot holds it. r = the binary counter of the levels (bit i set iff
+// level i is occupied); the room of the levels is r b elements.
 struct LevelList {
   std::array<std::shared_ptr<Level>, kMaxLevels> at{};
   uint64_t r = 0;
@@ -110,6 +121,11 @@ struct LevelList {
     return c;
   }
   std::string indices() const;  // "0,3,5" ("none" when empty)
+  uint64_t elements() const {
+    uint64_t s = 0;
+    for (const auto& l : at) s += l ? l->n() : 0;
+    return s;
+  }
 };
 
 // ---- what kernels see ----

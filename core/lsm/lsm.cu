@@ -41,15 +41,14 @@ Capabilities lsm_caps() {
 std::vector<OptionSpec> lsm_options() {
   return {
       {"batch-size",
-       "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of b "
-       "unique keys; the last chunk is padded to b",
+       "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of at "
+       "most b unique keys; a chunk that fits merges into level 0, so a batch of k keys stores k elements",
        std::to_string(kDefaultBatch)},
       {"cleanup-every", "run a cleanup after every N update batches (0: never)", "0"},
       {"cleanup-stale-fraction",
        "run a cleanup after an update batch when stale elements exceed this fraction of the stored elements "
-       "(0: never; when set, every update batch counts its stale elements exactly, at the cost of one lookup per "
-       "updated key)",
-       "0"},
+       "(0: never); the stale count is the one --stale-count keeps",
+       "0.5"},
       {"lookup-filter",
        "on: a lookup batch first builds the filters that the queried levels lack (8 bits per key, a blocked Bloom "
        "filter per segment of a level's fence top; in that batch's time, once per level) and lookups skip the levels "
@@ -57,6 +56,11 @@ std::vector<OptionSpec> lsm_options() {
        "at most 1024 keys have none, as there a hit would pay a probe on top of its search; off: every lookup "
        "searches every level it reaches",
        "on"},
+      {"stale-count",
+       "levels: each level counts the stale records it holds when it is written (free; a lower bound that misses "
+       "records shadowed by a newer level until their levels merge); exact: every update batch also looks up its "
+       "keys in the levels before it (one lookup per updated key)",
+       "levels"},
   };
 }
 
@@ -90,6 +94,7 @@ Options parse_options(const StructureConfig& config) {
     o.stale_fraction = x;
   }
   if (has("lookup-filter")) o.lookup_filter = config.get_choice("lookup-filter", "on", "off");
+  if (has("stale-count")) o.exact_stale = config.get_choice("stale-count", "exact", "levels");
   return o;
 }
 
@@ -138,12 +143,13 @@ Params Lsm::parameters() const {
   if (policy.empty()) policy = "on cleanup steps only";
   return {
       {"batch_size", std::to_string(b_) + " (2^" + std::to_string(lg) + ")"},
-      {"levels", "capacity b 2^i, each full or empty; SoA u32 keys, u32 values, u8 status (bit 0 = tombstone): "
-                 "9 B per element, the status adds 1 B per 8 B pair"},
+      {"levels", "room for b 2^i elements, holding 1 to b 2^i of them, or empty; SoA u32 keys, u32 values, u8 "
+                 "status (bit 0 = tombstone): 9 B per element, the status adds 1 B per 8 B pair"},
       {"search", "per-level fence index (fanout 32, top <= 1024 keys, tops staged in shared memory up to 16 KiB); "
                  "levels most recent first, a lookup stops at the first record of its key"},
-      {"update", "stable radix sort + reduce-by-key of the batch (delete wins, else the last insert); chunks of b "
-                 "unique keys, the last padded with copies of its last element; merge-path merges, newer first"},
+      {"update", "stable radix sort + reduce-by-key of the batch (delete wins, else the last insert); chunks of at "
+                 "most b unique keys, none padded; a chunk that fits merges into level 0, otherwise it carries "
+                 "(binary counter); merge-path merges, newer first"},
       {"count_range", "per-level bounds, candidate gather, radix sort on (query, key, level) unless already in "
                       "order; the first record of a key counts unless a tombstone"},
       {"lookup_filter", opt_.lookup_filter
@@ -154,8 +160,9 @@ Params Lsm::parameters() const {
       {"successor", "min over levels of the first key > k; a deleted candidate continues by a warp walk"},
       {"duplicates", "delete wins; otherwise the last insert in batch order"},
       {"cleanup", policy},
-      {"stale_count", opt_.stale_fraction > 0 ? "exact (one lookup per updated key and batch)"
-                                              : "exact after build/cleanup; a lower bound after updates"},
+      {"stale_count", opt_.exact_stale ? "exact (one lookup per updated key and batch)"
+                                       : "per level (exact after build/cleanup and with one level; otherwise a "
+                                         "lower bound)"},
       {"snapshots", "shared, reference-counted levels (O(levels) time and memory to take)"},
       {"concurrent", "runs as the batch's updates, then its queries"},
   };
@@ -165,18 +172,21 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   // Every insert may be stored (replaced elements stay until a cleanup), so
   // the uncapped count, not the live keys' bound.
   const uint64_t R = wb.max_inserted, B = wb.max_batch, Q = wb.max_queries, S = wb.max_snapshots;
-  // Stored elements: resident pairs plus one batch of tombstones/padding, in
-  // whole LSM batches (tombstones of earlier batches are not in the bounds).
+  // Stored elements: resident pairs plus one batch of tombstones, in whole
+  // LSM batches (tombstones of earlier batches are not in the bounds). The
+  // levels' room is below twice the stored elements plus b (update.cu: a
+  // carry happens only when level 0 cannot take a chunk).
   const uint64_t stored_max = round_up(std::max<uint64_t>(R + B, 1), b_);
+  const uint64_t room_max = 2 * stored_max + b_;
   uint64_t top = b_;
-  while (top * 2 <= stored_max) top *= 2;  // the largest level
+  while (top * 2 <= room_max) top *= 2;  // the largest level
   // A level's storage, with its lookup filter when lookups build them (at
   // most 1 B per key; bounded as if every level had one).
   const bool filters = opt_.lookup_filter && Q > 0;
   auto storage = [&](uint64_t n) {
     return level_bytes(n) + (filters ? filter_words(level_layout(n)) * sizeof(uint32_t) : 0);
   };
-  const uint64_t per = storage(stored_max);
+  const uint64_t per = storage(room_max);
   // Live levels + pool (at most one free storage per index: < 2 x the largest
   // level) + merge ping-pong (2 x half the largest level) + the chunk.
   const uint64_t levels = per + 2 * storage(top) + level_bytes(top) + level_bytes(b_);
@@ -187,7 +197,7 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   // (more levels, smaller tiles). Occupied levels are at most
   // log2(stored / b) + 1.
   int max_levels = 1;
-  while ((b_ << max_levels) <= stored_max && max_levels < kMaxLevels) ++max_levels;
+  while ((b_ << max_levels) <= room_max && max_levels < kMaxLevels) ++max_levels;
   uint64_t level_sizes[kMaxLevels];
   for (int i = 0; i < max_levels; ++i) level_sizes[i] = b_ << i;
   const CleanupPlan cleanup_plan = plan_cleanup(level_sizes, max_levels);
@@ -267,10 +277,10 @@ void Lsm::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
 void Lsm::maybe_cleanup(DeviceTime& t) {
   ++since_cleanup_;
   bool due = opt_.cleanup_every != 0 && since_cleanup_ >= opt_.cleanup_every;
-  // Stale share over x, and at least one batch of it: a cleanup leaves
-  // ceil(live / b) batches, so below b stale elements (e.g. the placebos of
-  // a small structure) it could not shrink anything.
-  if (!due && opt_.stale_fraction > 0 && stale_ >= b_)
+  // Stale share over x. A cleanup keeps only the live records, so it always
+  // shrinks the structure then; each one reads at most stale / x records,
+  // so the cleanups cost O(1 / x) per stale record created.
+  if (!due && opt_.stale_fraction > 0 && stale_ > 0)
     due = static_cast<double>(stale_) > opt_.stale_fraction * static_cast<double>(stored());
   if (!due) return;
   run_cleanup(t);
@@ -278,6 +288,12 @@ void Lsm::maybe_cleanup(DeviceTime& t) {
 }
 
 void Lsm::cleanup(DeviceTime& t) { run_cleanup(t); }
+
+uint64_t Lsm::levels_stale() const {
+  uint64_t s = 0;
+  for (const auto& l : live_.at) s += l ? l->local_stale : 0;
+  return s;
+}
 
 void Lsm::snapshot(const std::string& name, DeviceTime& t) {
   if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
@@ -293,7 +309,7 @@ void Lsm::drop_snapshot(const std::string& name) {
 }
 
 uint64_t Lsm::scratch_bytes() const {
-  uint64_t s = temp_.bytes() + d_counters_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + upd_values_.bytes() + chunk_.bytes() +
+  uint64_t s = temp_.bytes() + d_counters_.bytes() + d_level_stale_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + upd_values_.bytes() + chunk_.bytes() +
                cl_bounds_.bytes() + cl_kept_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
                q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
@@ -327,7 +343,7 @@ Stats Lsm::stats() const {
   if (chunks_ > 0) {
     char buf[32];
     const double slots = static_cast<double>(chunks_) * static_cast<double>(b_);
-    std::snprintf(buf, sizeof buf, "%.2f", 100.0 * (slots - static_cast<double>(padding_)) / slots);
+    std::snprintf(buf, sizeof buf, "%.2f", 100.0 * static_cast<double>(resolved_) / slots);
     fill = buf;
   }
   s.extra = {
@@ -337,7 +353,7 @@ Stats Lsm::stats() const {
       {"stale", std::to_string(stale_)},
       {"stale_counted", stale_exact_ ? "exact" : "lower bound"},
       {"batch_fill", fill},
-      {"padding", std::to_string(padding_)},
+      {"padding", std::to_string(live_.r * b_ - n)},
       {"update_chunks", std::to_string(chunks_)},
       {"cleanups", std::to_string(cleanups_)},
       {"last_cleanup_stale", std::to_string(last_cleanup_stale_)},

@@ -37,8 +37,9 @@ namespace gpudict::lsm {
 struct Options {
   uint64_t batch_size = 1ull << 20;
   uint64_t cleanup_every = 0;   // 0: never
-  double stale_fraction = 0.0;  // 0: never
+  double stale_fraction = 0.5;  // 0: never
   bool lookup_filter = true;    // lookups build and probe per-level filters (level_filter.cuh)
+  bool exact_stale = false;     // count stale records exactly (a presence lookup per update batch)
 };
 
 // Options from the command line; throws InputError naming the option.
@@ -88,13 +89,14 @@ class Lsm final : public Dictionary {
   void run_cleanup(DeviceTime& t);
   // Places the sorted unique pairs keys/values[0, u) (device) into new levels
   // (binary representation of ceil(u / b), smallest keys in the smallest
-  // level, placebos after the last pair); replaces the live list. Returns the
-  // device milliseconds.
+  // level, which holds what the full larger ones leave); replaces the live
+  // list. Returns the device milliseconds.
   double place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t u);
-  // The fresh levels for u sorted pairs (the set bits of ceil(u / b)), and
-  // their installation as the live list (the old levels are dropped).
+  // The fresh levels for u sorted pairs (the set bits of ceil(u / b), sized:
+  // every level full but the smallest), and their installation as the live
+  // list (the old levels are dropped).
   LevelList acquire_levels_for(uint64_t u);
-  void replace_live(LevelList&& fresh, uint64_t u);
+  void replace_live(LevelList&& fresh);
   // The fence levels above from_level of every level in the list, in one
   // launch (a few past 32 segments: sa::build_fence_levels).
   void build_fences(LevelList& levels, int from_level);
@@ -115,7 +117,9 @@ class Lsm final : public Dictionary {
   // Levels dropped by device work still queued are kept here until the
   // stream is synchronised (then they return to the pool or are freed).
   void release_dropped();
-  uint64_t stored() const { return live_.r * b_; }
+  uint64_t stored() const { return live_.elements(); }
+  // The sum of the live levels' local stale counts.
+  uint64_t levels_stale() const;
   uint64_t scratch_bytes() const;
 
   int device_;
@@ -135,8 +139,8 @@ class Lsm final : public Dictionary {
   // What the structure knows about its contents.
   uint64_t stale_ = 0;          // elements that are not the live record of a key
   bool stale_exact_ = true;     // false: stale_ is a lower bound
-  uint64_t chunks_ = 0;         // LSM batches inserted by update batches
-  uint64_t padding_ = 0;        // padding elements among them
+  uint64_t chunks_ = 0;         // chunks written by update batches
+  uint64_t resolved_ = 0;       // unique keys of the update batches (the chunks' elements)
   uint64_t cleanups_ = 0;       // cleanups run (steps and policy)
   uint64_t auto_cleanups_ = 0;  // of which by the policy
   uint64_t since_cleanup_ = 0;  // update batches since the last cleanup or build
@@ -145,6 +149,7 @@ class Lsm final : public Dictionary {
   CubTemp temp_;
   GraphCache resolve_graph_;  // an update batch's sort and reduce-by-key (update.cu)
   DeviceBuffer<unsigned long long> d_counters_;
+  DeviceBuffer<unsigned long long> d_level_stale_;  // per chunk of a group: its level's local stale count
 
   // Update scratch.
   DeviceBuffer<uint32_t> upd_keys_[2];

@@ -14,12 +14,16 @@
 //        newer element x: x + #(older keys <  key)
 //        older element y: y + #(newer keys <= key)
 //  3. the block writes the tile's output range in order from shared memory
-//     (coalesced; the level-1 fence where the position is a multiple of 32).
+//     (coalesced; the level-1 fence where the position is a multiple of 32)
+//     and, when asked, counts the output's local stale records (a key equal
+//     to the one before it - the tile's first compares with the largest key
+//     before the tile, max(newer[i0 - 1], older[j0 - 1]) - or a tombstone).
 //     Every element is read once and written once (9 B in, 9 B out).
 #include "core/lsm/merge.cuh"
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/merge_path.cuh"
+#include "core/common/warp.cuh"
 #include "core/lsm/level.cuh"
 #include "core/sorted_array/search_index.cuh"
 
@@ -74,6 +78,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a
   }
   __syncthreads();
   // The tile's output range, written in order (coalesced).
+  unsigned stale = 0;
   for (uint32_t o = threadIdx.x; o < nt; o += kMergeThreads) {
     const uint32_t x = s_from[o];
     const uint32_t key = s_keys[x];
@@ -81,6 +86,29 @@ __global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a
     out.values[d0 + o] = s_values[x];
     out.status[d0 + o] = s_status[x];
     if (out.fences != nullptr) sa::put_fence(out.fences, d0 + o, key);
+    if (out.stale != nullptr) {
+      bool dup = false;
+      if (o > 0) {
+        dup = s_keys[s_from[o - 1]] == key;
+      } else if (d0 > 0) {
+        uint32_t prev = 0;
+        if (i0 > 0) prev = a.keys[i0 - 1];
+        if (j0 > 0) prev = max(prev, b.keys[j0 - 1]);
+        dup = prev == key;
+      }
+      stale += (dup || (s_status[x] & kTombstone) != 0) ? 1u : 0u;
+    }
+  }
+  if (out.stale != nullptr) {  // block-uniform
+    __shared__ unsigned s_warp[kMergeThreads / kWarpSize];
+    stale = warp_sum(stale);
+    if (lane_id() == 0) s_warp[warp_in_block()] = stale;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned long long t = 0;
+      for (unsigned w = 0; w < warps_per_block(); ++w) t += s_warp[w];
+      if (t) atomicAdd(out.stale, t);
+    }
   }
 }
 

@@ -22,6 +22,9 @@ struct RunOut {
   uint32_t* values;
   uint8_t* status;
   uint32_t* fences;  // level-1 fences of the output (fences[o / 32] = keys[o]), or null
+  // Adds the output's local stale records (Level::local_stale: a key equal
+  // to its predecessor's, or a tombstone), or null.
+  unsigned long long* stale;
 };
 
 // out[0, newer.n + older.n) = the stable merge (one kernel; nothing is

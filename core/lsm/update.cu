@@ -8,22 +8,29 @@
 //        (a, b) -> (a.delete | b.delete) << 31 | max(a.index, b.index)
 //     (associative and commutative): one entry per key, a tombstone if the
 //     batch deletes the key anywhere, else the key's last insert in batch
-//     order (III-A, made deterministic). The result is sorted with unique keys;
-//  3. cut it into chunks of b; each chunk is one LSM batch (keys are unique
-//     across chunks, so their order does not matter); the last partial chunk
-//     is padded to b with copies of its last entry (identical records: one is
-//     visible, the rest are stale);
-//  4. insert chunk by chunk: r -> r + 1 is a binary increment; with levels
-//     0..k-1 full and k empty, the chunk merges down through them (each merge
-//     stable, the newer run first) and the result becomes level k. A chunk
-//     has unique keys, so "tombstones before regular elements of the same
-//     batch" (invariant 3) holds trivially; stability gives invariants 1-2.
+//     order (III-A, made deterministic). The result is sorted with unique
+//     keys; the host reads their number u;
+//  3. cut it into chunks of at most b; each chunk is one LSM batch (keys are
+//     unique across chunks, so their order does not matter). Nothing pads a
+//     chunk: a level holds only the elements written to it, so a batch of k
+//     keys writes k elements and no query ever sees an element the batch did
+//     not ask for;
+//  4. insert chunk by chunk:
+//     - level 0 absorbs the chunk when its elements and the chunk's fit in b:
+//       the chunk merges with it into a new level 0 (the counter r stays);
+//     - otherwise r -> r + 1 is a binary increment: with levels 0..k-1
+//       occupied and k empty, the chunk merges down through them (each merge
+//       stable, the newer run first) and the result becomes level k. It fits:
+//       the chunk holds at most b and level j at most b 2^j elements.
+//     A carry happens only when level 0 could not take the chunk, so every
+//     second increment stores more than b elements and the levels' room r b
+//     stays below twice the stored elements plus b (docs/lsm.md).
+//     A chunk has unique keys, so "tombstones before regular elements of the
+//     same batch" (invariant 3) holds trivially; stability gives 1-2.
 //
-// A batch of at most b updates is one chunk whatever its number of distinct
-// keys, and a chunk is always padded to b, so nothing the host launches
-// depends on the resolved count: the whole batch is queued without waiting
-// for the device (the count is read back with the other counters at the
-// end). Larger batches read the count first to know their chunks.
+// The kernel that writes a level also counts its local stale records
+// (Level::local_stale): the chunk's tombstones, or in the last merge the
+// records equal to their predecessor or tombstones.
 //
 // Everything a group of up to 32 chunks needs (the new levels, the ping-pong
 // buffers) is allocated before its timed segment; the levels merged away are
@@ -59,28 +66,27 @@ struct ResolveOp {
   }
 };
 
-// Chunk `first / b` in level format: out[i] = entry first + min(i, cnt - 1)
-// for i < b, cnt = min(b, *resolved - first) (the padding repeats the last
-// entry; the resolved count is read on the device so the host need not wait
-// for it). Counts the chunk's tombstones.
+// The chunk of resolved entries [first, first + cnt) in level format.
+// Counts its tombstones into `tombstones` (the batch's) and, when the chunk
+// is a level as it stands, into that level's local stale count.
 constexpr int kExpandThreads = 256;
 
-__global__ void __launch_bounds__(kExpandThreads) expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ payload,
-                                    const uint32_t* __restrict__ values,
-                                    const unsigned long long* __restrict__ resolved, uint64_t first, uint64_t b,
-                                    uint32_t* __restrict__ out_keys, uint32_t* __restrict__ out_values,
-                                    uint8_t* __restrict__ out_status, unsigned long long* __restrict__ tombstones) {
-  const uint64_t cnt = min(static_cast<uint64_t>(*resolved) - first, b);
+__global__ void __launch_bounds__(kExpandThreads)
+    expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ payload,
+                        const uint32_t* __restrict__ values, uint64_t first, uint64_t cnt,
+                        uint32_t* __restrict__ out_keys, uint32_t* __restrict__ out_values,
+                        uint8_t* __restrict__ out_status, unsigned long long* __restrict__ tombstones,
+                        unsigned long long* __restrict__ level_stale) {
   unsigned long long c = 0;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
-  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < b; i += stride) {
-    const uint64_t s = first + (i < cnt ? i : cnt - 1);
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < cnt; i += stride) {
+    const uint64_t s = first + i;
     const uint32_t p = payload[s];
     const bool del = (p & kDeleteBit) != 0;
     out_keys[i] = keys[s];
     out_values[i] = del ? 0u : values[p & ~kDeleteBit];
     out_status[i] = del ? kTombstone : uint8_t{0};
-    c += (i < cnt && del) ? 1 : 0;
+    c += del ? 1 : 0;
   }
   // One atomic per block: a batch of deletes made every warp add to the one
   // counter, and 32 K atomics on one address cost more than the chunk itself.
@@ -91,7 +97,10 @@ __global__ void __launch_bounds__(kExpandThreads) expand_chunk_kernel(const uint
   if (threadIdx.x == 0) {
     unsigned long long t = 0;
     for (unsigned w = 0; w < warps_per_block(); ++w) t += s_warp[w];
-    if (t) atomicAdd(tombstones, t);
+    if (t) {
+      atomicAdd(tombstones, t);
+      if (level_stale) atomicAdd(level_stale, t);
+    }
   }
 }
 
@@ -129,6 +138,20 @@ struct PresenceOp {
     if (votes != 0 && lane_id() == static_cast<unsigned>(__ffs(m) - 1))
       atomicAdd(live, static_cast<unsigned long long>(__popc(votes)));
   }
+};
+
+}  // namespace
+
+namespace {
+
+// Where one chunk goes: level `target`, absorbed into level 0 (r unchanged)
+// or by a carry through levels 0..target-1 (r + 1); `size` is the level's
+// element count afterwards.
+struct ChunkPlan {
+  uint64_t first = 0, cnt = 0;
+  int target = 0;
+  bool absorb = false;
+  uint64_t size = 0;
 };
 
 }  // namespace
@@ -195,120 +218,137 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
             key_word(uniq_payload_.data()),  key_word(temp_.data()),          m};
   };
   resolve_graph_.prepare(resolve_key(), stream_, enqueue_resolve);
-  // Opens the timed segment (closed after the first group of chunks, or
-  // right after the resolve when the host must read the count).
-  auto resolve = [&] {
-    timer_.start(stream_);
-    trace_.mark(stream_, "start");
-    resolve_graph_.run(resolve_key(), stream_, enqueue_resolve);
-    trace_.mark(stream_, "resolve");
-  };
-  double ms = 0;
-  uint64_t chunks = 1;  // m <= b: one chunk, whatever the resolved count
-  const bool one_chunk = m <= b_;
-  if (!one_chunk) {
-    resolve();
-    ms += timer_.stop(stream_);
-    uint64_t u = 0;
-    copy_to_host(stream_, &u, d_runs, sizeof(u));
-    chunks = div_up(u, b_);
-  }
+  // The resolve is its own timed segment: the host reads the resolved count,
+  // which sizes every chunk and every level written.
+  timer_.start(stream_);
+  trace_.mark(stream_, "start");
+  resolve_graph_.run(resolve_key(), stream_, enqueue_resolve);
+  trace_.mark(stream_, "resolve");
+  double ms = timer_.stop(stream_);
+  uint64_t u = 0;
+  copy_to_host(stream_, &u, d_runs, sizeof(u));
+  const uint64_t chunks = div_up(u, b_);
 
-  // The chunks, in groups: a group's new levels and ping-pong buffers are
-  // acquired before its timed segment, and the levels it merges away go
-  // back to the pool after it (the next group reuses them).
-  const bool track = opt_.stale_fraction > 0;
+  // Per chunk of a group: the local stale count of the level it writes.
+  d_level_stale_.reserve_discard(kChunkGroup, "lsm counters");
+  h_u64_.reserve_discard(kChunkGroup);
+  const bool exact = opt_.exact_stale;
   const LsmView before = make_view(live_);  // the pre-batch levels (presence count)
   for (uint64_t c0 = 0; c0 < chunks; c0 += kChunkGroup) {
     const uint64_t c1 = std::min<uint64_t>(chunks, c0 + kChunkGroup);
-    // The level each chunk creates: r -> r + 1 sets the lowest zero bit k.
-    std::vector<int> target;
+    // Where each chunk goes, simulated on the level sizes.
+    std::vector<ChunkPlan> plan;
     std::vector<std::shared_ptr<Level>> fresh;
     uint64_t max_inter = 0;
     bool need_chunk = false;
     uint64_t r = live_.r;
-    for (uint64_t c = c0; c < c1; ++c, ++r) {
-      int k = 0;
-      while (k < kMaxLevels && ((r >> k) & 1)) ++k;
-      if (k >= kMaxLevels || (b_ << k) > kMaxLevelSize)
-        throw RuntimeFailure("lsm: the structure would need a level of more than 2^31 elements (" +
-                             std::to_string(r + 1) + " batches of " + std::to_string(b_) + ")");
-      target.push_back(k);
-      if (k >= 1) need_chunk = true;
-      if (k >= 2) max_inter = std::max<uint64_t>(max_inter, b_ << (k - 1));
+    uint64_t size[kMaxLevels];
+    for (int i = 0; i < kMaxLevels; ++i) size[i] = live_.at[i] ? live_.at[i]->n() : 0;
+    for (uint64_t c = c0; c < c1; ++c) {
+      ChunkPlan p;
+      p.first = c * b_;
+      p.cnt = std::min<uint64_t>(b_, u - p.first);
+      if ((r & 1) && size[0] + p.cnt <= b_) {
+        p.absorb = true;
+        p.target = 0;
+        size[0] += p.cnt;
+      } else {
+        int k = 0;
+        while (k < kMaxLevels && ((r >> k) & 1)) ++k;
+        if (k >= kMaxLevels || (b_ << k) > kMaxLevelSize)
+          throw RuntimeFailure("lsm: the structure would need a level of more than 2^31 elements (" +
+                               std::to_string(r + 1) + " batches of " + std::to_string(b_) + ")");
+        p.target = k;
+        uint64_t total = p.cnt;
+        for (int j = 0; j < k; ++j) {
+          total += size[j];
+          size[j] = 0;
+        }
+        size[k] = total;
+        ++r;
+        if (k >= 2) max_inter = std::max<uint64_t>(max_inter, b_ << (k - 1));
+      }
+      p.size = size[p.target];
+      if (p.absorb || p.target >= 1) need_chunk = true;
+      plan.push_back(p);
     }
-    for (int k : target) fresh.push_back(pool_->acquire(k));
+    for (const ChunkPlan& p : plan) fresh.push_back(pool_->acquire(p.target));
     if (need_chunk) chunk_.reserve(b_, "lsm chunk buffer");
     if (max_inter) {
       pp_[0].reserve(max_inter, "lsm merge buffer");
       pp_[1].reserve(max_inter, "lsm merge buffer");
     }
+    GPUDICT_CUDA(cudaMemsetAsync(d_level_stale_.data(), 0, kChunkGroup * sizeof(unsigned long long), stream_));
 
-    // One chunk: the resolve runs here, after the allocations above (a
-    // cudaMalloc inside a timed segment would count host time as device
-    // time), and the whole batch is one segment.
-    if (one_chunk)
-      resolve();
-    else
-      timer_.start(stream_);
+    timer_.start(stream_);
     // The presence count searches for every resolved key: m is an upper
     // bound on their number, and the kernel reads the count on the device.
-    if (track && c0 == 0)
+    if (exact && c0 == 0)
       launch_multilevel(before, PresenceOp{uniq_keys_.data(), d_live, d_runs}, m, stream_,
                         "multilevel_search_kernel<Presence>");
     for (uint64_t c = c0; c < c1; ++c) {
-      const uint64_t first = c * b_;
-      const int k = target[c - c0];
+      const ChunkPlan& p = plan[c - c0];
+      const int k = p.target;
       Level& out = *fresh[c - c0];
-      RunBuffers* stage = k == 0 ? nullptr : &chunk_;
-      uint32_t* sk = stage ? stage->keys.data() : out.kv.keys.data();
-      uint32_t* sv = stage ? stage->values.data() : out.kv.values.data();
-      uint8_t* ss = stage ? stage->status.data() : out.status.data();
-      expand_chunk_kernel<<<blocks_for(b_, kExpandThreads, 4096), kExpandThreads, 0, stream_>>>(
-          uniq_keys_.data(), uniq_payload_.data(), upd_values_.data(), d_runs, first, b_, sk, sv, ss, d_tombs);
+      unsigned long long* level_stale = d_level_stale_.data() + (c - c0);
+      out.set_size(p.size);
+      const bool direct = !p.absorb && k == 0;  // the chunk is the new level as it stands
+      uint32_t* sk = direct ? out.kv.keys.data() : chunk_.keys.data();
+      uint32_t* sv = direct ? out.kv.values.data() : chunk_.values.data();
+      uint8_t* ss = direct ? out.status.data() : chunk_.status.data();
+      expand_chunk_kernel<<<blocks_for(p.cnt, kExpandThreads, 4096), kExpandThreads, 0, stream_>>>(
+          uniq_keys_.data(), uniq_payload_.data(), upd_values_.data(), p.first, p.cnt, sk, sv, ss, d_tombs,
+          direct ? level_stale : nullptr);
       GPUDICT_CHECK_LAUNCH("expand_chunk_kernel");
       trace_.mark(stream_, "expand");
-      if (k == 0) {
+      if (direct) {
         sa::build_fence_levels(out.kv, 0, stream_);
       } else {
-        RunIn a{sk, sv, ss, b_};
-        for (int j = 0; j < k; ++j) {
+        // The older runs, most recent first: level 0 (absorb), or levels
+        // 0..k-1 (carry).
+        const int merges = p.absorb ? 1 : k;
+        RunIn a{sk, sv, ss, p.cnt};
+        for (int j = 0; j < merges; ++j) {
           const Level& lj = *live_.at[j];
           const RunIn older{lj.kv.keys.data(), lj.kv.values.data(), lj.status.data(), lj.n()};
-          const bool last = j == k - 1;
+          const bool last = j == merges - 1;
           RunBuffers& tmp = pp_[j & 1];
           const RunOut o = last ? RunOut{out.kv.keys.data(), out.kv.values.data(), out.status.data(),
-                                         out.kv.fences.data()}
-                                : RunOut{tmp.keys.data(), tmp.values.data(), tmp.status.data(), nullptr};
+                                         out.kv.fences.data(), level_stale}
+                                : RunOut{tmp.keys.data(), tmp.values.data(), tmp.status.data(), nullptr, nullptr};
           merge_runs(a, older, o, stream_);
           trace_.mark(stream_, "merge");
           a = RunIn{o.keys, o.values, o.status, a.n + older.n};
         }
         sa::build_fence_levels(out.kv, 1, stream_);
-        for (int j = 0; j < k; ++j) dropped_.push_back(std::move(live_.at[j]));
+        for (int j = 0; j < merges; ++j) dropped_.push_back(std::move(live_.at[j]));
       }
-      live_.at[k] = std::move(fresh[c - c0]);
-      live_.r += 1;
+      live_.at[k] = fresh[c - c0];
+      if (!p.absorb) live_.r += 1;
     }
     trace_.mark(stream_, "fence");
     ms += timer_.stop(stream_);
+    copy_to_host(stream_, h_u64_.data(), d_level_stale_.data(), (c1 - c0) * sizeof(uint64_t));
+    for (uint64_t c = c0; c < c1; ++c) fresh[c - c0]->local_stale = h_u64_[c - c0];
+    fresh.clear();
     release_dropped();
   }
   trace_.flush("lsm update batch");
   unsigned long long counters[3];
   copy_to_host(stream_, counters, d_counters_.data(), sizeof(counters));
-  const uint64_t u = counters[0], live_before = counters[1], tombs = counters[2];
-  const uint64_t pad = chunks * b_ - u;
+  const uint64_t live_before = counters[1], tombs = counters[2];
 
   chunks_ += chunks;
-  padding_ += pad;
-  // stale' = stale + padding + tombstones + (records made stale: the keys
-  // that had a live record before the batch); docs/lsm.md.
-  stale_ += pad + tombs;
-  if (track)
-    stale_ += live_before;
-  else
-    stale_exact_ = false;
+  resolved_ += u;
+  // Exact counting: stale' = stale + tombstones + (records made stale: the
+  // keys that had a live record before the batch); docs/lsm.md. Otherwise
+  // the levels' local counts (a lower bound, exact with one level).
+  if (exact) {
+    stale_ += tombs + live_before;
+  } else {
+    stale_ = levels_stale();
+    stale_exact_ = live_.occupied() <= 1;
+  }
   t.add(phase, ms);
 }
 
