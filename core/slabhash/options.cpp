@@ -55,6 +55,11 @@ std::vector<OptionSpec> slabhash_options() {
        "ahead"},
       {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", "0"},
       {"flush-every", "FLUSH (compact the chains, free emptied slabs) after every N update batches (0: never)", "0"},
+      {"flush-tombstones",
+       "FLUSH after an update batch that leaves more tombstones than this fraction of the base slots (buckets x "
+       "slots per slab): deleted slots are reused only after a FLUSH, so this bounds the chains under churn "
+       "(0: never)",
+       "0.25"},
       {"prefetch",
        "how an operation's base slab is fetched early: off; l2 (every lane asks L2 for its operation's base slab, "
        "4 sector prefetches, when it loads the operation, before its tile serves it); bulk (the same with one "
@@ -126,6 +131,12 @@ Options parse_options(const StructureConfig& config) {
   }
   if (given(config, "max-pool-bytes")) o.max_pool_bytes = config.get_u64("max-pool-bytes");
   if (given(config, "flush-every")) o.flush_every = config.get_u64("flush-every");
+  if (given(config, "flush-tombstones")) {
+    const double x = config.get_double("flush-tombstones");
+    if (!std::isfinite(x) || x < 0.0)
+      throw InputError("--flush-tombstones: '" + config.get("flush-tombstones") + "' is not a fraction >= 0");
+    o.flush_tombstones = x;
+  }
   if (given(config, "prefetch"))  // (not given: Options' 0, kDefaultPrefetch)
     o.prefetch = static_cast<uint8_t>(
         config.get_one_of("prefetch", {kPrefetchNames[0], kPrefetchNames[1], kPrefetchNames[2]}));

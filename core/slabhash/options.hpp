@@ -9,6 +9,11 @@
 
 namespace gpudict::slabhash {
 
+// The default of --flush-tombstones: FLUSH once the tombstones could fill a
+// quarter of every bucket's base slab, so chains carry on average at most a
+// quarter of a slab of them (docs/slabhash.md has the measurements).
+inline constexpr double kDefaultFlushTombstones = 0.25;
+
 struct Options {
   Mode mode = Mode::Map;
   uint64_t buckets = 0;         // 0: from the load factor
@@ -19,6 +24,7 @@ struct Options {
   bool grow_ahead = true;       // and ahead of batches whose inserts could fill it (--pool-growth ahead)
   uint64_t max_pool_bytes = 0;  // growth limit; 0: device memory
   uint64_t flush_every = 0;     // FLUSH after every N update batches; 0: never
+  double flush_tombstones = kDefaultFlushTombstones;  // FLUSH when tombstones exceed this share of the base slots; 0: never
   uint8_t prefetch = 0;         // --prefetch off (0), l2 (1), bulk (2): OpsIn::prefetch
 };
 

@@ -188,9 +188,28 @@ double SlabHash::flush() {
 
 void SlabHash::cleanup(DeviceTime& t) { t.add(Phase::Cleanup, flush()); }
 
+std::string SlabHash::flush_policy() const {
+  std::string p;
+  if (opt_.flush_every) p = "after every " + std::to_string(opt_.flush_every) + " update batches";
+  if (opt_.flush_tombstones > 0)
+    p += (p.empty() ? "" : "; ") + std::string("after an update batch that leaves tombstones > ") +
+         fmt_double(opt_.flush_tombstones, "%g") + " of the base slots";
+  return (p.empty() ? std::string("on cleanup/flush steps only") : p + "; on cleanup/flush steps");
+}
+
+uint64_t SlabHash::tombstones() const { return claimed_ - std::min(claimed_, live_); }
+
 void SlabHash::maybe_flush(DeviceTime& t) {
   ++update_batches_since_flush_;
-  if (opt_.flush_every == 0 || update_batches_since_flush_ < opt_.flush_every) return;
+  bool due = opt_.flush_every != 0 && update_batches_since_flush_ >= opt_.flush_every;
+  // Tombstones over a share of the base slots. Each FLUSH reads every slab
+  // once, and at least that share of the base slots died since the last one,
+  // so its cost per delete is bounded (about 128 B / (x M) per base slab).
+  if (!due && opt_.flush_tombstones > 0) {
+    const double base_slots = static_cast<double>(buckets_ + 1) * slots_per_slab(opt_.mode);
+    due = static_cast<double>(tombstones()) > opt_.flush_tombstones * base_slots;
+  }
+  if (!due) return;
   t.add(Phase::Cleanup, flush());
   ++auto_flushes_;
 }
@@ -219,7 +238,7 @@ Stats SlabHash::stats() const {
       {"avg_chain_slabs", fmt_double(base_slabs ? static_cast<double>(slabs) / static_cast<double>(base_slabs) : 0.0)},
       {"utilization", fmt_double(util)},
       {"alive", std::to_string(live_)},
-      {"tombstones", std::to_string(claimed_ - std::min(claimed_, live_))},
+      {"tombstones", std::to_string(tombstones())},
       {"pool_slabs", std::to_string(pool_.capacity())},
       {"pool_bytes", std::to_string(pool_.bytes())},
       {"super_blocks", std::to_string(pool_.super_blocks())},
@@ -261,8 +280,7 @@ Params SlabHash::parameters() const {
       {"slaballoc", "memory blocks of 1024 slabs, bitmaps cached per tile, one atomicOr per allocation; super blocks " +
                         std::string("2^lg0, 2^lg0, 2^(lg0+1), ...")},
       {"pool_growth", growth},
-      {"flush", opt_.flush_every ? "after every " + std::to_string(opt_.flush_every) + " update batches and on cleanup steps"
-                                 : std::string("on cleanup/flush steps only")},
+      {"flush", flush_policy()},
       {"build", "concurrent insertion (timed: the insertion kernels; table allocation and clearing are not timed)"},
       {"concurrent", "native: every operation of a batch in one kernel"},
   };

@@ -23,7 +23,7 @@ Capabilities slabhash_caps_for(const StructureConfig& config);
 Capabilities slabhash_caps();
 
 // --mode, --buckets, --load-factor, --expected-keys, --pool-slabs,
-// --pool-growth, --max-pool-bytes, --flush-every, --prefetch.
+// --pool-growth, --max-pool-bytes, --flush-every, --flush-tombstones, --prefetch.
 std::vector<OptionSpec> slabhash_options();
 
 // Throws InputError naming the option when an option is invalid (also used

@@ -95,6 +95,9 @@ class SlabHash final : public Dictionary {
   // FLUSH; returns the device milliseconds.
   double flush();
   void maybe_flush(DeviceTime& t);
+  // Tombstones since the last FLUSH or build (claimed slots that are not live).
+  uint64_t tombstones() const;
+  std::string flush_policy() const;
   void fix_build_duplicates(const uint32_t* d_keys, const uint32_t* d_values, uint64_t n, DeviceTime& t);
   uint64_t scratch_bytes() const;
 

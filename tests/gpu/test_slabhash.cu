@@ -750,7 +750,8 @@ TEST_CASE("slabhash: FLUSH compacts chains, frees slabs, changes no answer") {
     std::vector<uint64_t> init;
     for (uint64_t k = 0; k < 100000; ++k) init.push_back(k * 3 + 1);
     const KeyValues kv = pairs_of(init);
-    auto d = make(mode, {{"load-factor", "0.85"}});
+    // No automatic FLUSH: the tombstones stay until the cleanup below.
+    auto d = make(mode, {{"load-factor", "0.85"}, {"flush-tombstones", "0"}});
     build(*d, kv);
     Model m = model_of(kv, mode);
     Batch del;
@@ -772,13 +773,61 @@ TEST_CASE("slabhash: FLUSH compacts chains, frees slabs, changes no answer") {
       if (b % 2) d->cleanup(t);
       check_table_equals(*d, m, mode);
     }
-    // The policy: --flush-every 2.
-    auto e = make(mode, {{"flush-every", "2"}});
+    // The policy: --flush-every 2 (and no flush for tombstones).
+    auto e = make(mode, {{"flush-every", "2"}, {"flush-tombstones", "0"}});
     build(*e, kv);
     Model me = model_of(kv, mode);
     for (int b = 0; b < 5; ++b) run_phased(*e, me, mode, random_batch(rng, 20000, 300000, ExecMode::Phased, 0.4));
     CHECK(extra(*e, "auto_flushes") == "2");
     check_table_equals(*e, me, mode);
+  }
+}
+
+// Hot keys under churn: every batch inserts and deletes the same few keys.
+// Deleted slots are reused only after a FLUSH, so without one the chains grow
+// by a slot per re-inserted key; --flush-tombstones (on by default) runs one
+// whenever the tombstones pass that share of the base slots, and the chains
+// stay short.
+TEST_CASE("slabhash: hot keys under churn: the tombstone policy bounds the chains") {
+  for (M mode : kModes) {
+    CAPTURE(mode_arg(mode));
+    std::mt19937_64 rng(77);
+    std::vector<uint64_t> init;
+    for (uint64_t k = 0; k < 32; ++k) init.push_back((1ull << 31) + 2 * k);
+    const KeyValues kv = pairs_of(init);
+    auto d = make(mode);  // the defaults: --flush-tombstones 0.25
+    auto off = make(mode, {{"flush-tombstones", "0"}});
+    build(*d, kv);
+    build(*off, kv);
+    Model m = model_of(kv, mode);
+    Model m_off = model_of(kv, mode);
+    const uint64_t base = std::stoull(extra(*d, "base_slabs"));
+    const double slots = static_cast<double>(base) * (mode == M::Set ? 30 : 15);
+    for (int b = 0; b < 200; ++b) {
+      Batch batch;
+      for (int i = 0; i < 512; ++i) {
+        const uint64_t k = (1ull << 31) + rng() % 64;
+        const int r = static_cast<int>(rng() % 4);
+        if (r == 0)
+          batch.push(OpType::Delete, k);
+        else if (r == 1)
+          batch.push(OpType::Insert, k, rng() & 0xFFFFFFFFull);
+        else
+          batch.push(OpType::Lookup, k);
+      }
+      batch.mode = ExecMode::Concurrent;
+      run_concurrent(*d, m, mode, batch);
+      run_concurrent(*off, m_off, mode, batch);
+      // After every update batch the policy has run: at most the share left.
+      CHECK(static_cast<double>(std::stoull(extra(*d, "tombstones"))) <= 0.25 * slots);
+    }
+    CHECK(std::stoull(extra(*d, "auto_flushes")) > 10);
+    CHECK(extra(*off, "auto_flushes") == "0");
+    // Without the policy the chains keep every tombstone.
+    CHECK(std::stoull(extra(*off, "tombstones")) > 1000);
+    CHECK(std::stoull(extra(*d, "slabs")) * 20 < std::stoull(extra(*off, "slabs")));
+    check_table_equals(*d, m, mode);
+    check_table_equals(*off, m_off, mode);
   }
 }
 
