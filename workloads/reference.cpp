@@ -21,9 +21,14 @@ Outcomes make_outcomes(std::vector<Outcome> o) {
 
 Outcomes union_outcomes(const Outcomes& a, const Outcomes& b) {
   Outcomes out;
+  union_outcomes_into(a, b, out);
+  return out;
+}
+
+void union_outcomes_into(const Outcomes& a, const Outcomes& b, Outcomes& out) {
+  out.clear();  // keeps its capacity: a scratch set reused per cell allocates once
   out.reserve(a.size() + b.size());
   std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
-  return out;
 }
 
 bool contains(const Outcomes& set, const Outcome& o) {
@@ -185,7 +190,7 @@ Cell ModelState::cell(uint64_t key, const TouchedKeys* touched, Outcomes& scratc
   c.key = key;
   const Outcomes* effects = touched ? touched->find(key) : nullptr;
   if (effects) {
-    scratch = union_outcomes(outcomes(key), *effects);
+    union_outcomes_into(outcomes(key), *effects, scratch);
     c.touched = true;
     c.set = &scratch;
     return c;
@@ -212,6 +217,8 @@ void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* 
                  uint64_t hi, const std::function<bool(const Cell&)>& fn) {
   const size_t t_end = touched ? touched->size() : 0;
   Outcomes scratch;
+  const Outcomes absent{Outcome()};
+  Outcomes one{Outcome()};
   while (true) {
     const bool has_d = d != d_end && d->first <= hi;
     const bool has_a = a != a_end && a->first <= hi;
@@ -225,15 +232,16 @@ void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* 
     Cell c;
     c.key = k;
     if (has_t && (*touched)[t].key == k) {
-      Outcomes base{Outcome()};
+      const Outcomes* base = &absent;
       if (has_d && d->first == k) {
-        base = {Outcome(d->second)};
+        one[0] = Outcome(d->second);
+        base = &one;
         ++d;
       } else if (has_a && a->first == k) {
-        base = a->second;
+        base = &a->second;
         ++a;
       }
-      scratch = union_outcomes(base, (*touched)[t].effects);
+      union_outcomes_into(*base, (*touched)[t].effects, scratch);
       ++t;
       c.touched = true;
       c.set = &scratch;
@@ -305,8 +313,13 @@ ModelState::SuccessorOptions ModelState::successor_options(uint64_t key, const T
     if (c.can_be_present()) {
       SuccessorOption opt;
       opt.key = c.key;
-      for (const Outcome& v : c.outcomes())
-        if (v) opt.values.push_back(*v);
+      if (c.set) {
+        opt.values.reserve(c.set->size());
+        for (const Outcome& v : *c.set)
+          if (v) opt.values.push_back(*v);
+      } else {
+        opt.values.push_back(c.value);  // can_be_present: a definite present cell
+      }
       o.found.push_back(std::move(opt));
     }
     if (!c.can_be_absent()) {  // a key that must be present ends the search

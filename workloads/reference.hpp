@@ -33,6 +33,8 @@ using Outcomes = std::vector<Outcome>;
 Outcomes make_outcomes(std::vector<Outcome> o);
 // Union of two Outcomes sets.
 Outcomes union_outcomes(const Outcomes& a, const Outcomes& b);
+// The same into `out` (its capacity reused).
+void union_outcomes_into(const Outcomes& a, const Outcomes& b, Outcomes& out);
 bool contains(const Outcomes& set, const Outcome& o);
 
 // All updates of one key in one batch: their effects in batch order
