@@ -104,9 +104,9 @@ void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
     }
     fmt::print(out,
                "{{\"record\":\"step\",\"step\":{},\"kind\":{},\"name\":{},\"mode\":{},\"snapshot\":{},\"batches\":{},"
-               "\"ops\":{{{}}},\"rows\":[{}],\"e2e_ms\":{:.6f},\"mismatches\":{}{}}}\n",
+               "\"ops\":{{{}}},\"rows\":[{}],\"e2e_ms\":{:.6f},\"mismatches\":{},\"device_bytes\":{}{}}}\n",
                s.index, q(s.kind), q(s.name), q(std::string(mode_name(s.mode))), q(s.snapshot), s.batches, ops, rows,
-               s.e2e_ms, s.mismatches, around);
+               s.e2e_ms, s.mismatches, s.device_bytes, around);
   }
 }
 
@@ -115,9 +115,10 @@ void print_json_summary(std::FILE* out, const RunReport& r) {
   for (const auto& [k, v] : r.final_stats.extra) extra += (extra.empty() ? "" : ",") + q(k) + ":" + q(v);
   fmt::print(out,
              "{{\"record\":\"summary\",\"verified\":{},\"checked\":{},\"mismatches\":{},\"total_device_ms\":{:.6f},"
-             "\"total_e2e_ms\":{:.6f},\"peak_device_bytes\":{},\"final_size\":{},\"final_stats\":{{{}}}}}\n",
+             "\"total_e2e_ms\":{:.6f},\"peak_device_bytes\":{},\"final_device_bytes\":{},\"final_size\":{},"
+             "\"final_stats\":{{{}}}}}\n",
              r.verified ? (r.mismatches == 0 ? "true" : "false") : "null", r.checked, r.mismatches, r.total_device_ms,
-             r.total_e2e_ms, r.peak_device_bytes, r.final_stats.size, extra);
+             r.total_e2e_ms, r.peak_device_bytes, r.final_device_bytes, r.final_stats.size, extra);
 }
 
 // quiet: the summary record alone (the verdict, as JSON).

@@ -64,7 +64,9 @@ class Pass {
         case StepKind::DropSnapshot: on_snapshot(step, false); break;
         case StepKind::Cleanup: on_cleanup(); break;
       }
-      peak_ = std::max(peak_, device_bytes_in_use());
+      const uint64_t bytes = device_bytes_in_use();
+      peak_ = std::max(peak_, bytes);
+      if (!steps_.empty()) steps_.back().report.device_bytes = bytes;  // after the step's latest batch
     }
     close();
     return std::move(steps_);
@@ -274,6 +276,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     rep.peak_device_bytes = std::max(rep.peak_device_bytes, pass.peak_device_bytes());
     if (r == 0) {
       rep.final_stats = dict->stats();
+      rep.final_device_bytes = device_bytes_in_use();
       if (verifier) {
         rep.checked = verifier->checked();
         rep.mismatches = verifier->mismatches();

@@ -44,6 +44,7 @@ struct StepReport {
   double e2e_ms = 0;        // median over repetitions; host wall clock incl. transfers
   uint64_t mismatches = 0;  // in this step (first repetition)
   Params before, after;     // cleanup steps: the structure's figures around it (first repetition)
+  uint64_t device_bytes = 0;  // device memory held after the step (first repetition)
 };
 
 // One batch's device time (median over repetitions), for --batch-times.
@@ -69,6 +70,7 @@ struct RunReport {
   std::vector<StepReport> steps;
   Stats final_stats;
   uint64_t peak_device_bytes = 0;
+  uint64_t final_device_bytes = 0;  // held at the end of the first repetition
   double total_device_ms = 0;
   double total_e2e_ms = 0;
   std::vector<BatchTime> batch_times;
