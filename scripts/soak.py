@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""Soak benchmark: long runs of hot-key churn on every structure.
+
+Two workloads, each BATCHES concurrent batches of BATCH_SIZE operations, cut
+into PHASES phases of equal length (so that the report gives each phase's
+rate and the device memory held after it):
+
+  hot   32 live keys in a window of 64 around 2^31, every operation on that
+        window (uniform), ranges of 1-64 keys
+  zipf  2^15 live keys in a window of 2^16 around 2^31, the operations'
+        keys zipfian (exponent 0.99) over the window
+
+The ordered structures run the full mix (insert 0.25, delete 0.25, lookup
+0.2, count, range and successor 0.1 each); the slab hash, which answers
+point operations only, runs inserts, deletes and lookups (0.25, 0.25, 0.5).
+
+Every structure runs each workload twice: once with --no-verify, timed (the
+runs one after another, so that nothing else shares the GPU), and once
+verified (these runs in parallel, --jobs at a time: their timings are not
+used). Criteria, per structure and workload:
+
+  rate    the last phase's rate (operations / device ms) is at least the
+          first phase's divided by 1.5
+  memory  the device memory held at the end is at most the memory held after
+          the first phase (the structure's scratch and pools at steady
+          state: its fixed overhead) plus twice the live data's need
+          (final keys x 8 bytes)
+  verify  the verified run checked every result with 0 mismatches
+
+Writes the workloads, every run's JSON and a Markdown table to --out, prints
+the table, and exits 1 when any criterion is missed (2 on a usage error).
+
+  python3 scripts/soak.py --out soak            # 10,000 batches of 8,192
+  python3 scripts/soak.py --batches 200 --phases 2 --batch-size 1024   # a smoke run
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+
+ORDERED_MIX = "{insert: 0.25, delete: 0.25, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1}"
+POINT_MIX = "{insert: 0.25, delete: 0.25, lookup: 0.5}"
+CENTER = 1 << 31
+WORKLOADS = {
+    # name: (initial keys, window size, phase key distribution)
+    "hot": (32, 64, "uniform"),
+    "zipf": (1 << 15, 1 << 16, "zipfian, exponent: 0.99"),
+}
+PAIR_BYTES = 8  # u32 keys and values
+
+
+def workload_yaml(name, mix, args):
+    count, window, dist = WORKLOADS[name]
+    lo, hi = CENTER - window // 2, CENTER + window // 2 - 1
+    per = args.batches // args.phases
+    lines = [f"name: soak-{name}", f"seed: {args.seed}",
+             f"initial: {{count: {count}, keys: {{distribution: uniform, min: {lo}, max: {hi}}}}}", "steps:"]
+    for p in range(args.phases):
+        lines.append(f"  - phase: {{name: soak-{p + 1}, batches: {per}, batch_size: {args.batch_size}, "
+                     f"mode: concurrent, mix: {mix}, keys: {{distribution: {dist}, min: {lo}, max: {hi}}}, "
+                     f"range_length: {{distribution: uniform, min: 1, max: 64, unit: keys}}}}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args, structure, path, verify, tag):
+    cmd = [args.gpudict, structure, path, "--format", "json"] + ([] if verify else ["--no-verify"])
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with open(os.path.join(args.out, f"{tag}.jsonl"), "w") as f:
+        f.write(r.stdout)
+    if r.returncode != 0:
+        return None, f"exit {r.returncode}: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}"
+    return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")], ""
+
+
+def phase_rate(step):
+    ops = sum(row["ops"] for row in step["rows"])
+    ms = sum(row["device_ms"] for row in step["rows"])
+    return ops / ms / 1e3 if ms > 0 else float("inf")  # M ops/s
+
+
+def structures(args):
+    if args.structures:
+        return args.structures.split(",")
+    r = subprocess.run([args.gpudict, "info"], stdout=subprocess.PIPE, text=True, check=True)
+    for line in r.stdout.splitlines():
+        if line.startswith("structures:"):
+            return [s.strip() for s in line.split(":", 1)[1].split(",") if s.strip() and "planned" not in s]
+    sys.exit("soak: 'gpudict info' lists no structures")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gpudict", default=os.environ.get("GPUDICT_BINARY", "build/gpudict"))
+    ap.add_argument("--out", default="soak")
+    ap.add_argument("--batches", type=int, default=10000)
+    ap.add_argument("--phases", type=int, default=10)
+    ap.add_argument("--batch-size", type=int, default=8192)
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--structures", default="", help="comma-separated (default: every built one)")
+    ap.add_argument("--workloads", default="hot,zipf")
+    ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
+                    help="verified runs at a time")
+    ap.add_argument("--no-verify", action="store_true", help="skip the verified runs")
+    args = ap.parse_args()
+    if args.phases < 2 or args.batches < args.phases or args.batches % args.phases:
+        ap.error("--batches must be a multiple of --phases, and --phases at least 2")
+    os.makedirs(args.out, exist_ok=True)
+
+    cases = []
+    for s in structures(args):
+        point = s == "slabhash"
+        for w in args.workloads.split(","):
+            if w not in WORKLOADS:
+                ap.error(f"unknown workload '{w}' (hot, zipf)")
+            path = os.path.join(args.out, f"{w}-{'point' if point else 'ordered'}.yaml")
+            with open(path, "w") as f:
+                f.write(workload_yaml(w, POINT_MIX if point else ORDERED_MIX, args))
+            cases.append((s, w, path))
+
+    verified = {}
+    pool = None
+    if not args.no_verify:
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
+        for s, w, path in cases:
+            verified[(s, w)] = pool.submit(run, args, s, path, True, f"{s}-{w}-verified")
+
+    rows, failed = [], 0
+    for s, w, path in cases:
+        records, err = run(args, s, path, False, f"{s}-{w}-timed")
+        if records is None:
+            rows.append(f"| {s} | {w} | failed: {err} | | | | | | FAIL |")
+            failed += 1
+            continue
+        steps = [r for r in records if r.get("record") == "step" and r["kind"] == "phase"]
+        summary = next(r for r in records if r.get("record") == "summary")
+        first, last = phase_rate(steps[0]), phase_rate(steps[-1])
+        fixed = steps[0]["device_bytes"]
+        bound = fixed + 2 * summary["final_size"] * PAIR_BYTES
+        end = steps[-1]["device_bytes"]
+        ok_rate = last >= first / 1.5
+        ok_mem = end <= bound
+        verdict = "not run"
+        ok_ver = True
+        if not args.no_verify:
+            vrec, verr = verified[(s, w)].result()
+            if vrec is None:
+                verdict, ok_ver = f"failed: {verr}", False
+            else:
+                vs = next(r for r in vrec if r.get("record") == "summary")
+                ok_ver = vs["verified"] is True and vs["mismatches"] == 0
+                verdict = f"{vs['checked']} checked, {vs['mismatches']} mismatches"
+        ok = ok_rate and ok_mem and ok_ver
+        failed += 0 if ok else 1
+        rows.append(f"| {s} | {w} | {first:.1f} | {last:.1f} | {last / first:.2f} | {end / 2**20:.1f} | "
+                    f"{bound / 2**20:.1f} | {verdict} | {'ok' if ok else 'FAIL'} |")
+    if pool:
+        pool.shutdown()
+    per = args.batches // args.phases
+    table = "\n".join([
+        f"Soak: {args.batches} concurrent batches of {args.batch_size} operations, phases of {per}; "
+        f"rates in M ops/s (device time), memory in MiB",
+        "",
+        f"| structure | workload | first {per} | last {per} | last / first | memory at end | bound | verified | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ] + rows)
+    with open(os.path.join(args.out, "soak.md"), "w") as f:
+        f.write(table + "\n")
+    print(table)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
