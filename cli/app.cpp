@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
+#include "workloads/workload.hpp"
 
 namespace gpudict {
 
@@ -122,8 +123,7 @@ int run_cli(int argc, char** argv) {
     CLI::App* sub = app.add_subcommand(s.name, s.summary);
     if (!s.details.empty()) sub->description(s.summary + "\n\n" + s.details);
     sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
-        ->required()
-        ->check(CLI::ExistingFile);
+        ->required();
     add_common(sub, flags, s.name);
     for (const auto& o : s.options) {
       struct_opts[o.name] = o.default_value;
@@ -142,7 +142,7 @@ int run_cli(int argc, char** argv) {
   uint64_t gen_seed = 0;
   bool gen_quiet = false;
   CLI::App* gen = app.add_subcommand("gen", "Write a workload's initial keys and operations as binary files");
-  gen->add_option("workload", gen_workload, "Workload: YAML file, binary key file or trace (.gdt)")->required()->check(CLI::ExistingFile);
+  gen->add_option("workload", gen_workload, "Workload: YAML file, binary key file or trace (.gdt)")->required();
   gen->add_option("-o,--output", gen_out, "Output directory (created if missing)")->required();
   CLI::Option* gen_seed_opt = gen->add_option("--seed", gen_seed, "Seed (overrides the file's `seed`)")->check(kSeed);
   gen->add_flag("-q,--quiet", gen_quiet, "Print nothing");
@@ -157,7 +157,7 @@ int run_cli(int argc, char** argv) {
   uint64_t check_seed = 0;
   CLI::Option* check_seed_opt = nullptr;
   CLI::App* check = app.add_subcommand("check", "Validate a workload without running it and summarise it");
-  check->add_option("workload", check_workload, "Workload file")->required()->check(CLI::ExistingFile);
+  check->add_option("workload", check_workload, "Workload file")->required();
   check->add_option("--format", check_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   check_seed_opt = check->add_option("--seed", check_seed, "Seed (overrides the file's `seed`)")->check(kSeed);
   check->footer("\nExample:\n  gpudict check examples/quickstart.yaml\nExit code 0 when valid, 2 with the first error (file:line:column) otherwise,\n3 when the summary could not be written.");
@@ -196,6 +196,13 @@ int run_cli(int argc, char** argv) {
   }
 
   try {
+    // The workload file before anything else (not CLI11's ExistingFile,
+    // whose message takes two lines): a missing, directory or unreadable
+    // workload is one line naming it, exit 2, from every subcommand, and
+    // comes before the no-device notice.
+    if (chosen) check_workload_file(workload);
+    if (gen->parsed()) check_workload_file(gen_workload);
+    if (check->parsed()) check_workload_file(check_workload);
     if (chosen && flags.quiet && flags.format == "csv")
       throw InputError("--quiet prints the verdict, which has no CSV form: use --format text or json with it");
     if (chosen) {

@@ -37,11 +37,12 @@ inline std::string gpudict_binary() {
   return env && *env ? env : GPUDICT_BINARY;
 }
 
-// `args` is appended to the binary's path as is (shell syntax).
-inline CommandResult run_gpudict(const std::string& args) {
+// `args` is appended to the binary's path as is (shell syntax); `prefix`, if
+// any, comes before it (a command that runs the binary, e.g. as another user).
+inline CommandResult run_gpudict(const std::string& args, const std::string& prefix = "") {
   std::string out_file = temp_path("out"), err_file = temp_path("err");
-  std::string cmd = std::string("cd '") + GPUDICT_SOURCE_DIR + "' && '" + gpudict_binary() + "' " + args + " >'" +
-                    out_file + "' 2>'" + err_file + "' </dev/null";
+  std::string cmd = std::string("cd '") + GPUDICT_SOURCE_DIR + "' && " + prefix + (prefix.empty() ? "" : " ") + "'" +
+                    gpudict_binary() + "' " + args + " >'" + out_file + "' 2>'" + err_file + "' </dev/null";
   int status = std::system(cmd.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

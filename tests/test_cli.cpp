@@ -341,3 +341,144 @@ TEST_CASE("cli: integers take '_' only between digits, reals only in decimal") {
   check_usage_error("check " + p, "under- or overflows");
   std::remove(p.c_str());
 }
+
+namespace {
+// `gpudict args` fails as bad input with exactly one line on stderr, which
+// starts "gpudict: " and contains every string of `parts`; nothing on stdout.
+void check_one_line_error(const std::string& args, const std::vector<std::string>& parts,
+                          const std::string& prefix = "") {
+  INFO(prefix << " gpudict " << args);
+  const auto r = run_gpudict(args, prefix);
+  INFO("stderr: " << r.err);
+  CHECK(r.exit_code == 2);
+  CHECK(lines_of(r.err).size() == 1);
+  CHECK(r.err.rfind("gpudict: ", 0) == 0);
+  CHECK(!r.err.empty());
+  CHECK(r.err.back() == '\n');
+  for (const auto& p : parts) CHECK(r.err.find(p) != std::string::npos);
+  CHECK(r.out.empty());
+}
+}  // namespace
+
+TEST_CASE("cli: a missing, directory or unreadable workload is one line naming it, from every subcommand") {
+  const std::string dir = temp_path("wl_dir");
+  fs::create_directories(dir);
+  const std::string missing = dir + "/missing.bin", missing_yaml = dir + "/missing.yaml";
+  const std::string yaml_dir = dir + "/looks-like.yaml";
+  fs::create_directories(yaml_dir);
+  const std::string kinds = "(a YAML workload, an operation trace or a key file)";
+  const std::string out = dir + "/out";
+  for (const std::string& path : {missing, missing_yaml}) {
+    const std::string line = "gpudict: " + path + ": no such file " + kinds;
+    check_one_line_error("sorted-array " + path + " --backend cpu", {line});
+    check_one_line_error("lsm " + path + " --backend cpu --format json", {line});
+    check_one_line_error("sorted-array " + path, {line});  // before the no-device notice
+    check_one_line_error("check " + path, {line});
+    check_one_line_error("gen " + path + " -o " + out, {line});
+  }
+  for (const std::string& path : {dir, yaml_dir}) {
+    const std::string line = "gpudict: " + path + ": is a directory " + kinds;
+    check_one_line_error("sorted-array " + path + " --backend cpu", {line});
+    check_one_line_error("btree " + path + " --backend cpu", {line});
+    check_one_line_error("slabhash " + path, {line});
+    check_one_line_error("check " + path + " --format json", {line});
+    check_one_line_error("gen " + path + " -o " + out, {line});
+  }
+  CHECK_FALSE(fs::exists(out));  // gen refused before creating its directory
+  // Unreadable: root reads any file, so as root the binary runs as nobody
+  // (setpriv), where that works (a source or build directory nobody can reach
+  // makes it skip).
+  const std::string locked = dir + "/locked.bin";
+  std::ofstream(locked, std::ios::binary) << std::string(16, '\1');
+  fs::permissions(locked, fs::perms::none);
+  std::string as_other;
+  if (::geteuid() == 0) {
+    as_other = "setpriv --reuid=65534 --regid=65534 --clear-groups";
+    if (run_gpudict("--version", as_other).exit_code != 0) as_other = "skip";
+  }
+  if (as_other == "skip") {
+    MESSAGE("running as root without a way to run gpudict as another user: the unreadable-file case is skipped");
+  } else {
+    const std::string line =
+        "gpudict: " + locked + ": cannot open: Permission denied (a readable YAML workload, operation trace or key file)";
+    check_one_line_error("sorted-array " + locked + " --backend cpu", {line}, as_other);
+    check_one_line_error("sorted-array " + locked, {line}, as_other);
+    check_one_line_error("check " + locked, {line}, as_other);
+    check_one_line_error("gen " + locked + " -o " + out, {line}, as_other);
+    // Named inside a YAML workload: the same reason, at the field.
+    const std::string yaml = dir + "/locked.yaml";
+    std::ofstream(yaml) << "initial: {file: locked.bin}\n";
+    check_one_line_error("check " + yaml,
+                         {"gpudict: " + yaml + ":1:17: initial.file: " + locked + ": cannot open: Permission denied"},
+                         as_other);
+  }
+  fs::permissions(locked, fs::perms::owner_all);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("cli: an empty key file is refused unless a YAML workload allows it") {
+  const std::string dir = temp_path("empty_keys");
+  fs::create_directories(dir);
+  const std::string raw = dir + "/empty.bin", sosd = dir + "/empty.sosd";
+  std::ofstream(raw, std::ios::binary).flush();
+  std::ofstream(sosd, std::ios::binary) << std::string(8, '\0');  // a SOSD header: count 0, no keys
+  REQUIRE(fs::file_size(raw) == 0);
+  REQUIRE(fs::file_size(sosd) == 8);
+  const std::string how = "(at least one key; a YAML workload may start from an empty key file on purpose with "
+                          "initial: {file: PATH, allow_empty: true})";
+  const std::string out = dir + "/out";
+  const std::pair<std::string, std::string> cases[] = {
+      {raw, "gpudict: " + raw + ": empty key file: 0 bytes, no keys " + how},
+      {sosd, "gpudict: " + sosd + ": empty key file: its SOSD header says 0 keys " + how}};
+  for (const auto& [path, line] : cases) {
+    check_one_line_error("sorted-array " + path + " --backend cpu", {line});
+    check_one_line_error("lsm " + path + " --backend cpu --quiet", {line});
+    check_one_line_error("check " + path, {line});
+    check_one_line_error("gen " + path + " -o " + out, {line});
+  }
+  CHECK_FALSE(fs::exists(out));
+
+  // In YAML: refused, with the file, line and field, and the opt-in named.
+  const std::string refused = dir + "/refused.yaml";
+  std::ofstream(refused) << "initial: {file: empty.bin}\nsteps:\n  - batch: {ops: [[lookup, 5]]}\n";
+  const std::vector<std::string> parts = {"gpudict: " + refused + ":1:17: initial.file: " + raw +
+                                          ": empty key file: 0 bytes, no keys (at least one key; to start from it "
+                                          "empty on purpose, add allow_empty: true to initial)"};
+  check_one_line_error("sorted-array " + refused + " --backend cpu", parts);
+  check_one_line_error("check " + refused, parts);
+  check_one_line_error("gen " + refused + " -o " + out, parts);
+  CHECK_FALSE(fs::exists(out));
+
+  // Allowed: runs verified from an empty start; check and gen agree.
+  for (const std::string file : {"empty.bin", "empty.sosd"}) {
+    INFO(file);
+    const std::string allowed = dir + "/allowed.yaml";
+    std::ofstream(allowed) << "initial: {file: " << file << ", allow_empty: true}\n"
+                           << "steps:\n  - batch: {ops: [[lookup, 5], [successor, 0]]}\n"
+                              "  - batch: {ops: [[insert, 5, 9], [lookup, 5]]}\n";
+    const std::string results = dir + "/results.tsv";
+    auto r = run_gpudict("sorted-array " + allowed + " --backend cpu --quiet --results " + results);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out == "verified: 3 results checked, 0 mismatches\n");
+    CHECK(r.err.empty());
+    // Nothing there at first; the inserted key afterwards.
+    const std::string res = slurp(results);
+    CHECK(res.find("\n0\t0\tlookup\t5\t0\t0\t") != std::string::npos);
+    CHECK(res.find("\n0\t1\tsuccessor\t0\t0\t0\t") != std::string::npos);
+    CHECK(res.find("\n1\t1\tlookup\t5\t0\t1\t9\t") != std::string::npos);
+    auto c = run_gpudict("check " + allowed);
+    CHECK(c.exit_code == 0);
+    CHECK(c.out.find("initial contents: 0 keys\n") != std::string::npos);
+    auto g = run_gpudict("gen " + allowed + " -q -o " + out);
+    CHECK(g.exit_code == 0);
+    CHECK(fs::file_size(out + "/initial_keys.bin") == 0);
+    // The trace of an empty start is a valid workload; its empty key file is not.
+    auto t = run_gpudict("lsm " + out + "/trace.gdt --backend cpu --quiet");
+    CHECK(t.exit_code == 0);
+    CHECK(t.out == "verified: 3 results checked, 0 mismatches\n");
+    check_one_line_error("sorted-array " + out + "/initial_keys.bin --backend cpu",
+                         {out + "/initial_keys.bin: empty key file: 0 bytes, no keys"});
+    fs::remove_all(out);
+  }
+  fs::remove_all(dir);
+}

@@ -227,11 +227,20 @@ TEST_CASE("formats: a key file given as the workload") {
   std::unique_ptr<StepSource> ex = open_workload((data / "sosd_keys_uint64.bin").string());
   CHECK(ex->header().format == "keys-sosd");
   CHECK(summarize_workload((data / "sosd_keys_uint64.bin").string()).initial == 8000);
-  // An empty file: empty initial, no batches.
-  const std::string empty = fmt_path("empty.keys");
+  // An empty key file is refused, raw or SOSD with a zero count, by open and
+  // summary alike; the message names the file and the YAML way to allow it.
+  const std::string empty = fmt_path("empty.keys"), empty_sosd = fmt_path("empty_uint64.sosd");
   fmt_write_all(empty, {});
-  std::unique_ptr<StepSource> es = open_workload(empty);
-  CHECK(fmt_steps(*es).size() == 2);
+  write_sosd_file(empty_sosd, {}, 8);
+  const std::string how = " (at least one key; a YAML workload may start from an empty key file on purpose with "
+                          "initial: {file: PATH, allow_empty: true})";
+  CHECK(fmt_error([&] { open_workload(empty); }) == empty + ": empty key file: 0 bytes, no keys" + how);
+  CHECK(fmt_error([&] { summarize_workload(empty); }) == empty + ": empty key file: 0 bytes, no keys" + how);
+  CHECK(fmt_error([&] { open_workload(empty_sosd); }) == empty_sosd + ": empty key file: its SOSD header says 0 keys" + how);
+  CHECK(fmt_error([&] { summarize_workload(empty_sosd); }) ==
+        empty_sosd + ": empty key file: its SOSD header says 0 keys" + how);
+  // The probe itself still reads them (a YAML workload may allow them).
+  CHECK(probe_key_file(empty, KeyFileFormat::Auto, 0, 4).count == 0);
 }
 
 TEST_CASE("formats: trace round trip") {

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -454,6 +455,94 @@ TEST_CASE("workload: key files named by the workload") {
       parse_workload_spec(write_yaml("ok2.yaml", "initial: {file: short.sosd, format: raw, width: 8}\n"));
   CHECK(t.initial.count == 3);
   CHECK(t.initial.file.width == 8);
+}
+
+TEST_CASE("workload: an empty key file is refused unless initial says allow_empty") {
+  const std::string empty_raw = write_bytes("empty.bin", {});
+  const std::string empty_sosd = write_bytes("empty.sosd", {0, 0, 0, 0, 0, 0, 0, 0});
+  write_bytes("four.bin", {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 0, 0, 0});
+  // Refused, naming the file, what is empty and how to allow it: raw (auto and
+  // forced), SOSD with a zero count (auto and forced), and allow_empty: false.
+  for (const std::string fmt : {"", "\n  format: raw", "\n  allow_empty: false"}) {
+    check_error("initial:\n  file: empty.bin" + fmt + "\n", 2, "empty", "initial.file",
+                empty_raw + ": empty key file: 0 bytes, no keys (at least one key; to start from it empty on "
+                            "purpose, add allow_empty: true to initial)");
+  }
+  for (const std::string fmt : {"", "\n  format: sosd"}) {
+    check_error("initial:\n  file: empty.sosd" + fmt + "\n", 2, "empty", "initial.file",
+                empty_sosd + ": empty key file: its SOSD header says 0 keys (at least one key; to start from it "
+                             "empty on purpose, add allow_empty: true to initial)");
+  }
+  // The field is checked like any other.
+  check_error("initial: {file: empty.bin, allow_empty: yes}\n", 1, "yes", "initial.allow_empty",
+              "'yes' is not a boolean (true or false)");
+  check_error("initial: {file: empty.bin, alow_empty: true}\n", 1, "alow_empty", "initial.alow_empty",
+              "unknown field, did you mean 'allow_empty'?");
+  check_error("initial: {count: 3, allow_empty: true}\n", 1, "allow_empty", "initial.allow_empty",
+              "only meaningful with file");
+  // A count of 0 is not the way to an empty start; the message says what is.
+  check_error("initial:\n  count: 0\n", 2, "0", "initial.count", "zero (a positive integer; for an empty initial "
+                                                                  "contents leave initial out)");
+  // An empty values file next to keys is too short, as any short values file.
+  check_error("initial:\n  file: four.bin\n  values: {file: empty.bin}\n", 3, "empty", "initial.values.file",
+              "holds 0 values of 4 bytes, fewer than the 4 initial keys");
+
+  // Accepted with allow_empty: true: an empty Initial step, then the steps.
+  for (const std::string file : {"empty.bin", "empty.sosd"}) {
+    INFO(file);
+    const std::string path =
+        write_yaml("allowed.yaml", "initial: {file: " + file + ", allow_empty: true, values: {file: empty.bin}}\n"
+                                   "steps:\n  - batch: {ops: [[lookup, 5], [insert, 5, 1]]}\n");
+    const WorkloadSpec spec = parse_workload_spec(path);
+    CHECK(spec.initial.source == InitialSpec::Source::File);
+    CHECK(spec.initial.count == 0);
+    CHECK(spec.initial.values == InitialValues::File);
+    std::unique_ptr<StepSource> src = open_workload(path);
+    Step st;
+    REQUIRE(src->next(st));
+    CHECK(st.kind == StepKind::Initial);
+    CHECK(st.initial.keys.empty());
+    CHECK(st.initial.values.empty());
+    REQUIRE(src->next(st));
+    CHECK(st.kind == StepKind::Phase);
+    REQUIRE(src->next(st));
+    CHECK(st.kind == StepKind::Batch);
+    CHECK(st.batch.size() == 2);
+    CHECK_FALSE(src->next(st));
+    CHECK(summarize_workload(path).initial == 0);
+  }
+  // allow_empty on a file that has keys changes nothing.
+  const WorkloadSpec four = parse_workload_spec(write_yaml("four.yaml", "initial: {file: four.bin, allow_empty: true}\n"));
+  CHECK(four.initial.count == 4);
+  // Leaving initial out is an empty start too.
+  const WorkloadSpec none = parse_workload_spec(write_yaml("none.yaml", "steps:\n  - batch: {ops: [[lookup, 5]]}\n"));
+  CHECK(none.initial.source == InitialSpec::Source::None);
+  CHECK(none.initial.count == 0);
+}
+
+TEST_CASE("workload: the workload file itself: missing, a directory") {
+  const std::string missing = (spec_tmp_dir() / "no-such-workload.bin").string();
+  const std::string dir = (spec_tmp_dir() / "a-dir.yaml").string();
+  fs::create_directories(dir);
+  auto message = [](const std::function<void()>& f) -> std::string {
+    try {
+      f();
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  const std::string kinds = " (a YAML workload, an operation trace or a key file)";
+  CHECK(message([&] { check_workload_file(missing); }) == missing + ": no such file" + kinds);
+  CHECK(message([&] { check_workload_file(dir); }) == dir + ": is a directory" + kinds);
+  // open and summarize check it first, whatever the name says the kind is.
+  CHECK(message([&] { open_workload(dir); }) == dir + ": is a directory" + kinds);
+  CHECK(message([&] { summarize_workload(dir); }) == dir + ": is a directory" + kinds);
+  CHECK(message([&] { summarize_workload(missing); }) == missing + ": no such file" + kinds);
+  // A file under a path component that is not a directory does not exist.
+  const std::string under = write_bytes("plain.bin", {1, 0, 0, 0}) + "/x.yaml";
+  CHECK(message([&] { check_workload_file(under); }) == under + ": no such file" + kinds);
+  CHECK(message([&] { check_workload_file(write_bytes("plain2.bin", {1, 0, 0, 0})); }).empty());
 }
 
 TEST_CASE("workload: a missing YAML file") {

@@ -53,11 +53,24 @@ std::string file_name_of(const std::string& path) { return fs::path(path).filena
 uint64_t file_size_or_throw(const std::string& path) {
   std::error_code ec;
   const fs::file_status st = fs::status(path, ec);
-  if (ec || !fs::exists(st)) fail(path, "no such file", "an existing file");
+  if (st.type() == fs::file_type::not_found) fail(path, "no such file", "an existing file");
+  if (ec) fail(path, "cannot access: " + ec.message(), "an existing, readable file");
   if (fs::is_directory(st)) fail(path, "is a directory", "a file");
+  if (!fs::is_regular_file(st)) fail(path, "is not a regular file", "a file");
+  // Opened here, so that an unreadable file is reported as one before its
+  // contents are looked at (a file shorter than a SOSD header is never read).
+  { std::ifstream probe = open_in(path); }
   const uintmax_t size = fs::file_size(path, ec);
   if (ec) fail(path, "cannot read its size: " + ec.message(), "a readable file");
   return static_cast<uint64_t>(size);
+}
+
+void require_keys(const KeyFileInfo& info, const std::string& expected) {
+  if (info.count != 0) return;
+  const std::string what = info.format == KeyFileFormat::Sosd
+                               ? "empty key file: its SOSD header says 0 keys"
+                               : "empty key file: " + std::to_string(info.file_size) + " bytes, no keys";
+  fail(info.path, what, expected);
 }
 
 unsigned width_from_name(const std::string& path) {
@@ -215,9 +228,15 @@ void write_sosd_file(const std::string& path, const std::vector<uint64_t>& keys,
 
 namespace {
 
+// An empty key file as the workload is refused: it would build nothing and
+// look nothing up, and is far more often a failed download or a wrong path
+// than an intent. A YAML workload can start from one on purpose.
 KeyFileInfo probe_direct(const std::string& path) {
   const unsigned by_name = width_from_name(path);
-  return probe_key_file(path, KeyFileFormat::Auto, 0, by_name ? by_name : 4);
+  KeyFileInfo info = probe_key_file(path, KeyFileFormat::Auto, 0, by_name ? by_name : 4);
+  require_keys(info, "at least one key; a YAML workload may start from an empty key file on purpose with "
+                     "initial: {file: PATH, allow_empty: true}");
+  return info;
 }
 
 // Holds no keys itself: the Initial step gets them all, and the lookup

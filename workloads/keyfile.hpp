@@ -46,8 +46,13 @@ KeyFileInfo probe_key_file(const std::string& path, KeyFileFormat format, unsign
 // checked against `key_max` (InputError naming the file and the key's index).
 std::vector<uint64_t> read_key_file(const KeyFileInfo& info, uint64_t count, uint64_t key_max);
 
-// Size in bytes of a file; InputError if it cannot be opened.
+// Size in bytes of a file; InputError("PATH: what (expected)") if it is
+// missing, a directory or cannot be opened for reading.
 uint64_t file_size_or_throw(const std::string& path);
+
+// InputError("PATH: empty key file: ... (expected)") when the probed file
+// holds no keys (a raw file of 0 bytes, a SOSD header with count 0).
+void require_keys(const KeyFileInfo& info, const std::string& expected);
 
 // The first `count` values of a raw little-endian file of `width`-byte values.
 std::vector<uint64_t> read_raw_values(const std::string& path, unsigned width, uint64_t count);

@@ -2,7 +2,10 @@
 // file to its steps, whatever the file's kind (docs/workload-format.md).
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include "core/common/errors.hpp"
 #include "workloads/generator.hpp"
@@ -27,27 +30,35 @@ WorkloadSpec load_spec(const std::string& path, const OpenOptions& opts) {
   return spec;
 }
 
-void check_exists(const std::string& path) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(st))
-    throw InputError(path + ": no such file (a YAML workload, an operation trace or a key file)");
-  if (std::filesystem::is_directory(st))
-    throw InputError(path + ": is a directory (a YAML workload, an operation trace or a key file)");
-}
-
 }  // namespace
 
+void check_workload_file(const std::string& path) {
+  static const char* const kExpected = "a YAML workload, an operation trace or a key file";
+  std::error_code ec;
+  const auto st = std::filesystem::status(path, ec);
+  if (st.type() == std::filesystem::file_type::not_found) throw InputError(path + ": no such file (" + kExpected + ")");
+  if (ec) throw InputError(path + ": cannot access: " + ec.message() + " (" + kExpected + ")");
+  if (std::filesystem::is_directory(st)) throw InputError(path + ": is a directory (" + kExpected + ")");
+  // Not opened when it is not a regular file: a FIFO without a writer would block.
+  if (std::filesystem::is_regular_file(st)) {
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      throw InputError(path + ": cannot open" + (errno ? std::string(": ") + std::strerror(errno) : std::string()) +
+                       " (a readable YAML workload, operation trace or key file)");
+  }
+}
+
 std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOptions& opts) {
+  check_workload_file(path);
   if (is_yaml_path(path)) return std::make_unique<GeneratedSource>(load_spec(path, opts));
-  check_exists(path);
   if (is_trace_file(path)) return std::make_unique<TraceSource>(path);
   return open_key_file_workload(path, opts);
 }
 
 WorkloadSummary summarize_workload(const std::string& path, const OpenOptions& opts) {
+  check_workload_file(path);
   if (is_yaml_path(path)) return summarize_spec(load_spec(path, opts));
-  check_exists(path);
   if (is_trace_file(path)) return summarize_trace(path);
   return summarize_key_file_workload(path, opts);
 }

@@ -423,7 +423,7 @@ class Parser {
   InitialSpec initial(const YAML::Node& n, const std::string& field) const {
     InitialSpec in;
     in.pos = pos(n);
-    const Fields f = fields(n, field, {"count", "keys", "values", "file", "format", "width"});
+    const Fields f = fields(n, field, {"count", "keys", "values", "file", "format", "width", "allow_empty"});
     in.count_pos = in.pos;
     if (f.has("count")) in.count_pos = pos(f.get("count"));
 
@@ -446,8 +446,14 @@ class Parser {
                "format raw or auto");
         width = static_cast<unsigned>(w);
       }
+      bool allow_empty = false;
+      if (auto v = f.get("allow_empty")) allow_empty = boolean(v, sub(field, "allow_empty"));
       try {
         in.file = probe_key_file(path, format, width, width_bytes(key_type_));
+        // An empty key file is an error unless the workload says it is meant.
+        if (!allow_empty)
+          require_keys(in.file, "at least one key; to start from it empty on purpose, add allow_empty: true to "
+                                "initial");
       } catch (const InputError& e) {
         throw_spec_error(in.file_pos, sub(field, "file"), e.what(), "");
       }
@@ -462,13 +468,16 @@ class Parser {
         in.count = c;
       }
     } else {
-      for (const char* only : {"format", "width"})
+      for (const char* only : {"format", "width", "allow_empty"})
         if (f.has(only))
           fail(f.keys.at(only), sub(field, only), "only meaningful with file", "file: a key file");
       if (!f.has("count"))
         fail(n, sub(field, "count"), "missing", "count: the number of generated keys, or file: a key file");
       in.source = InitialSpec::Source::Generated;
-      in.count = positive(f.get("count"), sub(field, "count"));
+      in.count = u64(f.get("count"), sub(field, "count"), "a positive integer");
+      if (in.count == 0)
+        fail(f.get("count"), sub(field, "count"), "zero",
+             "a positive integer; for an empty initial contents leave initial out");
       in.keys.max = max_of(key_type_);
       if (auto v = f.get("keys")) in.keys = key_dist(v, sub(field, "keys"));
       const uint64_t last = in.keys.max - in.keys.min;

@@ -91,6 +91,13 @@ struct OpenOptions {
 };
 std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOptions& opts = {});
 
+// The workload file itself, before its kind is looked at: InputError
+// "PATH: no such file | is a directory | cannot access: ... | cannot open: ... (expected)"
+// when it is missing, a directory or unreadable. open_workload and
+// summarize_workload call it first; the CLI calls it before anything else
+// touches the workload, so each subcommand reports it as one line.
+void check_workload_file(const std::string& path);
+
 // Summary without running: exact for YAML (computed from the spec, nothing is
 // generated) and for traces (record headers are read, bodies skipped).
 WorkloadSummary summarize_workload(const std::string& path, const OpenOptions& opts = {});
