@@ -15,9 +15,9 @@ The ordered structures run the full mix (insert 0.25, delete 0.25, lookup
 point operations only, runs inserts, deletes and lookups (0.25, 0.25, 0.5).
 
 Every structure runs each workload twice: once with --no-verify, timed (the
-runs one after another, so that nothing else shares the GPU), and once
-verified (these runs in parallel, --jobs at a time: their timings are not
-used). Criteria, per structure and workload:
+runs one after another, so that nothing else shares the GPU), then once
+verified (these runs in parallel, --jobs at a time, after the timed ones:
+their timings are not used). Criteria, per structure and workload:
 
   rate    the last phase's rate (operations / device ms) is at least the
           first phase's divided by 1.5
@@ -119,16 +119,18 @@ def main():
                 f.write(workload_yaml(w, POINT_MIX if point else ORDERED_MIX, args))
             cases.append((s, w, path))
 
+    # The timed runs first, one at a time (nothing else on the GPU), then the
+    # verified runs in parallel.
+    timed = {(s, w): run(args, s, path, False, f"{s}-{w}-timed") for s, w, path in cases}
     verified = {}
-    pool = None
     if not args.no_verify:
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs)
-        for s, w, path in cases:
-            verified[(s, w)] = pool.submit(run, args, s, path, True, f"{s}-{w}-verified")
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {(s, w): pool.submit(run, args, s, path, True, f"{s}-{w}-verified") for s, w, path in cases}
+            verified = {k: f.result() for k, f in futures.items()}
 
     rows, failed = [], 0
     for s, w, path in cases:
-        records, err = run(args, s, path, False, f"{s}-{w}-timed")
+        records, err = timed[(s, w)]
         if records is None:
             rows.append(f"| {s} | {w} | failed: {err} | | | | | | FAIL |")
             failed += 1
@@ -144,7 +146,7 @@ def main():
         verdict = "not run"
         ok_ver = True
         if not args.no_verify:
-            vrec, verr = verified[(s, w)].result()
+            vrec, verr = verified[(s, w)]
             if vrec is None:
                 verdict, ok_ver = f"failed: {verr}", False
             else:
@@ -155,8 +157,6 @@ def main():
         failed += 0 if ok else 1
         rows.append(f"| {s} | {w} | {first:.1f} | {last:.1f} | {last / first:.2f} | {end / 2**20:.1f} | "
                     f"{bound / 2**20:.1f} | {verdict} | {'ok' if ok else 'FAIL'} |")
-    if pool:
-        pool.shutdown()
     per = args.batches // args.phases
     table = "\n".join([
         f"Soak: {args.batches} concurrent batches of {args.batch_size} operations, phases of {per}; "
