@@ -197,18 +197,24 @@ TEST_CASE("reference: cells merge definite, ambiguous and touched keys in order"
   CHECK(cell_keys(s, 9, 3).empty());  // inverted
   CHECK(cell_keys(s, kMax64, kMax64) == std::vector<uint64_t>{kMax64});
 
-  Outcomes scratch;
-  Cell c4 = s.cell(4, &t, scratch);
+  Cell c4 = s.cell(4, &t);
   CHECK(c4.touched);
   CHECK(c4.outcomes() == Outcomes{kAbsent, 2});
-  Cell c5 = s.cell(5, &t, scratch);
+  Cell c5 = s.cell(5, &t);
   CHECK(c5.outcomes() == Outcomes{kAbsent, 50});
-  Cell c8 = s.cell(8, &t, scratch);
+  // A touched cell keeps its pre-batch state and the effects apart: each
+  // allows what either allows.
+  CHECK(c4.allows(kAbsent));
+  CHECK(c4.allows(Outcome(2)));
+  CHECK_FALSE(c4.allows(Outcome(3)));
+  CHECK(c4.can_be_absent());
+  CHECK(c4.can_be_present());
+  Cell c8 = s.cell(8, &t);
   CHECK_FALSE(c8.touched);
   CHECK(c8.definite());
   CHECK(c8.allows(Outcome(3)));
   CHECK_FALSE(c8.allows(kAbsent));
-  Cell c9 = s.cell(9, &t, scratch);
+  Cell c9 = s.cell(9, &t);
   CHECK(c9.allows(kAbsent));
   CHECK_FALSE(c9.can_be_present());
 }
@@ -261,7 +267,7 @@ TEST_CASE("reference: successor options") {
   auto o = s.successor_options(3, nullptr);
   REQUIRE(o.found.size() == 1);
   CHECK(o.found[0].key == 9);
-  CHECK(o.found[0].values == std::vector<uint64_t>{90});
+  CHECK(o.found[0].values() == std::vector<uint64_t>{90});
   CHECK_FALSE(o.not_found);
   o = s.successor_options(kMax64, nullptr);  // successor of the maximum
   CHECK(o.found.empty());
@@ -277,7 +283,7 @@ TEST_CASE("reference: successor options") {
   REQUIRE(o.found.size() == 2);
   CHECK(o.found[0].key == 5);
   CHECK(o.found[1].key == 7);
-  CHECK(o.found[1].values == std::vector<uint64_t>{70, 71});
+  CHECK(o.found[1].values() == std::vector<uint64_t>{70, 71});
   CHECK_FALSE(o.not_found);
 
   // Collapse: between k and the result absent, the result present.

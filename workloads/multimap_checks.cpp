@@ -1,6 +1,7 @@
 #include "workloads/multimap_checks.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <utility>
 
 #include <fmt/format.h>
@@ -152,9 +153,18 @@ std::optional<Problem> MultimapChecker::check_successor(MultiState& s, uint64_t 
                                                         uint64_t got_value) {
   ModelState::SuccessorOptions o;
   o.not_found = true;
+  std::deque<Outcomes> sets;  // each option's values, as the cell's set (a deque keeps them in place)
   if (key != UINT64_MAX) {
     s.for_each(key + 1, UINT64_MAX, touched_, [&](const MultiView& v) {
-      if (v.max_pairs() > 0) o.found.push_back({v.key, distinct(v.allowed())});
+      if (v.max_pairs() > 0) {
+        Outcomes values;
+        for (uint64_t x : distinct(v.allowed())) values.emplace_back(x);
+        sets.push_back(std::move(values));
+        Cell c;
+        c.key = v.key;
+        c.set = &sets.back();
+        o.found.push_back({v.key, c});
+      }
       if (v.min_pairs() > 0) {  // a key that certainly has a pair ends the search
         o.not_found = false;
         return false;
@@ -165,7 +175,7 @@ std::optional<Problem> MultimapChecker::check_successor(MultiState& s, uint64_t 
   bool ok = !found && o.not_found;
   if (found)
     for (const auto& opt : o.found)
-      if (opt.key == got_key) ok = std::binary_search(opt.values.begin(), opt.values.end(), got_value);
+      if (opt.key == got_key) ok = opt.cell.allows(Outcome(got_value));
   if (!ok)
     return Problem{describe(o), found ? fmt::format("successor {} (value {})", got_key, got_value)
                                       : std::string("not found")};

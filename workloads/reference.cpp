@@ -21,14 +21,9 @@ Outcomes make_outcomes(std::vector<Outcome> o) {
 
 Outcomes union_outcomes(const Outcomes& a, const Outcomes& b) {
   Outcomes out;
-  union_outcomes_into(a, b, out);
-  return out;
-}
-
-void union_outcomes_into(const Outcomes& a, const Outcomes& b, Outcomes& out) {
-  out.clear();  // keeps its capacity: a scratch set reused per cell allocates once
   out.reserve(a.size() + b.size());
   std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+  return out;
 }
 
 bool contains(const Outcomes& set, const Outcome& o) {
@@ -99,21 +94,36 @@ const Outcomes* TouchedKeys::find(uint64_t key) const {
 // Cell
 // ---------------------------------------------------------------------------
 
-bool Cell::can_be_absent() const { return set ? (!set->empty() && !set->front()) : !present; }
+namespace {
+bool set_can_be_absent(const Outcomes& s) { return !s.empty() && !s.front(); }
+bool set_can_be_present(const Outcomes& s) { return !s.empty() && s.back().has_value(); }
+}  // namespace
+
+bool Cell::can_be_absent() const {
+  const bool base = set ? set_can_be_absent(*set) : !present;
+  return base || (effects && set_can_be_absent(*effects));
+}
 
 bool Cell::can_be_present() const {
-  return set ? (!set->empty() && set->back().has_value()) : present;
+  const bool base = set ? set_can_be_present(*set) : present;
+  return base || (effects && set_can_be_present(*effects));
 }
 
 bool Cell::allows(const Outcome& o) const {
-  if (set) return contains(*set, o);
-  if (!o) return !present;
-  return present && value == *o;
+  const bool base = set ? contains(*set, o) : (!o ? !present : present && value == *o);
+  return base || (effects && contains(*effects, o));
 }
 
 Outcomes Cell::outcomes() const {
-  if (set) return *set;
-  return {present ? Outcome(value) : Outcome()};
+  const Outcomes base = set ? *set : Outcomes{present ? Outcome(value) : Outcome()};
+  return effects ? union_outcomes(base, *effects) : base;
+}
+
+std::vector<uint64_t> ModelState::SuccessorOption::values() const {
+  std::vector<uint64_t> v;
+  for (const Outcome& o : cell.outcomes())
+    if (o) v.push_back(*o);
+  return v;
 }
 
 // ---------------------------------------------------------------------------
@@ -185,15 +195,12 @@ Outcomes ModelState::outcomes(uint64_t key) const {
   return {Outcome()};
 }
 
-Cell ModelState::cell(uint64_t key, const TouchedKeys* touched, Outcomes& scratch) const {
+Cell ModelState::cell(uint64_t key, const TouchedKeys* touched) const {
   Cell c;
   c.key = key;
-  const Outcomes* effects = touched ? touched->find(key) : nullptr;
-  if (effects) {
-    union_outcomes_into(outcomes(key), *effects, scratch);
-    c.touched = true;
-    c.set = &scratch;
-    return c;
+  if (touched) {
+    c.effects = touched->find(key);
+    c.touched = c.effects != nullptr;
   }
   auto a = ambiguous_.find(key);
   if (a != ambiguous_.end()) {
@@ -216,9 +223,6 @@ template <class DefIt, class AmbIt>
 void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* touched, size_t t,
                  uint64_t hi, const std::function<bool(const Cell&)>& fn) {
   const size_t t_end = touched ? touched->size() : 0;
-  Outcomes scratch;
-  const Outcomes absent{Outcome()};
-  Outcomes one{Outcome()};
   while (true) {
     const bool has_d = d != d_end && d->first <= hi;
     const bool has_a = a != a_end && a->first <= hi;
@@ -232,23 +236,14 @@ void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* 
     Cell c;
     c.key = k;
     if (has_t && (*touched)[t].key == k) {
-      const Outcomes* base = &absent;
-      if (has_d && d->first == k) {
-        one[0] = Outcome(d->second);
-        base = &one;
-        ++d;
-      } else if (has_a && a->first == k) {
-        base = &a->second;
-        ++a;
-      }
-      union_outcomes_into(*base, (*touched)[t].effects, scratch);
-      ++t;
       c.touched = true;
-      c.set = &scratch;
-    } else if (has_a && a->first == k) {
+      c.effects = &(*touched)[t].effects;
+      ++t;
+    }
+    if (has_a && a->first == k) {
       c.set = &a->second;
       ++a;
-    } else {
+    } else if (has_d && d->first == k) {
       c.present = true;
       c.value = d->second;
       ++d;
@@ -311,16 +306,7 @@ ModelState::SuccessorOptions ModelState::successor_options(uint64_t key, const T
   o.not_found = true;
   for_each_cell_above(key, touched, [&](const Cell& c) {
     if (c.can_be_present()) {
-      SuccessorOption opt;
-      opt.key = c.key;
-      if (c.set) {
-        opt.values.reserve(c.set->size());
-        for (const Outcome& v : *c.set)
-          if (v) opt.values.push_back(*v);
-      } else {
-        opt.values.push_back(c.value);  // can_be_present: a definite present cell
-      }
-      o.found.push_back(std::move(opt));
+      o.found.push_back(SuccessorOption{c.key, c});
     }
     if (!c.can_be_absent()) {  // a key that must be present ends the search
       o.not_found = false;

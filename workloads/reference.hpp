@@ -33,8 +33,6 @@ using Outcomes = std::vector<Outcome>;
 Outcomes make_outcomes(std::vector<Outcome> o);
 // Union of two Outcomes sets.
 Outcomes union_outcomes(const Outcomes& a, const Outcomes& b);
-// The same into `out` (its capacity reused).
-void union_outcomes_into(const Outcomes& a, const Outcomes& b, Outcomes& out);
 bool contains(const Outcomes& set, const Outcome& o);
 
 // All updates of one key in one batch: their effects in batch order
@@ -75,20 +73,25 @@ class TouchedKeys {
   std::vector<Entry> entries_;  // sorted by key
 };
 
-// What one key may hold, as seen by one query. Exactly one of:
+// What one key may hold, as seen by one query: its state before the query's
+// batch, exactly one of
 //   definite absent   (set == nullptr, present == false)
 //   definite present  (set == nullptr, present == true, value)
-//   a set of outcomes (set != nullptr; an ambiguous cell, or a touched key's
-//                      pre-batch outcomes united with its update effects)
-// A touched cell is never collapsed by what a query observes.
+//   a set of outcomes (set != nullptr: an ambiguous cell)
+// and, for a key the in-flight concurrent batch updates (touched), the
+// batch's update effects, any of which the query may also observe. The two
+// are kept apart (no union is built per cell: a successor walking a window
+// of hot keys visits every one of them); outcomes() unites them for
+// messages. A touched cell is never collapsed by what a query observes.
 struct Cell {
   uint64_t key = 0;
   bool touched = false;
   bool present = false;
   uint64_t value = 0;
   const Outcomes* set = nullptr;
+  const Outcomes* effects = nullptr;  // touched: the batch's update effects
 
-  bool definite() const { return set == nullptr; }
+  bool definite() const { return set == nullptr && effects == nullptr; }
   bool can_be_absent() const;
   bool can_be_present() const;
   bool allows(const Outcome& o) const;
@@ -141,7 +144,7 @@ class ModelState {
 
   // --- what queries may see; `touched` (may be null) is the in-flight
   //     concurrent batch ---
-  Cell cell(uint64_t key, const TouchedKeys* touched, Outcomes& scratch) const;
+  Cell cell(uint64_t key, const TouchedKeys* touched) const;
   // Calls fn(cell) for every key in [lo, hi] that is not definitely absent,
   // ascending; stops when fn returns false. Nothing when lo > hi.
   // The cell's set pointer is valid only during the call.
@@ -162,9 +165,12 @@ class ModelState {
 
   // A successor(key) answer the semantics allow: `key` may be the successor
   // holding any of `values`.
+  // A key the successor may return and what it may hold (the cell points
+  // into this state and the touched keys: valid until either changes).
   struct SuccessorOption {
     uint64_t key = 0;
-    std::vector<uint64_t> values;  // ascending
+    Cell cell;
+    std::vector<uint64_t> values() const;  // the values it may hold, ascending (for messages)
   };
   struct SuccessorOptions {
     std::vector<SuccessorOption> found;  // ascending by key

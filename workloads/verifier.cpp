@@ -56,8 +56,7 @@ struct Verifier::Impl {
   // the model (after a mismatch the model keeps its own state).
   std::optional<Problem> check_lookup(ModelState& s, const TouchedKeys* t, uint64_t key, bool found,
                                       uint64_t value) {
-    Outcomes scratch;
-    const Cell c = s.cell(key, t, scratch);
+    const Cell c = s.cell(key, t);
     const Outcome got = found ? Outcome(val(value)) : Outcome();
     if (!c.allows(got)) return Problem{describe(c.outcomes(), keys_only()), describe(got, keys_only())};
     if (!c.touched && !c.definite()) s.collapse(key, got);
@@ -138,7 +137,7 @@ struct Verifier::Impl {
     } else {
       for (const ModelState::SuccessorOption& opt : o.found)
         if (opt.key == got_key)
-          ok = std::binary_search(opt.values.begin(), opt.values.end(), got_value);
+          ok = opt.cell.allows(Outcome(got_value));
     }
     if (!ok)
       return Problem{describe(o, keys_only()),

@@ -53,10 +53,10 @@ std::string describe_successor(uint64_t key, const std::vector<uint64_t>& values
 std::string describe(const ModelState::SuccessorOptions& o, bool keys_only) {
   const size_t alternatives = o.found.size() + (o.not_found ? 1 : 0);
   if (alternatives == 1)
-    return o.not_found ? std::string("not found") : describe_successor(o.found[0].key, o.found[0].values, keys_only);
+    return o.not_found ? std::string("not found") : describe_successor(o.found[0].key, o.found[0].values(), keys_only);
   std::string s = "one of: ";
   for (size_t i = 0; i < o.found.size() && i < kListLimit; ++i)
-    s += (i ? ", " : "") + describe_successor(o.found[i].key, o.found[i].values, keys_only);
+    s += (i ? ", " : "") + describe_successor(o.found[i].key, o.found[i].values(), keys_only);
   if (o.found.size() > kListLimit) s += fmt::format(", ... ({} keys)", o.found.size());
   if (o.not_found) s += ", not found";
   return s;
