@@ -280,7 +280,10 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     }
     GPUDICT_CUDA(cudaMemsetAsync(d_level_stale_.data(), 0, kChunkGroup * sizeof(unsigned long long), stream_));
 
-    timer_.start(stream_);
+    // Settled: this segment follows the host's read of the count and the
+    // level allocations, after which its first launch arrives late
+    // (core/common/settle.hpp).
+    timer_.start_settled(stream_);
     // The presence count searches for every resolved key: m is an upper
     // bound on their number, and the kernel reads the count on the device.
     if (exact && c0 == 0)

@@ -59,7 +59,7 @@ std::vector<OptionSpec> slabhash_options() {
        "FLUSH after an update batch that leaves more tombstones than this fraction of the base slots (buckets x "
        "slots per slab): deleted slots are reused only after a FLUSH, so this bounds the chains under churn "
        "(0: never)",
-       "0.25"},
+       "0.5"},
       {"prefetch",
        "how an operation's base slab is fetched early: off; l2 (every lane asks L2 for its operation's base slab, "
        "4 sector prefetches, when it loads the operation, before its tile serves it); bulk (the same with one "

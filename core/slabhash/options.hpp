@@ -9,10 +9,10 @@
 
 namespace gpudict::slabhash {
 
-// The default of --flush-tombstones: FLUSH once the tombstones could fill a
-// quarter of every bucket's base slab, so chains carry on average at most a
-// quarter of a slab of them (docs/slabhash.md has the measurements).
-inline constexpr double kDefaultFlushTombstones = 0.25;
+// The default of --flush-tombstones: FLUSH once the tombstones could fill
+// half of every bucket's base slab, so chains carry on average at most half
+// a slab of them (docs/slabhash.md has the measurements).
+inline constexpr double kDefaultFlushTombstones = 0.5;
 
 struct Options {
   Mode mode = Mode::Map;
