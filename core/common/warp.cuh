@@ -31,6 +31,25 @@ __device__ __forceinline__ T warp_sum(T v) {
   return group_sum<32>(v);
 }
 
+// Adds every thread's v to *counter with one atomic per block (a counter
+// that every warp added to was contended: 32 K atomics on one address cost
+// more than the kernels that counted). Every thread of the block must call it
+// (it synchronises the block); blockDim.x at most 1024. The closing barrier
+// lets a second call reuse the shared slots: without it, warps of the next
+// call could overwrite them while thread 0 still sums this one's.
+__device__ __forceinline__ void block_add_to(unsigned long long* counter, unsigned long long v) {
+  __shared__ unsigned long long s_warp[32];
+  v = warp_sum(v);
+  if (lane_id() == 0) s_warp[warp_in_block()] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned long long t = 0;
+    for (unsigned w = 0; w < warps_per_block(); ++w) t += s_warp[w];
+    if (t) atomicAdd(counter, t);
+  }
+  __syncthreads();
+}
+
 // Lanes of the aligned group of G lanes that holds `lane`, as a mask.
 template <int G>
 __device__ __forceinline__ unsigned group_mask(unsigned lane) {

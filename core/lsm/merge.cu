@@ -99,17 +99,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a
       stale += (dup || (s_status[x] & kTombstone) != 0) ? 1u : 0u;
     }
   }
-  if (out.stale != nullptr) {  // block-uniform
-    __shared__ unsigned s_warp[kMergeThreads / kWarpSize];
-    stale = warp_sum(stale);
-    if (lane_id() == 0) s_warp[warp_in_block()] = stale;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned long long t = 0;
-      for (unsigned w = 0; w < warps_per_block(); ++w) t += s_warp[w];
-      if (t) atomicAdd(out.stale, t);
-    }
-  }
+  if (out.stale != nullptr) block_add_to(out.stale, stale);  // block-uniform
 }
 
 }  // namespace

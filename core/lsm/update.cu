@@ -88,20 +88,8 @@ __global__ void __launch_bounds__(kExpandThreads)
     out_status[i] = del ? kTombstone : uint8_t{0};
     c += del ? 1 : 0;
   }
-  // One atomic per block: a batch of deletes made every warp add to the one
-  // counter, and 32 K atomics on one address cost more than the chunk itself.
-  __shared__ unsigned long long s_warp[kExpandThreads / kWarpSize];
-  c = warp_sum(c);
-  if (lane_id() == 0) s_warp[warp_in_block()] = c;
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    unsigned long long t = 0;
-    for (unsigned w = 0; w < warps_per_block(); ++w) t += s_warp[w];
-    if (t) {
-      atomicAdd(tombstones, t);
-      if (level_stale) atomicAdd(level_stale, t);
-    }
-  }
+  block_add_to(tombstones, c);
+  if (level_stale) block_add_to(level_stale, c);  // kernel-uniform
 }
 
 // Whether each resolved key has a live record before the batch (exact stale
