@@ -74,7 +74,7 @@ TEST_CASE("multimap model: updates grouped by key, multisets as sorted vectors")
   CHECK(s.cells().at(2).must == ValueBag{5});
 }
 
-TEST_CASE("multimap verifier: initial pairs all kept; lookup, count, range of one key") {
+TEST_CASE("multimap verifier: initial pairs all kept, lookup, count, range of one key") {
   Verifier v = multimap();
   v.build(key_values({1, 1, 1, 2, 0xFFFFFFFF}, {10, 11, 10, 5, 0}));
   Run ok;

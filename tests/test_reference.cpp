@@ -165,7 +165,7 @@ TEST_CASE("reference: concurrent apply leaves any update effect, not the phased 
   CHECK(s.outcomes(2) == Outcomes{20});
 }
 
-TEST_CASE("reference: collapse fixes an ambiguous cell; definite keys ignore it") {
+TEST_CASE("reference: collapse fixes an ambiguous cell, definite keys ignore it") {
   ModelState s;
   s.build(kv({1}, {10}));
   s.set(5, outs({kAbsent, 1, 2}));
@@ -306,7 +306,7 @@ TEST_CASE("reference: successor options") {
   CHECK(e.outcomes(100) == Outcomes{kAbsent});
 }
 
-TEST_CASE("reference: snapshots are copies with their ambiguous cells; unknown names throw") {
+TEST_CASE("reference: snapshots are copies with their ambiguous cells, unknown names throw") {
   ReferenceModel m;
   m.build(kv({1, 2}, {10, 20}));
   m.live().set(3, outs({kAbsent, 30}));

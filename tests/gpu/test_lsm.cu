@@ -674,7 +674,7 @@ TEST_CASE("lsm: cleanup tiles: a cleanup of thousands of tiles") {
   run_checked(*d, live, q);
 }
 
-TEST_CASE("lsm: partial batches store only their keys; batch_fill and padding report the room left") {
+TEST_CASE("lsm: partial batches store only their keys, batch_fill and padding report the room left") {
   const uint64_t b = 64;
   auto d = make(b);
   Model live;

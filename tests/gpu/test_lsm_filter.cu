@@ -58,7 +58,7 @@ std::unique_ptr<Dictionary> make(uint64_t b, bool filter) {
 
 }  // namespace
 
-TEST_CASE("lsm: lookup filter build: both kernel paths equal a CPU build; false positives about 4%") {
+TEST_CASE("lsm: lookup filter build: both kernel paths equal a CPU build, false positives about 4%") {
   std::mt19937_64 rng(41);
   // (n, log2 of the segment): segments inside one block's tile (5, 10, 15:
   // shared memory), partial last tiles and segments, and segments larger

@@ -592,7 +592,7 @@ TEST_CASE("slabhash: keys and values 0 and 0xFFFFFFFF") {
   }
 }
 
-TEST_CASE("slabhash: build with duplicate keys (map: the later pair wins; multimap: every pair)") {
+TEST_CASE("slabhash: build with duplicate keys (map: the later pair wins, multimap: every pair)") {
   std::mt19937_64 rng(11);
   KeyValues kv;
   for (int i = 0; i < 60000; ++i) {
