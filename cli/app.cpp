@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
+#include "workloads/spec.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpudict {
@@ -167,17 +168,25 @@ int run_cli(int argc, char** argv) {
   info->add_option("--format", info_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   info->footer("\nExample:\n  gpudict info");
 
+  // Bare `gpudict`: the help, as `gpudict --help` prints it.
+  if (argc == 1) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  }
   // CLI11 reports a misspelt subcommand as "A subcommand is required".
-  if (argc > 1 && argv[1][0] != '-') {
-    std::string names;
+  if (argv[1][0] != '-') {
+    std::vector<std::string> names;
     bool known = false;
     for (const CLI::App* sub : app.get_subcommands({})) {
-      names += (names.empty() ? "" : ", ") + sub->get_name();
+      names.push_back(sub->get_name());
       known = known || sub->get_name() == argv[1];
     }
     if (!known) {
-      std::fprintf(stderr, "gpudict: unknown subcommand '%s'; one of: %s\nRun 'gpudict --help' for usage.\n", argv[1],
-                   names.c_str());
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      const std::string hint = suggestion(argv[1], names);
+      std::fprintf(stderr, "gpudict: unknown subcommand '%s'%s (one of: %s; gpudict --help for usage)\n", argv[1],
+                   hint.empty() ? "" : (", " + hint).c_str(), list.c_str());
       return kExitBadInput;
     }
   }

@@ -50,8 +50,6 @@ TEST_CASE("cli: help teaches, with examples") {
 }
 
 TEST_CASE("cli: usage errors exit 2 with a message") {
-  auto r = run_gpudict("");
-  CHECK(r.exit_code == 2);
   check_usage_error("sorted-array examples/quickstart.yaml --format xml", "--format");
   check_usage_error("sorted-array /nonexistent/workload.yaml", "/nonexistent/workload.yaml");
   check_usage_error("mvbtree examples/quickstart.yaml --backend cpu", "not built yet");
@@ -213,6 +211,25 @@ TEST_CASE("cli: seeds and device indices outside their range are refused, not wr
   CHECK(top.exit_code == 0);
   CHECK(top.out.find("\"seed\":18446744073709551615") != std::string::npos);
   check_usage_error("sortedarray examples/quickstart.yaml", "unknown subcommand 'sortedarray'");
+}
+
+TEST_CASE("cli: bare gpudict prints the help; a misspelt subcommand gets a suggestion on one line") {
+  const auto bare = run_gpudict("");
+  CHECK(bare.exit_code == 0);
+  CHECK(bare.out == run_gpudict("--help").out);
+  CHECK(bare.out.find("Subcommands:") != std::string::npos);
+  for (const auto& [typed, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"sortedarray", "sorted-array"}, {"lsmm", "lsm"}, {"btre", "btree"}, {"slab", "slabhash"}, {"chek", "check"}}) {
+    CAPTURE(typed);
+    const auto r = run_gpudict(typed + " examples/quickstart.yaml");
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("unknown subcommand '" + typed + "', did you mean '" + meant + "'?") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+  }
+  const auto far = run_gpudict("frobnicate examples/quickstart.yaml");
+  CHECK(far.exit_code == 2);
+  CHECK(far.err.find("did you mean") == std::string::npos);
+  CHECK(far.err.find("one of: sorted-array, lsm") != std::string::npos);
 }
 
 TEST_CASE("cli: each structure's help example runs") {

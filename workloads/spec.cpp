@@ -50,18 +50,7 @@ size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
-namespace {
-
-using Names = std::vector<std::string>;
-
-std::string join(const Names& names) {
-  std::string s;
-  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
-  return s;
-}
-
-// "did you mean 'X'?" for the closest valid name, if it is close enough.
-std::string suggestion(const std::string& name, const Names& valid) {
+std::string suggestion(const std::string& name, const std::vector<std::string>& valid) {
   size_t best = ~size_t{0};
   std::string best_name;
   for (const std::string& v : valid) {
@@ -78,6 +67,16 @@ std::string suggestion(const std::string& name, const Names& valid) {
     for (const std::string& v : valid)
       if (v.compare(0, name.size(), name) == 0) return "did you mean '" + v + "'?";
   return "";
+}
+
+namespace {
+
+using Names = std::vector<std::string>;
+
+std::string join(const Names& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
+  return s;
 }
 
 std::string fmt_double(double v) {

@@ -81,5 +81,8 @@ WorkloadSpec parse_workload_spec(const std::string& path);
 
 // Edit distance (Levenshtein), used for "did you mean" suggestions.
 size_t edit_distance(const std::string& a, const std::string& b);
+// "did you mean 'X'?" for the closest of `valid` (or a name it abbreviates),
+// if it is close enough; "" otherwise.
+std::string suggestion(const std::string& name, const std::vector<std::string>& valid);
 
 }  // namespace gpudict
