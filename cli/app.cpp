@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/provenance.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/spec.hpp"
@@ -229,6 +230,7 @@ int run_cli(int argc, char** argv) {
       o.quiet = flags.quiet;
       o.verbose = flags.verbose;
       o.structure_options = struct_opts;
+      o.command = command_line(argc, argv);
       return run_structure(*chosen, o);
     }
     if (gen->parsed()) {

@@ -9,6 +9,7 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_info.hpp"
+#include "cli/provenance.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
 #include "workloads/replay.hpp"
@@ -77,7 +78,9 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> batch_times(nullptr, &std::fclose);
   if (!opt.batch_times.empty()) batch_times.reset(open_output_file(opt.batch_times, "batch-times"));
 
+  const Provenance provenance = collect_provenance(opt.command, gpu, opt.device);
   RunReport rep = replay(sources, dicts, summary, ro);
+  rep.provenance = provenance;
   rep.structure = info.name;
   rep.backend = gpu ? "gpu" : "cpu";
   rep.device = gpu ? device_name(opt.device) : "CPU reference";

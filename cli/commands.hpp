@@ -24,6 +24,7 @@ struct RunOptions {
   bool quiet = false;
   bool verbose = false;
   std::map<std::string, std::string> structure_options;
+  std::string command;  // the command line, for the report's provenance
 };
 
 int run_structure(const StructureInfo& info, const RunOptions& opt);

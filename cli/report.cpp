@@ -36,8 +36,32 @@ std::string verdict(const RunReport& rep) {
   return fmt::format("VERIFICATION FAILED: {} of {} results wrong", rep.mismatches, rep.checked);
 }
 
+// The provenance line of the text report.
+std::string provenance_text(const Provenance& p) {
+  std::string s = fmt::format("gpudict {} ({}), {}, host {}", p.version, p.commit, p.date, p.host);
+  if (p.gpu)
+    s += fmt::format("; {}, {} SMs at {} MHz, memory at {} MHz, driver {}, runtime {}", p.gpu_name, p.sm_count,
+                     p.sm_clock_mhz, p.mem_clock_mhz, p.driver, p.runtime);
+  return s;
+}
+
+std::string provenance_json(const Provenance& p) {
+  std::string s = fmt::format("\"version\":{},\"commit\":{},\"date\":{},\"host\":{},\"command\":{},\"driver\":{},"
+                              "\"runtime\":{}",
+                              q(p.version), q(p.commit), q(p.date), q(p.host), q(p.command), q(p.driver), q(p.runtime));
+  if (p.gpu)
+    s += fmt::format(",\"gpu\":{{\"name\":{},\"compute_capability\":{},\"sm_count\":{},\"sm_clock_mhz\":{},"
+                     "\"mem_clock_mhz\":{}}}",
+                     q(p.gpu_name), q(fmt::format("{}.{}", p.cc_major, p.cc_minor)), p.sm_count, p.sm_clock_mhz,
+                     p.mem_clock_mhz);
+  else
+    s += ",\"gpu\":null";
+  return "{" + s + "}";
+}
+
 void print_text(std::FILE* out, const RunReport& r) {
   fmt::print(out, "gpudict {} on {} ({} backend)\n", r.structure, r.device, r.backend);
+  if (!r.provenance.version.empty()) fmt::print(out, "run: {}\n", provenance_text(r.provenance));
   fmt::print(out, "workload: {} ({}, {} keys, {} values, seed {})\n", r.workload.path, r.workload.format,
              type_name(r.workload.key_type), type_name(r.workload.value_type), r.workload.seed);
   if (!r.parameters.empty()) fmt::print(out, "parameters: {}\n", params_text(r.parameters));
@@ -79,10 +103,11 @@ void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
   for (const auto& [k, v] : r.parameters) params += (params.empty() ? "" : ",") + q(k) + ":" + q(v);
   fmt::print(out,
              "{{\"record\":\"run\",\"gpudict\":{},\"structure\":{},\"backend\":{},\"device\":{},\"workload\":{},"
-             "\"workload_format\":{},\"key_type\":{},\"value_type\":{},\"seed\":{},\"repeat\":{},\"parameters\":{{{}}}}}\n",
+             "\"workload_format\":{},\"key_type\":{},\"value_type\":{},\"seed\":{},\"repeat\":{},\"parameters\":{{{}}},"
+             "\"provenance\":{}}}\n",
              q("1"), q(r.structure), q(r.backend), q(r.device), q(r.workload.path), q(r.workload.format),
              q(std::string(type_name(r.workload.key_type))), q(std::string(type_name(r.workload.value_type))),
-             r.workload.seed, r.repeat, params);
+             r.workload.seed, r.repeat, params, provenance_json(r.provenance));
   for (const auto& s : r.steps) {
     std::string ops, rows;
     for (OpType t : kAllOpTypes)

@@ -499,3 +499,26 @@ TEST_CASE("cli: an empty key file is refused unless a YAML workload allows it") 
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("cli: every report carries its provenance: version, commit, date, host, command, device") {
+  const auto j = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format json --seed 5");
+  REQUIRE(j.exit_code == 0);
+  const std::string run = j.out.substr(0, j.out.find('\n'));
+  CHECK(run.find("\"provenance\":{\"version\":\"") != std::string::npos);
+  CHECK(run.find("\"commit\":\"") != std::string::npos);
+  CHECK(run.find("\"commit\":\"\"") == std::string::npos);
+  CHECK(run.find("\"host\":\"") != std::string::npos);
+  CHECK(run.find("\"driver\":\"") != std::string::npos);
+  CHECK(run.find("\"gpu\":null") != std::string::npos);  // the CPU backend names no device
+  CHECK(run.find("sorted-array examples/quickstart.yaml --backend cpu --format json --seed 5\"") != std::string::npos);
+  const auto d = run.find("\"date\":\"");
+  REQUIRE(d != std::string::npos);
+  const std::string date = run.substr(d + 8, 20);  // 2026-11-26T16:49:16Z
+  CHECK(date.size() == 20);
+  CHECK(date[4] == '-');
+  CHECK(date[10] == 'T');
+  CHECK(date[19] == 'Z');
+  const auto t = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("\nrun: gpudict ") != std::string::npos);
+}

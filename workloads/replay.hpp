@@ -56,6 +56,22 @@ struct BatchTime {
   double device_ms = 0;
 };
 
+// Where and how a run was made: filled by the CLI, printed in the JSON run
+// record and the text report's header.
+struct Provenance {
+  std::string version;  // gpudict's
+  std::string commit;   // git describe of the source tree built, or "unknown"
+  std::string command;  // the command line, shell-quoted
+  std::string host;
+  std::string date;     // start of the run, ISO 8601 UTC
+  std::string driver, runtime;  // CUDA versions ("none" without a driver)
+  bool gpu = false;             // the fields below describe the device used
+  std::string gpu_name;
+  int cc_major = 0, cc_minor = 0;
+  int sm_count = 0;
+  int sm_clock_mhz = 0, mem_clock_mhz = 0;  // peak clocks
+};
+
 struct RunReport {
   WorkloadHeader workload;
   std::string structure;
@@ -74,6 +90,7 @@ struct RunReport {
   double total_device_ms = 0;
   double total_e2e_ms = 0;
   std::vector<BatchTime> batch_times;
+  Provenance provenance;
 };
 
 using SourceFactory = std::function<std::unique_ptr<StepSource>()>;
