@@ -94,9 +94,11 @@ void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
-  sub->add_option("--results", f.results, "Write every query result to FILE (tab-separated; '-' for stdout)");
+  sub->add_option("--results", f.results,
+                  "Write every query result to FILE (tab-separated; '-' for stdout, the report then goes to stderr)");
   sub->add_option("--batch-times", f.batch_times,
-                  "Write each batch's device time to FILE as CSV (batch,step,ops,updates,device_ms,mops)");
+                  "Write each batch's device time to FILE as CSV (batch,step,ops,updates,device_ms,mops; '-' for "
+                  "stdout, the report then goes to stderr)");
   sub->add_flag("-q,--quiet", f.quiet,
                 "Print only the verdict: its line (text) or the summary record (json); not with csv");
   sub->add_flag("-v,--verbose", f.verbose, "Progress lines on stderr");

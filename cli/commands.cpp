@@ -75,8 +75,14 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   // --batch-times is opened before the run, as --results is (replay): a
   // path that cannot be written fails now, not after a long run; and after
   // the input's checks, so that a bad workload leaves an existing file as it was.
+  // '-' is standard output, as for --results; the report then goes to
+  // standard error, and only one of the two can take standard output.
+  const bool times_to_stdout = opt.batch_times == "-";
+  if (times_to_stdout && opt.results == "-")
+    throw InputError("--results - and --batch-times - both ask for standard output: give one of them a file");
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> batch_times(nullptr, &std::fclose);
-  if (!opt.batch_times.empty()) batch_times.reset(open_output_file(opt.batch_times, "batch-times"));
+  if (!opt.batch_times.empty() && !times_to_stdout)
+    batch_times.reset(open_output_file(opt.batch_times, "batch-times"));
 
   const Provenance provenance = collect_provenance(opt.command, gpu, opt.device);
   RunReport rep = replay(sources, dicts, summary, ro);
@@ -84,15 +90,19 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   rep.structure = info.name;
   rep.backend = gpu ? "gpu" : "cpu";
   rep.device = gpu ? device_name(opt.device) : "CPU reference";
-  // The report goes to stdout unless the results stream does.
-  std::FILE* out = opt.results == "-" ? stderr : stdout;
+  // The report goes to stdout unless the results or the batch times do.
+  const bool report_to_stderr = opt.results == "-" || times_to_stdout;
+  std::FILE* out = report_to_stderr ? stderr : stdout;
   print_report(out, rep, opt.format, opt.quiet);
   print_mismatches(stderr, rep);
   if (batch_times) {
     write_batch_times(batch_times.get(), rep);
     close_output(batch_times.release(), "--batch-times " + opt.batch_times);
+  } else if (times_to_stdout) {
+    write_batch_times(stdout, rep);
+    finish_output(stdout, "--batch-times to standard output");
   }
-  finish_output(out, opt.results == "-" ? "the report to standard error" : "the report to standard output");
+  finish_output(out, report_to_stderr ? "the report to standard error" : "the report to standard output");
   return rep.mismatches ? kExitVerifyFailed : kExitOk;
 }
 

@@ -522,3 +522,15 @@ TEST_CASE("cli: every report carries its provenance: version, commit, date, host
   REQUIRE(t.exit_code == 0);
   CHECK(t.out.find("\nrun: gpudict ") != std::string::npos);
 }
+
+TEST_CASE("cli: --batch-times - writes the rows to stdout and the report to stderr") {
+  const auto r = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --batch-times -");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.rfind("batch,step,ops,updates,device_ms,mops\n", 0) == 0);
+  CHECK(r.out.find("verified:") == std::string::npos);
+  CHECK(r.err.find("verified:") != std::string::npos);
+  CHECK(!std::filesystem::exists("-"));
+  const auto both = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --batch-times - --results -");
+  CHECK(both.exit_code == 2);
+  CHECK(both.err.find("both ask for standard output") != std::string::npos);
+}
