@@ -142,6 +142,39 @@ int run_cli(int argc, char** argv) {
     sub->callback([&chosen, &s] { chosen = &s; });
   }
 
+  // compare: the run options that make sense across structures.
+  std::string cmp_workload, cmp_structures, cmp_backend, cmp_format = "text";
+  bool cmp_no_verify = false, cmp_verbose = false;
+  uint64_t cmp_seed = 0;
+  int cmp_repeat = 1, cmp_device = 0;
+  CLI::App* cmp = app.add_subcommand("compare", "Run one workload on every structure that can, and print one table");
+  cmp->add_option("workload", cmp_workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
+      ->required();
+  cmp->add_option("--structures", cmp_structures,
+                  "Comma-separated structures to run (default: every built one that can run the workload)");
+  cmp->add_option("--backend", cmp_backend, "gpu or cpu (default: gpu when a CUDA device exists, else cpu with a notice)")
+      ->check(CLI::IsMember({"gpu", "cpu"}));
+  cmp->add_option("--format", cmp_format, "text (a column per structure), json (JSON Lines), csv (a row per structure)")
+      ->check(CLI::IsMember({"text", "json", "csv"}))
+      ->capture_default_str();
+  cmp->add_flag("--no-verify", cmp_no_verify, "Skip checking results against the CPU reference");
+  CLI::Option* cmp_seed_opt =
+      cmp->add_option("--seed", cmp_seed, "Seed for generated workloads (overrides the file's `seed`)")->check(kSeed);
+  cmp->add_option("--repeat", cmp_repeat, "Timed repetitions of the whole workload per structure; times are the median")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmp->add_option("--device", cmp_device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
+  cmp->add_flag("-v,--verbose", cmp_verbose, "Progress lines on stderr");
+  cmp->footer(
+      "\nEach structure runs with its default options, verified unless --no-verify; a structure that cannot run\n"
+      "the workload (an operation or snapshots it lacks) is listed with the reason. The table gives each step's\n"
+      "rate per structure (M ops/s of device time) and marks the fastest.\n"
+      "Examples:\n"
+      "  gpudict compare examples/quickstart.yaml\n"
+      "  gpudict compare examples/bench-btree.yaml --no-verify --structures sorted-array,btree\n"
+      "  gpudict compare examples/churn-hot-point.yaml --format csv > rates.csv\n\n"
+      "Exit codes: 0 every run verified, 1 a verification failed, 2 bad input or no structure can run it, 3 runtime failure.");
+
   std::string gen_workload, gen_out;
   uint64_t gen_seed = 0;
   bool gen_quiet = false;
@@ -214,6 +247,7 @@ int run_cli(int argc, char** argv) {
     // comes before the no-device notice.
     if (chosen) check_workload_file(workload);
     if (gen->parsed()) check_workload_file(gen_workload);
+    if (cmp->parsed()) check_workload_file(cmp_workload);
     if (check->parsed()) check_workload_file(check_workload);
     if (chosen && flags.quiet && flags.format == "csv")
       throw InputError("--quiet prints the verdict, which has no CSV form: use --format text or json with it");
@@ -234,6 +268,26 @@ int run_cli(int argc, char** argv) {
       o.structure_options = struct_opts;
       o.command = command_line(argc, argv);
       return run_structure(*chosen, o);
+    }
+    if (cmp->parsed()) {
+      RunOptions o;
+      o.workload = cmp_workload;
+      o.backend = cmp_backend;
+      o.format = kFormats.at(cmp_format);
+      o.verify = !cmp_no_verify;
+      o.open.has_seed_override = cmp_seed_opt->count() > 0;
+      o.open.seed_override = cmp_seed;
+      o.repeat = cmp_repeat;
+      o.device = cmp_device;
+      o.verbose = cmp_verbose;
+      o.command = command_line(argc, argv);
+      std::vector<std::string> names;
+      for (size_t at = 0; !cmp_structures.empty() && at <= cmp_structures.size();) {
+        const size_t comma = std::min(cmp_structures.find(',', at), cmp_structures.size());
+        if (comma > at) names.push_back(cmp_structures.substr(at, comma - at));
+        at = comma + 1;
+      }
+      return run_compare(names, o);
     }
     if (gen->parsed()) {
       OpenOptions oo{gen_seed_opt->count() > 0, gen_seed};

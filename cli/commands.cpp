@@ -9,6 +9,7 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_info.hpp"
+#include "cli/compare.hpp"
 #include "cli/provenance.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
@@ -26,51 +27,123 @@ std::string build_options() {
 
 }  // namespace
 
+namespace {
+
+// Which built structures can run a workload (their default options), and
+// why not; a hash table answers count and range of one key only, which shows
+// when a batch reaches it (`note`).
+struct Runnable {
+  std::string name;
+  bool can = false;
+  std::string reason, note;
+};
+std::vector<Runnable> runnable(const WorkloadHeader& h, const WorkloadSummary& s) {
+  std::vector<Runnable> out;
+  for (const auto& info : structures()) {
+    if (!info.make_gpu) continue;
+    Runnable r;
+    r.name = info.name;
+    StructureConfig cfg;
+    for (const auto& o : info.options) cfg.options[o.name] = o.default_value;
+    cfg.key_type = h.key_type;
+    cfg.value_type = h.value_type;
+    const Capabilities caps = info.caps_with(cfg);
+    try {
+      check_supported(info.name, caps, h, s);
+      r.can = true;
+      const uint64_t ranges = s.ops[static_cast<int>(OpType::Count)] + s.ops[static_cast<int>(OpType::Range)];
+      if (!caps.ordered && caps.point_count_range && ranges > 0)
+        r.note = " if every count and range names one key (lo == hi)";
+    } catch (const InputError& e) {
+      r.reason = e.what();
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+// "is not built yet" for a planned structure.
+void require_built(const StructureInfo& info) {
+  if (info.make_gpu) return;
+  std::string built;
+  for (const auto& s : structures())
+    if (s.make_gpu) built += (built.empty() ? "" : ", ") + s.name;
+  throw InputError(fmt::format("{} is not built yet in this version of gpudict; available: {}", info.name, built));
+}
+
+// The backend --backend names; without one, the GPU when a device exists
+// (else the CPU reference, with a notice on stderr once).
+bool choose_gpu(const RunOptions& opt) {
+  if (opt.backend == "gpu") return true;
+  if (!opt.backend.empty()) return false;
+  if (cuda_device_count() > 0) return true;
+  std::fprintf(stderr, "gpudict: no CUDA device (%s); running on the CPU reference instead (--backend cpu)\n",
+               cuda_unavailable_reason().c_str());
+  return false;
+}
+
+// One structure on one workload: the constructor checks everything that can
+// be checked before running (options, capabilities against the workload:
+// InputError), run() replays it.
+class StructureRun {
+ public:
+  StructureRun(const StructureInfo& info, const RunOptions& opt, bool gpu)
+      : info_(info), opt_(opt), gpu_(gpu), summary_(summarize_workload(opt.workload, opt.open)),
+        first_(open_workload(opt.workload, opt.open)) {
+    // The configuration first: what the structure supports may depend on
+    // its options (the slab hash's --mode), and both backends follow the
+    // same caps.
+    cfg_.options = opt.structure_options;
+    cfg_.device = opt.device;
+    cfg_.key_type = first_->header().key_type;
+    cfg_.value_type = first_->header().value_type;
+    if (info.validate_options) info.validate_options(cfg_);
+    caps_ = info.caps_with(cfg_);
+    check_supported(info.name, caps_, first_->header(), summary_);
+  }
+
+  RunReport run() {
+    SourceFactory sources = [&]() {
+      if (first_) return std::move(first_);
+      return open_workload(opt_.workload, opt_.open);
+    };
+    DictionaryFactory dicts = [&]() -> std::unique_ptr<Dictionary> {
+      if (gpu_) return info_.make_gpu(cfg_);
+      return make_cpu_dictionary(caps_, cfg_.key_type, cfg_.value_type, info_.name);
+    };
+    ReplayOptions ro;
+    ro.verify = opt_.verify;
+    ro.repeat = opt_.repeat;
+    ro.results_path = opt_.results;
+    ro.gpu = gpu_;
+    if (opt_.verbose)
+      ro.progress = [](const std::string& line) { std::fprintf(stderr, "gpudict: %s\n", line.c_str()); };
+    const Provenance provenance = collect_provenance(opt_.command, gpu_, opt_.device);
+    RunReport rep = replay(sources, dicts, summary_, ro);
+    rep.provenance = provenance;
+    rep.structure = info_.name;
+    rep.backend = gpu_ ? "gpu" : "cpu";
+    rep.device = gpu_ ? device_name(opt_.device) : "CPU reference";
+    return rep;
+  }
+
+ private:
+  const StructureInfo& info_;
+  const RunOptions& opt_;
+  bool gpu_;
+  WorkloadSummary summary_;
+  std::unique_ptr<StepSource> first_;
+  StructureConfig cfg_;
+  Capabilities caps_;
+};
+
+}  // namespace
+
 int run_structure(const StructureInfo& info, const RunOptions& opt) {
-  if (!info.make_gpu) {
-    std::string built;
-    for (const auto& s : structures())
-      if (s.make_gpu) built += (built.empty() ? "" : ", ") + s.name;
-    throw InputError(fmt::format("{} is not built yet in this version of gpudict; available: {}", info.name, built));
-  }
-  bool gpu = opt.backend == "gpu";
-  if (opt.backend.empty()) {
-    gpu = cuda_device_count() > 0;
-    if (!gpu)
-      std::fprintf(stderr, "gpudict: no CUDA device (%s); running on the CPU reference instead (--backend cpu)\n",
-                   cuda_unavailable_reason().c_str());
-  }
+  require_built(info);
+  const bool gpu = choose_gpu(opt);
   if (gpu) select_device(opt.device);
-
-  WorkloadSummary summary = summarize_workload(opt.workload, opt.open);
-  std::unique_ptr<StepSource> first = open_workload(opt.workload, opt.open);
-
-  // The configuration first: what the structure supports may depend on its
-  // options (the slab hash's --mode), and both backends follow the same caps.
-  StructureConfig cfg;
-  cfg.options = opt.structure_options;
-  cfg.device = opt.device;
-  cfg.key_type = first->header().key_type;
-  cfg.value_type = first->header().value_type;
-  if (info.validate_options) info.validate_options(cfg);
-  const Capabilities caps = info.caps_with(cfg);
-  check_supported(info.name, caps, first->header(), summary);
-
-  SourceFactory sources = [&]() {
-    if (first) return std::move(first);
-    return open_workload(opt.workload, opt.open);
-  };
-  DictionaryFactory dicts = [&]() -> std::unique_ptr<Dictionary> {
-    if (gpu) return info.make_gpu(cfg);
-    return make_cpu_dictionary(caps, cfg.key_type, cfg.value_type, info.name);
-  };
-
-  ReplayOptions ro;
-  ro.verify = opt.verify;
-  ro.repeat = opt.repeat;
-  ro.results_path = opt.results;
-  ro.gpu = gpu;
-  if (opt.verbose) ro.progress = [](const std::string& line) { std::fprintf(stderr, "gpudict: %s\n", line.c_str()); };
+  StructureRun run(info, opt, gpu);
 
   // --batch-times is opened before the run, as --results is (replay): a
   // path that cannot be written fails now, not after a long run; and after
@@ -84,12 +157,7 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   if (!opt.batch_times.empty() && !times_to_stdout)
     batch_times.reset(open_output_file(opt.batch_times, "batch-times"));
 
-  const Provenance provenance = collect_provenance(opt.command, gpu, opt.device);
-  RunReport rep = replay(sources, dicts, summary, ro);
-  rep.provenance = provenance;
-  rep.structure = info.name;
-  rep.backend = gpu ? "gpu" : "cpu";
-  rep.device = gpu ? device_name(opt.device) : "CPU reference";
+  const RunReport rep = run.run();
   // The report goes to stdout unless the results or the batch times do.
   const bool report_to_stderr = opt.results == "-" || times_to_stdout;
   std::FILE* out = report_to_stderr ? stderr : stdout;
@@ -104,6 +172,52 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   }
   finish_output(out, report_to_stderr ? "the report to standard error" : "the report to standard output");
   return rep.mismatches ? kExitVerifyFailed : kExitOk;
+}
+
+int run_compare(const std::vector<std::string>& names, const RunOptions& opt) {
+  std::vector<const StructureInfo*> chosen;
+  if (names.empty()) {
+    for (const auto& s : structures())
+      if (s.make_gpu) chosen.push_back(&s);
+  } else {
+    for (const auto& n : names) {
+      const StructureInfo* s = find_structure(n);
+      if (!s) throw InputError(fmt::format("--structures: unknown structure '{}'", n));
+      require_built(*s);
+      chosen.push_back(s);
+    }
+  }
+  const bool gpu = choose_gpu(opt);
+  if (gpu) select_device(opt.device);
+  Comparison cmp;
+  cmp.workload = opt.workload;
+  for (const StructureInfo* s : chosen) {
+    RunOptions o = opt;
+    o.structure_options.clear();
+    for (const auto& spec : s->options) o.structure_options[spec.name] = spec.default_value;
+    try {
+      StructureRun run(*s, o, gpu);
+      if (opt.verbose) std::fprintf(stderr, "gpudict: compare: running %s\n", s->name.c_str());
+      cmp.reports.push_back(run.run());
+    } catch (const InputError& e) {
+      // A workload the structure cannot run (an operation it lacks, or a
+      // refusal when a batch reaches it): listed, not fatal.
+      cmp.skipped.emplace_back(s->name, e.what());
+    }
+  }
+  if (cmp.reports.empty()) {
+    std::string why;
+    for (const auto& [n, r] : cmp.skipped) why += fmt::format("{}{}: {}", why.empty() ? "" : "; ", n, r);
+    throw InputError("no structure can run " + opt.workload + " (" + why + ")");
+  }
+  print_comparison(stdout, cmp, opt.format);
+  uint64_t mismatches = 0;
+  for (const RunReport& r : cmp.reports) {
+    print_mismatches(stderr, r);
+    mismatches += r.mismatches;
+  }
+  finish_output(stdout, "the comparison to standard output");
+  return mismatches ? kExitVerifyFailed : kExitOk;
 }
 
 int run_check(const std::string& workload, const OpenOptions& open, OutputFormat format) {
@@ -125,12 +239,16 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
     for (OpType t : kAllOpTypes)
       ops += fmt::format("{}\"{}\":{}", ops.empty() ? "" : ",", op_name(t), s.ops[static_cast<int>(t)]);
     for (const auto& x : s.snapshot_steps) snaps += fmt::format("{}\"{}\"", snaps.empty() ? "" : ",", json_escape(x));
+    std::string runs;
+    for (const auto& r : runnable(h, s))
+      runs += fmt::format("{}{{\"name\":\"{}\",\"can_run\":{},\"reason\":\"{}\"}}", runs.empty() ? "" : ",", r.name,
+                          r.can ? "true" : "false", json_escape(r.can ? r.note : r.reason));
     fmt::print("{{\"workload\":\"{}\",\"format\":\"{}\",\"name\":\"{}\",\"key_type\":\"{}\",\"value_type\":\"{}\",\"seed\":{},"
                "\"initial\":{},\"batches\":{},\"ops\":{{{}}},\"phases\":[{}],\"snapshot_steps\":[{}],"
-               "\"cleanups\":{},\"max_resident\":{},\"max_batch\":{},\"max_snapshots\":{}}}\n",
+               "\"cleanups\":{},\"max_resident\":{},\"max_batch\":{},\"max_snapshots\":{},\"structures\":[{}]}}\n",
                json_escape(h.path), h.format, json_escape(h.name), type_name(h.key_type), type_name(h.value_type), h.seed,
                s.initial, s.batches, ops, phases, snaps, s.cleanups, s.bounds.max_resident, s.bounds.max_batch,
-               s.bounds.max_snapshots);
+               s.bounds.max_snapshots, runs);
     finish_output(stdout, "the summary to standard output");
     return kExitOk;
   }
@@ -146,6 +264,7 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
   fmt::print("{:<20} {:<10} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "total", "", "", s.batches,
              s.bounds.max_batch, s.ops[0], s.ops[1], s.ops[2], s.ops[3], s.ops[4], s.ops[5]);
   for (const auto& x : s.snapshot_steps) fmt::print("step: {}\n", x);
+  for (const auto& r : runnable(h, s)) fmt::print("{}: {}\n", r.name, r.can ? std::string("can run it") + r.note : "cannot run it: " + r.reason);
   if (s.cleanups) fmt::print("cleanup steps: {}\n", s.cleanups);
   fmt::print("bounds: at most {} resident keys, batches of at most {}, at most {} snapshots alive\n",
              s.bounds.max_resident, s.bounds.max_batch, s.bounds.max_snapshots);

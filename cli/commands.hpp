@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cli/report.hpp"
 #include "core/api/registry.hpp"
@@ -28,6 +29,9 @@ struct RunOptions {
 };
 
 int run_structure(const StructureInfo& info, const RunOptions& opt);
+// One workload on every built structure (or those named), each with its
+// default options; a structure that cannot run it is listed with the reason.
+int run_compare(const std::vector<std::string>& structures, const RunOptions& opt);
 int run_check(const std::string& workload, const OpenOptions& open, OutputFormat format);
 int run_gen(const std::string& workload, const OpenOptions& open, const std::string& out_dir, bool quiet);
 int run_info(OutputFormat format);

@@ -13,7 +13,6 @@ namespace gpudict {
 
 namespace {
 
-double mops(uint64_t ops, double ms) { return ms > 0 ? ops / (ms * 1e3) : 0.0; }
 
 std::string q(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
@@ -34,29 +33,6 @@ std::string verdict(const RunReport& rep) {
   if (!rep.verified) return "not verified (--no-verify)";
   if (rep.mismatches == 0) return fmt::format("verified: {} results checked, 0 mismatches", rep.checked);
   return fmt::format("VERIFICATION FAILED: {} of {} results wrong", rep.mismatches, rep.checked);
-}
-
-// The provenance line of the text report.
-std::string provenance_text(const Provenance& p) {
-  std::string s = fmt::format("gpudict {} ({}), {}, host {}", p.version, p.commit, p.date, p.host);
-  if (p.gpu)
-    s += fmt::format("; {}, {} SMs at {} MHz, memory at {} MHz, driver {}, runtime {}", p.gpu_name, p.sm_count,
-                     p.sm_clock_mhz, p.mem_clock_mhz, p.driver, p.runtime);
-  return s;
-}
-
-std::string provenance_json(const Provenance& p) {
-  std::string s = fmt::format("\"version\":{},\"commit\":{},\"date\":{},\"host\":{},\"command\":{},\"driver\":{},"
-                              "\"runtime\":{}",
-                              q(p.version), q(p.commit), q(p.date), q(p.host), q(p.command), q(p.driver), q(p.runtime));
-  if (p.gpu)
-    s += fmt::format(",\"gpu\":{{\"name\":{},\"compute_capability\":{},\"sm_count\":{},\"sm_clock_mhz\":{},"
-                     "\"mem_clock_mhz\":{}}}",
-                     q(p.gpu_name), q(fmt::format("{}.{}", p.cc_major, p.cc_minor)), p.sm_count, p.sm_clock_mhz,
-                     p.mem_clock_mhz);
-  else
-    s += ",\"gpu\":null";
-  return "{" + s + "}";
 }
 
 void print_text(std::FILE* out, const RunReport& r) {
@@ -168,6 +144,32 @@ void print_csv(std::FILE* out, const RunReport& r) {
 }
 
 }  // namespace
+
+double mops(uint64_t ops, double ms) { return ms > 0 ? ops / (ms * 1e3) : 0.0; }
+
+// The provenance line of the text report.
+std::string provenance_text(const Provenance& p) {
+  std::string s = fmt::format("gpudict {} ({}), {}, host {}", p.version, p.commit, p.date, p.host);
+  if (p.gpu)
+    s += fmt::format("; {}, {} SMs at {} MHz, memory at {} MHz, driver {}, runtime {}", p.gpu_name, p.sm_count,
+                     p.sm_clock_mhz, p.mem_clock_mhz, p.driver, p.runtime);
+  return s;
+}
+
+std::string provenance_json(const Provenance& p) {
+  std::string s = fmt::format("\"version\":{},\"commit\":{},\"date\":{},\"host\":{},\"command\":{},\"driver\":{},"
+                              "\"runtime\":{}",
+                              q(p.version), q(p.commit), q(p.date), q(p.host), q(p.command), q(p.driver), q(p.runtime));
+  if (p.gpu)
+    s += fmt::format(",\"gpu\":{{\"name\":{},\"compute_capability\":{},\"sm_count\":{},\"sm_clock_mhz\":{},"
+                     "\"mem_clock_mhz\":{}}}",
+                     q(p.gpu_name), q(fmt::format("{}.{}", p.cc_major, p.cc_minor)), p.sm_count, p.sm_clock_mhz,
+                     p.mem_clock_mhz);
+  else
+    s += ",\"gpu\":null";
+  return "{" + s + "}";
+}
+
 
 std::string json_escape(const std::string& s) {
   std::string o;

@@ -19,6 +19,12 @@ void print_report(std::FILE* out, const RunReport& rep, OutputFormat fmt, bool q
 // The first mismatches and their number, on `err` (stderr).
 void print_mismatches(std::FILE* err, const RunReport& rep);
 std::string json_escape(const std::string& s);
+// The provenance as the text report's `run:` line (without it) and as the
+// JSON run record's "provenance" object.
+std::string provenance_text(const Provenance& p);
+std::string provenance_json(const Provenance& p);
+// ops per device ms, in millions per second.
+double mops(uint64_t ops, double ms);
 // --batch-times FILE: one CSV row per batch (docs/output-formats.md), to `f`,
 // opened before the run (so that a bad path fails before the work); the
 // caller closes it with close_output.

@@ -534,3 +534,42 @@ TEST_CASE("cli: --batch-times - writes the rows to stdout and the report to stde
   CHECK(both.exit_code == 2);
   CHECK(both.err.find("both ask for standard output") != std::string::npos);
 }
+
+TEST_CASE("cli: compare runs one workload on every structure that can, and check lists them") {
+  const auto t = run_gpudict("compare examples/quickstart.yaml --backend cpu");
+  REQUIRE(t.exit_code == 0);
+  CHECK(t.out.find("gpudict compare: examples/quickstart.yaml") != std::string::npos);
+  CHECK(t.out.find(" sorted-array ") != std::string::npos);
+  CHECK(t.out.find(" lsm") != std::string::npos);
+  CHECK(t.out.find("sorted-array: ") != std::string::npos);
+  CHECK(t.out.find("verified, 46693 results") != std::string::npos);
+  CHECK(t.out.find("btree: cannot run it: ") != std::string::npos);   // snapshots
+  CHECK(t.out.find("slabhash: cannot run it: ") != std::string::npos);  // successors
+  CHECK(t.out.find('*') != std::string::npos);                       // a fastest is marked
+
+  const auto j = run_gpudict("compare examples/hash-quickstart.yaml --backend cpu --format json --structures lsm,slabhash");
+  REQUIRE(j.exit_code == 0);
+  CHECK(j.out.rfind("{\"record\":\"compare\"", 0) == 0);
+  CHECK(j.out.find("\"structures\":[\"lsm\",\"slabhash\"]") != std::string::npos);
+  CHECK(j.out.find("\"record\":\"row\"") != std::string::npos);
+  CHECK(j.out.find("{\"record\":\"structure\",\"structure\":\"slabhash\",\"verified\":true") != std::string::npos);
+  CHECK(j.out.find("\"btree\"") == std::string::npos);  // not asked for
+
+  const auto c = run_gpudict("compare examples/hash-quickstart.yaml --backend cpu --format csv --structures btree");
+  REQUIRE(c.exit_code == 0);
+  CHECK(c.out.rfind("step,kind,name,op,ops,structure,device_ms,mops,fastest\n", 0) == 0);
+  CHECK(c.out.find(",btree,") != std::string::npos);
+
+  check_usage_error("compare examples/quickstart.yaml --structures nope", "unknown structure 'nope'");
+  check_usage_error("compare examples/quickstart.yaml --backend cpu --structures slabhash",
+                    "no structure can run examples/quickstart.yaml");
+  check_usage_error("compare missing.yaml", "missing.yaml: no such file");
+
+  const auto k = run_gpudict("check examples/quickstart.yaml");
+  REQUIRE(k.exit_code == 0);
+  CHECK(k.out.find("sorted-array: can run it") != std::string::npos);
+  CHECK(k.out.find("btree: cannot run it: ") != std::string::npos);
+  const auto h = run_gpudict("check examples/hash-quickstart.yaml --format json");
+  REQUIRE(h.exit_code == 0);
+  CHECK(h.out.find("{\"name\":\"slabhash\",\"can_run\":true") != std::string::npos);
+}

@@ -1,0 +1,157 @@
+#include "cli/compare.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace gpudict {
+
+namespace {
+
+std::string q(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+
+// One row of the table: a step's timed category, and each report's row for
+// it (null where a report has none).
+struct Line {
+  const StepReport* step = nullptr;
+  Phase phase = Phase::Build;
+  uint64_t ops = 0;
+  std::vector<const StepRow*> rows;  // per report
+  int fastest = -1;                  // index of the report with the highest rate
+};
+
+// The lines, from the first report's steps (every report replayed the same
+// workload, so the steps and categories line up by index).
+std::vector<Line> lines_of(const Comparison& c) {
+  std::vector<Line> lines;
+  const RunReport& first = c.reports.front();
+  for (size_t i = 0; i < first.steps.size(); ++i) {
+    for (const StepRow& row : first.steps[i].rows) {
+      Line l;
+      l.step = &first.steps[i];
+      l.phase = row.phase;
+      l.ops = row.ops;
+      double best = -1;
+      for (size_t r = 0; r < c.reports.size(); ++r) {
+        const StepRow* found = nullptr;
+        if (i < c.reports[r].steps.size())
+          for (const StepRow& x : c.reports[r].steps[i].rows)
+            if (x.phase == row.phase) found = &x;
+        l.rows.push_back(found);
+        if (found && found->device_ms > 0 && found->ops > 0) {
+          const double rate = mops(found->ops, found->device_ms);
+          if (rate > best) {
+            best = rate;
+            l.fastest = static_cast<int>(r);
+          }
+        }
+      }
+      // Rows without work to compare (a snapshot takes no device time) name
+      // no fastest.
+      if (l.ops == 0 || l.phase == Phase::Snapshot) l.fastest = -1;
+      lines.push_back(std::move(l));
+    }
+  }
+  return lines;
+}
+
+std::string verdict_of(const RunReport& r) {
+  if (!r.verified) return "not verified";
+  if (r.mismatches) return fmt::format("FAILED: {} of {} results wrong", r.mismatches, r.checked);
+  return fmt::format("verified, {} results", r.checked);
+}
+
+void print_text(std::FILE* out, const Comparison& c, const std::vector<Line>& lines) {
+  const RunReport& first = c.reports.front();
+  fmt::print(out, "gpudict compare: {} ({}, {} keys, {} values, seed {}) on {} ({} backend)\n", first.workload.path,
+             first.workload.format, type_name(first.workload.key_type), type_name(first.workload.value_type),
+             first.workload.seed, first.device, first.backend);
+  fmt::print(out, "run: {}\n", provenance_text(first.provenance));
+  fmt::print(out, "M ops/s of {}{}; * the fastest\n\n",
+             first.backend == "gpu" ? "device time" : "the CPU reference's compute time (no device: every column runs the reference)",
+             first.repeat > 1 ? fmt::format(" (median of {} repetitions)", first.repeat) : std::string());
+  size_t w = 4;
+  for (const Line& l : lines) w = std::max(w, l.step->name.size());
+  std::vector<size_t> cw;
+  for (const RunReport& r : c.reports) cw.push_back(std::max<size_t>(12, r.structure.size() + 1));
+  fmt::print(out, "{:>4}  {:<{}} {:<10} {:>11}", "step", "name", w, "op", "ops");
+  for (size_t r = 0; r < c.reports.size(); ++r) fmt::print(out, " {:>{}}", c.reports[r].structure, cw[r]);
+  fmt::print(out, "\n");
+  for (const Line& l : lines) {
+    fmt::print(out, "{:>4}  {:<{}} {:<10} {:>11}", l.step->index, l.step->name, w, phase_name(l.phase), l.ops);
+    for (size_t r = 0; r < c.reports.size(); ++r) {
+      std::string cell = "-";
+      if (l.rows[r]) cell = fmt::format("{:.1f}{}", mops(l.rows[r]->ops, l.rows[r]->device_ms),
+                                        l.fastest == static_cast<int>(r) ? "*" : " ");
+      fmt::print(out, " {:>{}}", cell, cw[r]);
+    }
+    fmt::print(out, "\n");
+  }
+  fmt::print(out, "\n");
+  for (const RunReport& r : c.reports)
+    fmt::print(out, "{}: {:.3f} ms device, {}\n", r.structure, r.total_device_ms, verdict_of(r));
+  for (const auto& [name, why] : c.skipped) fmt::print(out, "{}: cannot run it: {}\n", name, why);
+}
+
+void print_json(std::FILE* out, const Comparison& c, const std::vector<Line>& lines) {
+  const RunReport& first = c.reports.front();
+  std::string names, skipped;
+  for (const RunReport& r : c.reports) names += (names.empty() ? "" : ",") + q(r.structure);
+  for (const auto& [n, why] : c.skipped)
+    skipped += fmt::format("{}{{\"structure\":{},\"reason\":{}}}", skipped.empty() ? "" : ",", q(n), q(why));
+  fmt::print(out,
+             "{{\"record\":\"compare\",\"gpudict\":\"1\",\"workload\":{},\"backend\":{},\"device\":{},\"seed\":{},"
+             "\"repeat\":{},\"structures\":[{}],\"skipped\":[{}],\"provenance\":{}}}\n",
+             q(first.workload.path), q(first.backend), q(first.device), first.workload.seed, first.repeat, names,
+             skipped, provenance_json(first.provenance));
+  for (const Line& l : lines) {
+    std::string ms, rates;
+    for (size_t r = 0; r < c.reports.size(); ++r) {
+      if (!l.rows[r]) continue;
+      ms += fmt::format("{}{}:{:.6f}", ms.empty() ? "" : ",", q(c.reports[r].structure), l.rows[r]->device_ms);
+      rates += fmt::format("{}{}:{:.3f}", rates.empty() ? "" : ",", q(c.reports[r].structure),
+                           mops(l.rows[r]->ops, l.rows[r]->device_ms));
+    }
+    fmt::print(out,
+               "{{\"record\":\"row\",\"step\":{},\"kind\":{},\"name\":{},\"op\":{},\"ops\":{},\"device_ms\":{{{}}},"
+               "\"mops\":{{{}}},\"fastest\":{}}}\n",
+               l.step->index, q(l.step->kind), q(l.step->name), q(std::string(phase_name(l.phase))), l.ops, ms, rates,
+               l.fastest >= 0 ? q(c.reports[static_cast<size_t>(l.fastest)].structure) : std::string("null"));
+  }
+  for (const RunReport& r : c.reports)
+    fmt::print(out,
+               "{{\"record\":\"structure\",\"structure\":{},\"verified\":{},\"checked\":{},\"mismatches\":{},"
+               "\"total_device_ms\":{:.6f},\"total_e2e_ms\":{:.6f},\"peak_device_bytes\":{}}}\n",
+               q(r.structure), r.verified ? (r.mismatches == 0 ? "true" : "false") : "null", r.checked, r.mismatches,
+               r.total_device_ms, r.total_e2e_ms, r.peak_device_bytes);
+}
+
+void print_csv(std::FILE* out, const Comparison& c, const std::vector<Line>& lines) {
+  fmt::print(out, "step,kind,name,op,ops,structure,device_ms,mops,fastest\n");
+  auto field = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string o = "\"";
+    for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return o + "\"";
+  };
+  for (const Line& l : lines)
+    for (size_t r = 0; r < c.reports.size(); ++r) {
+      if (!l.rows[r]) continue;
+      fmt::print(out, "{},{},{},{},{},{},{:.6f},{:.3f},{}\n", l.step->index, field(l.step->kind), field(l.step->name),
+                 phase_name(l.phase), l.ops, field(c.reports[r].structure), l.rows[r]->device_ms,
+                 mops(l.rows[r]->ops, l.rows[r]->device_ms), l.fastest == static_cast<int>(r) ? "true" : "false");
+    }
+}
+
+}  // namespace
+
+void print_comparison(std::FILE* out, const Comparison& c, OutputFormat fmt) {
+  const std::vector<Line> lines = lines_of(c);
+  switch (fmt) {
+    case OutputFormat::Text: print_text(out, c, lines); break;
+    case OutputFormat::Json: print_json(out, c, lines); break;
+    case OutputFormat::Csv: print_csv(out, c, lines); break;
+  }
+}
+
+}  // namespace gpudict
