@@ -14,9 +14,11 @@ namespace gpudict {
 // makes the launch slow was not isolated: one cudaMalloc + cudaFree of
 // 100 MB added ~1 us in a microbenchmark, a 10 ms host pause ~22 us.
 // Called through EventTimer::start_settled, by the LSM's build and cleanup
-// (the pair the cleanup target compares) and by the B-Tree's concurrent
-// batches after the host sized their ranges' output; other timed segments
-// are measured without it.
+// (the pair the cleanup target compares), by the segments of update batches
+// that follow the host's read of a count (the LSM's chunks, the sorted
+// array's fence levels), and by the B-Tree's concurrent batches after the
+// host sized their ranges' output; other timed segments are measured
+// without it.
 void settle_before_timing(cudaStream_t stream);
 
 }  // namespace gpudict

@@ -128,7 +128,7 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   live_ = LevelList{};
   release_dropped();
   pool_->clear();
-  chunks_ = resolved_ = since_cleanup_ = 0;
+  chunks_ = resolved_ = since_cleanup_ = known_live_ = 0;
   stale_ = 0;
   stale_exact_ = true;
   const uint64_t n = initial.size();
@@ -172,14 +172,14 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   copy_to_host(stream_, h_u64_.data(), d_counters_.data(), sizeof(unsigned long long));
   const uint64_t u = h_u64_[0];
   ms += place_sorted(dk.Alternate(), dv.Alternate(), u);
+  known_live_ = u;
   pp_[0].release();
   pp_[1].release();
   t.add(Phase::Build, ms);
 }
 
-void Lsm::run_cleanup(DeviceTime& t) {
-  ++cleanups_;
-  since_cleanup_ = 0;
+bool Lsm::run_cleanup(DeviceTime& t, double place_if_stale_over) {
+  const bool check = place_if_stale_over >= 0;
   CleanupSource src;  // rank order: most recent first
   CleanupIndex index;
   uint64_t sizes[kMaxLevels];
@@ -193,15 +193,19 @@ void Lsm::run_cleanup(DeviceTime& t) {
     sizes[k] = l->n();
   }
   if (src.count == 0) {
+    ++cleanups_;
+    since_cleanup_ = 0;
     last_cleanup_stale_ = 0;
     stale_ = 0;
     stale_exact_ = true;
+    known_live_ = 0;
     t.add(Phase::Cleanup, 0.0);
-    return;
+    return true;
   }
   // Free the pooled storage first: the cleanup's peak is the old levels, the
-  // new levels and the tile scratch.
-  pool_->clear();
+  // new levels and the tile scratch. (A check keeps it until it decides to
+  // place: most checks place nothing.)
+  if (!check) pool_->clear();
   const uint64_t n = stored();
   const CleanupPlan plan = plan_cleanup(sizes, src.count);
   cl_bounds_.reserve_discard(plan.bound_entries(), "lsm cleanup tile bounds");
@@ -227,7 +231,21 @@ void Lsm::run_cleanup(DeviceTime& t) {
   double ms = timer_.stop(stream_);
   uint64_t u = 0;
   copy_to_host(stream_, &u, tile_offset_.data() + plan.tiles, sizeof(u));
+  // The count pass counted the live keys exactly.
+  stale_ = n - u;
+  stale_exact_ = true;
+  known_live_ = u;
+  if (check && static_cast<double>(n - u) <= place_if_stale_over * static_cast<double>(n)) {
+    ++stale_checks_;
+    cl_kept_.release();
+    trace_.flush("lsm stale check");
+    t.add(Phase::Cleanup, ms);
+    return false;
+  }
+  ++cleanups_;
+  since_cleanup_ = 0;
   last_cleanup_stale_ = n - u;
+  if (check) pool_->clear();
 
   // The new levels (allocated outside the timed segments), then one pass
   // writes every kept record into its level with the level-1 fences, and the
@@ -263,6 +281,7 @@ void Lsm::run_cleanup(DeviceTime& t) {
   cl_kept_.release();
   replace_live(std::move(fresh));
   t.add(Phase::Cleanup, ms);
+  return true;
 }
 
 }  // namespace gpudict::lsm

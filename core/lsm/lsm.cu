@@ -201,7 +201,9 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   uint64_t level_sizes[kMaxLevels];
   for (int i = 0; i < max_levels; ++i) level_sizes[i] = b_ << i;
   const CleanupPlan cleanup_plan = plan_cleanup(level_sizes, max_levels);
-  const uint64_t rebuild = std::max(2 * stored_max * 8 + per, per + per + cleanup_scratch_bytes(cleanup_plan));
+  // A stale check (maybe_cleanup) keeps the pool during its count pass.
+  const uint64_t rebuild = std::max({2 * stored_max * 8 + per, per + per + cleanup_scratch_bytes(cleanup_plan),
+                                     levels + cleanup_scratch_bytes(cleanup_plan)});
   // Update scratch: sort buffers (key, payload) x 2, unique keys and payloads.
   const uint64_t update = B * (2 * 4 + 2 * 4 + 4 + 4 + 4);
   // Queries: inputs and outputs, successor walk lists, count/range bounds for
@@ -280,11 +282,25 @@ void Lsm::maybe_cleanup(DeviceTime& t) {
   // Stale share over x. A cleanup keeps only the live records, so it always
   // shrinks the structure then; each one reads at most stale / x records,
   // so the cleanups cost O(1 / x) per stale record created.
-  if (!due && opt_.stale_fraction > 0 && stale_ > 0)
-    due = static_cast<double>(stale_) > opt_.stale_fraction * static_cast<double>(stored());
-  if (!due) return;
-  run_cleanup(t);
-  ++auto_cleanups_;
+  const double x = opt_.stale_fraction;
+  if (!due && x > 0 && stale_ > 0) due = static_cast<double>(stale_) > x * static_cast<double>(stored());
+  if (due) {
+    run_cleanup(t);
+    ++auto_cleanups_;
+    return;
+  }
+  // The levels' counts miss records shadowed by a newer level until their
+  // levels merge (the largest merges rarely), so a rewrite of every key can
+  // leave most of the stored elements stale, uncounted. The live keys were
+  // known_live_ at the last build, cleanup or check; once the stored
+  // elements exceed known_live_ / (1 - x) + b, more than x of them may be
+  // stale: a check counts them exactly (the cleanup's count pass) and
+  // cleans up only if they are. Growth alone makes a check each time the
+  // stored elements double (for x = 1/2): one count pass, 5 B per record.
+  if (x > 0 && x < 1 && !stale_exact_ &&
+      static_cast<double>(stored()) * (1.0 - x) > static_cast<double>(known_live_) + (1.0 - x) * static_cast<double>(b_)) {
+    if (run_cleanup(t, x)) ++auto_cleanups_;
+  }
 }
 
 void Lsm::cleanup(DeviceTime& t) { run_cleanup(t); }
@@ -358,6 +374,7 @@ Stats Lsm::stats() const {
       {"cleanups", std::to_string(cleanups_)},
       {"last_cleanup_stale", std::to_string(last_cleanup_stale_)},
       {"auto_cleanups", std::to_string(auto_cleanups_)},
+      {"stale_checks", std::to_string(stale_checks_)},
       {"snapshots", std::to_string(snapshots_.size())},
       {"snapshot_bytes", std::to_string(snap_bytes)},
       {"pool_bytes", std::to_string(pool)},

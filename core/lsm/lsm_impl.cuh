@@ -85,8 +85,11 @@ class Lsm final : public Dictionary {
   void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
   // lsm.cu: the cleanup policy after an update batch.
   void maybe_cleanup(DeviceTime& t);
-  // build_cleanup.cu
-  void run_cleanup(DeviceTime& t);
+  // build_cleanup.cu. With place_if_stale_over >= 0 it is a check: the
+  // count pass runs (it counts the live keys exactly), and the levels are
+  // rewritten only if more than that share of the stored elements is
+  // stale. Returns whether they were.
+  bool run_cleanup(DeviceTime& t, double place_if_stale_over = -1.0);
   // Places the sorted unique pairs keys/values[0, u) (device) into new levels
   // (binary representation of ceil(u / b), smallest keys in the smallest
   // level, which holds what the full larger ones leave); replaces the live
@@ -145,6 +148,8 @@ class Lsm final : public Dictionary {
   uint64_t auto_cleanups_ = 0;  // of which by the policy
   uint64_t since_cleanup_ = 0;  // update batches since the last cleanup or build
   uint64_t last_cleanup_stale_ = 0;  // stale elements the last cleanup found (exact: stored - live)
+  uint64_t known_live_ = 0;   // live keys at the last build, cleanup or stale check (exact)
+  uint64_t stale_checks_ = 0;  // stale checks that found too little to clean up
 
   CubTemp temp_;
   GraphCache resolve_graph_;  // an update batch's sort and reduce-by-key (update.cu)

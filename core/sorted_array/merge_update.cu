@@ -246,7 +246,10 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
 
   alt_.n = n_new;
   alt_.layout = FenceLayout::for_size(n_new);
-  timer_.start(stream_);
+  // Settled: this segment follows the host's read of the new size, after
+  // which its first launch arrives late (core/common/settle.hpp); the LSM's
+  // update chunks are timed the same way.
+  timer_.start_settled(stream_);
   build_fence_levels(alt_, 1, stream_);
   ms += timer_.stop(stream_);
   cur_.swap(alt_);
