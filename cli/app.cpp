@@ -267,6 +267,9 @@ int run_cli(int argc, char** argv) {
       o.verbose = flags.verbose;
       o.structure_options = struct_opts;
       o.command = command_line(argc, argv);
+      for (const auto& spec : chosen->options)
+        if (app.get_subcommand(chosen->name)->get_option("--" + spec.name)->count() > 0)
+          o.given_structure_options.push_back(spec.name);
       return run_structure(*chosen, o);
     }
     if (cmp->parsed()) {

@@ -143,7 +143,13 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   require_built(info);
   const bool gpu = choose_gpu(opt);
   if (gpu) select_device(opt.device);
-  StructureRun run(info, opt, gpu);
+  StructureRun run(info, opt, gpu);  // validates the options either way
+  if (!gpu && !opt.given_structure_options.empty()) {
+    std::string names;
+    for (const auto& n : opt.given_structure_options) names += (names.empty() ? "--" : ", --") + n;
+    std::fprintf(stderr, "gpudict: the CPU reference ignores %s (options of the GPU %s)\n", names.c_str(),
+                 info.name.c_str());
+  }
 
   // --batch-times is opened before the run, as --results is (replay): a
   // path that cannot be written fails now, not after a long run; and after

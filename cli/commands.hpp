@@ -26,6 +26,7 @@ struct RunOptions {
   bool verbose = false;
   std::map<std::string, std::string> structure_options;
   std::string command;  // the command line, for the report's provenance
+  std::vector<std::string> given_structure_options;  // those set on the command line (names)
 };
 
 int run_structure(const StructureInfo& info, const RunOptions& opt);

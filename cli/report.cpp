@@ -41,11 +41,15 @@ void print_text(std::FILE* out, const RunReport& r) {
   fmt::print(out, "workload: {} ({}, {} keys, {} values, seed {})\n", r.workload.path, r.workload.format,
              type_name(r.workload.key_type), type_name(r.workload.value_type), r.workload.seed);
   if (!r.parameters.empty()) fmt::print(out, "parameters: {}\n", params_text(r.parameters));
-  if (r.repeat > 1) fmt::print(out, "times: median of {} repetitions\n", r.repeat);
+  // The CPU backend has no device: its times are the reference's host time.
+  const bool host = r.backend == "cpu";
+  const bool spread = r.repeat > 1;
+  if (spread) fmt::print(out, "times: median of {} repetitions; min-max: the fastest and slowest\n", r.repeat);
   size_t w = 4;  // the name column fits the longest name
   for (const auto& s : r.steps) w = std::max(w, s.name.size() + (s.snapshot.empty() ? 0 : s.snapshot.size() + 1));
-  fmt::print(out, "\n{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10}\n", "step", "kind", "name",
-             w, "mode", "op", "ops", "verified", "device_ms", "Mops/s", "e2e_ms");
+  fmt::print(out, "\n{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10}{}\n", "step", "kind", "name",
+             w, "mode", "op", "ops", "verified", host ? "host_ms" : "device_ms", "Mops/s", "e2e_ms",
+             spread ? fmt::format(" {:>17}", "min-max") : std::string());
   for (const auto& s : r.steps) {
     std::string mode = s.kind == "phase" ? std::string(mode_name(s.mode)) : "-";
     std::string name = s.name + (s.snapshot.empty() ? "" : "@" + s.snapshot);
@@ -58,9 +62,13 @@ void print_text(std::FILE* out, const RunReport& r) {
     for (const auto& row : s.rows) {
       std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "-";
       std::string e2e = first ? fmt::format("{:.3f}", s.e2e_ms) : "";
-      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}\n",
+      std::string range;
+      if (spread && !row.samples.empty())
+        range = fmt::format(" {:>17}", fmt::format("{:.3f}-{:.3f}", *std::min_element(row.samples.begin(), row.samples.end()),
+                                                   *std::max_element(row.samples.begin(), row.samples.end())));
+      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}{}\n",
                  first ? std::to_string(s.index) : "", first ? s.kind : "", first ? name : "", w, first ? mode : "",
-                 phase_name(row.phase), row.ops, ver, row.device_ms, mops(row.ops, row.device_ms), e2e);
+                 phase_name(row.phase), row.ops, ver, row.device_ms, mops(row.ops, row.device_ms), e2e, range);
       first = false;
     }
   }
@@ -68,8 +76,12 @@ void print_text(std::FILE* out, const RunReport& r) {
     if (s.kind == "cleanup")
       fmt::print(out, "\ncleanup at step {}: before {}\n{:>{}}after  {}", s.index, params_text(s.before), "",
                  12 + std::to_string(s.index).size(), params_text(s.after));
-  fmt::print(out, "\ntotal: {:.3f} ms device, {:.3f} ms end to end; device memory peak {}; final size {} keys", 
-             r.total_device_ms, r.total_e2e_ms, format_bytes(r.peak_device_bytes), r.final_stats.size);
+  if (host)
+    fmt::print(out, "\ntotal: {:.3f} ms host (the CPU reference), {:.3f} ms end to end; final size {} keys",
+               r.total_device_ms, r.total_e2e_ms, r.final_stats.size);
+  else
+    fmt::print(out, "\ntotal: {:.3f} ms device, {:.3f} ms end to end; device memory peak {}; final size {} keys",
+               r.total_device_ms, r.total_e2e_ms, format_bytes(r.peak_device_bytes), r.final_stats.size);
   if (!r.final_stats.extra.empty()) fmt::print(out, " ({})", params_text(r.final_stats.extra));
   fmt::print(out, "\n{}\n", verdict(r));
 }
@@ -90,9 +102,18 @@ void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
       ops += fmt::format("{}{}:{}", ops.empty() ? "" : ",", q(std::string(op_name(t))), s.ops[static_cast<int>(t)]);
     for (const auto& row : s.rows) {
       std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "null";
-      rows += fmt::format("{}{{\"op\":{},\"ops\":{},\"verified\":{},\"device_ms\":{:.6f},\"mops\":{:.3f}}}",
+      // With --repeat N: the spread and every sample besides the median.
+      std::string spread;
+      if (row.samples.size() > 1) {
+        std::string all;
+        for (double x : row.samples) all += fmt::format("{}{:.6f}", all.empty() ? "" : ",", x);
+        spread = fmt::format(",\"device_ms_min\":{:.6f},\"device_ms_max\":{:.6f},\"device_ms_samples\":[{}]",
+                             *std::min_element(row.samples.begin(), row.samples.end()),
+                             *std::max_element(row.samples.begin(), row.samples.end()), all);
+      }
+      rows += fmt::format("{}{{\"op\":{},\"ops\":{},\"verified\":{},\"device_ms\":{:.6f},\"mops\":{:.3f}{}}}",
                           rows.empty() ? "" : ",", q(std::string(phase_name(row.phase))), row.ops, ver, row.device_ms,
-                          mops(row.ops, row.device_ms));
+                          mops(row.ops, row.device_ms), spread);
     }
     std::string around;
     if (s.kind == "cleanup") {

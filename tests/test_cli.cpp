@@ -573,3 +573,31 @@ TEST_CASE("cli: compare runs one workload on every structure that can, and check
   REQUIRE(h.exit_code == 0);
   CHECK(h.out.find("{\"name\":\"slabhash\",\"can_run\":true") != std::string::npos);
 }
+
+TEST_CASE("cli: the CPU backend says what it ignores and reports host time") {
+  const auto r = run_gpudict("lsm examples/quickstart.yaml --backend cpu --batch-size 1024 --lookup-filter off");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("the CPU reference ignores --batch-size, --lookup-filter (options of the GPU lsm)") !=
+        std::string::npos);
+  CHECK(r.out.find("host_ms") != std::string::npos);
+  CHECK(r.out.find("device_ms") == std::string::npos);
+  CHECK(r.out.find("ms host (the CPU reference)") != std::string::npos);
+  CHECK(r.out.find("device memory peak") == std::string::npos);
+  const auto plain = run_gpudict("lsm examples/quickstart.yaml --backend cpu");
+  CHECK(plain.err.find("ignores") == std::string::npos);
+  // Options are still validated.
+  const auto bad = run_gpudict("lsm examples/quickstart.yaml --backend cpu --batch-size 3");
+  CHECK(bad.exit_code == 2);
+  // --repeat: the spread, in text and (every sample) in JSON.
+  const auto rep = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --repeat 3 --no-verify");
+  REQUIRE(rep.exit_code == 0);
+  CHECK(rep.out.find("min-max") != std::string::npos);
+  const auto js = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --repeat 3 --no-verify --format json");
+  REQUIRE(js.exit_code == 0);
+  CHECK(js.out.find("\"device_ms_min\":") != std::string::npos);
+  CHECK(js.out.find("\"device_ms_max\":") != std::string::npos);
+  const auto at = js.out.find("\"device_ms_samples\":[");
+  REQUIRE(at != std::string::npos);
+  const std::string samples = js.out.substr(at, js.out.find(']', at) - at);
+  CHECK(std::count(samples.begin(), samples.end(), ',') == 2);  // three samples
+}

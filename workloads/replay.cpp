@@ -301,6 +301,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
       row.verified = first[i].verified[ph];
       row.has_results = returns_results(row.phase);
       row.device_ms = median(dev);
+      row.samples = dev;
       if (row.ops == 0 && row.device_ms == 0) continue;
       s.rows.push_back(row);
       rep.total_device_ms += row.device_ms;

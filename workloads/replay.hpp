@@ -30,6 +30,7 @@ struct StepRow {
   uint64_t verified = 0;   // query results verified (always 0 for build/update/snapshot)
   bool has_results = false; // the category returns results (lookup, count, range, successor, concurrent)
   double device_ms = 0;    // median over repetitions
+  std::vector<double> samples;  // every repetition's device ms, in run order
 };
 
 struct StepReport {
