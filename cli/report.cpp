@@ -16,6 +16,22 @@ namespace {
 
 std::string q(const std::string& s) { return "\"" + json_escape(s) + "\""; }
 
+// A parameter's or figure's value: a JSON number when the text is one
+// (decimal, as the structures print them), else a string.
+std::string json_value(const std::string& v) {
+  size_t i = 0;
+  if (i < v.size() && v[i] == '-') ++i;
+  const size_t digits = i;
+  while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+  if (i == digits || (v[digits] == '0' && i - digits > 1)) return q(v);  // no digits, or a leading zero
+  if (i < v.size() && v[i] == '.') {
+    const size_t frac = ++i;
+    while (i < v.size() && v[i] >= '0' && v[i] <= '9') ++i;
+    if (i == frac) return q(v);
+  }
+  return i == v.size() ? v : q(v);
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n") == std::string::npos) return s;
   std::string o = "\"";
@@ -88,7 +104,7 @@ void print_text(std::FILE* out, const RunReport& r) {
 
 void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
   std::string params;
-  for (const auto& [k, v] : r.parameters) params += (params.empty() ? "" : ",") + q(k) + ":" + q(v);
+  for (const auto& [k, v] : r.parameters) params += (params.empty() ? "" : ",") + q(k) + ":" + json_value(v);
   fmt::print(out,
              "{{\"record\":\"run\",\"gpudict\":{},\"structure\":{},\"backend\":{},\"device\":{},\"workload\":{},"
              "\"workload_format\":{},\"key_type\":{},\"value_type\":{},\"seed\":{},\"repeat\":{},\"parameters\":{{{}}},"
@@ -119,7 +135,7 @@ void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
     if (s.kind == "cleanup") {
       auto obj = [&](const Params& p) {
         std::string o;
-        for (const auto& [k, v] : p) o += (o.empty() ? "" : ",") + q(k) + ":" + q(v);
+        for (const auto& [k, v] : p) o += (o.empty() ? "" : ",") + q(k) + ":" + json_value(v);
         return "{" + o + "}";
       };
       around = ",\"before\":" + obj(s.before) + ",\"after\":" + obj(s.after);
@@ -134,7 +150,7 @@ void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
 
 void print_json_summary(std::FILE* out, const RunReport& r) {
   std::string extra;
-  for (const auto& [k, v] : r.final_stats.extra) extra += (extra.empty() ? "" : ",") + q(k) + ":" + q(v);
+  for (const auto& [k, v] : r.final_stats.extra) extra += (extra.empty() ? "" : ",") + q(k) + ":" + json_value(v);
   fmt::print(out,
              "{{\"record\":\"summary\",\"verified\":{},\"checked\":{},\"mismatches\":{},\"total_device_ms\":{:.6f},"
              "\"total_e2e_ms\":{:.6f},\"peak_device_bytes\":{},\"final_device_bytes\":{},\"final_size\":{},"

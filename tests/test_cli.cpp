@@ -601,3 +601,10 @@ TEST_CASE("cli: the CPU backend says what it ignores and reports host time") {
   const std::string samples = js.out.substr(at, js.out.find(']', at) - at);
   CHECK(std::count(samples.begin(), samples.end(), ',') == 2);  // three samples
 }
+
+TEST_CASE("cli: JSON figures are numbers where they are numbers") {
+  const auto r = run_gpudict("lsm examples/quickstart.yaml --backend cpu --format json");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.out.find("\"final_stats\":{\"snapshots\":0}") != std::string::npos);
+  CHECK(r.out.find("\"semantics\":\"map\"") != std::string::npos);  // text stays a string
+}
