@@ -8,7 +8,7 @@ and prints markdown tables; raw JSON/CSV stay in --out.
   python3 scripts/lsm_tables.py                      # everything, paper sizes
   python3 scripts/lsm_tables.py --table 2 --max-log2-n 24 --batch-logs 16,20
   python3 scripts/lsm_tables.py --backend cpu --max-log2-n 12 --batch-logs 6,8  # a smoke run
-  python3 scripts/lsm_tables.py --table 3 --lsm-options '--lookup-filter off'     # an ablation
+  python3 scripts/lsm_tables.py --table 3 --lsm-options '--cleanup-stale-fraction 0 --lookup-filter off'   # an ablation
 
 Table II: insertion rate (min, max, harmonic mean over every resident count r)
   of n = 2^max-log2-n keys inserted in batches of b.
