@@ -174,8 +174,8 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t R = wb.max_inserted, B = wb.max_batch, Q = wb.max_queries, S = wb.max_snapshots;
   // Stored elements: resident pairs plus one batch of tombstones, in whole
   // LSM batches (tombstones of earlier batches are not in the bounds). The
-  // levels' room is below twice the stored elements plus b (update.cu: a
-  // carry happens only when level 0 cannot take a chunk).
+  // levels' room is below twice the stored elements plus b (every level
+  // k >= 1 is more than half full: docs/lsm.md, "Room").
   const uint64_t stored_max = round_up(std::max<uint64_t>(R + B, 1), b_);
   const uint64_t room_max = 2 * stored_max + b_;
   uint64_t top = b_;

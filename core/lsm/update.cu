@@ -23,8 +23,8 @@
 //       stable, the newer run first) and the result becomes level k. It fits:
 //       the chunk holds at most b and level j at most b 2^j elements.
 //     A carry happens only when level 0 could not take the chunk, so every
-//     second increment stores more than b elements and the levels' room r b
-//     stays below twice the stored elements plus b (docs/lsm.md).
+//     level k >= 1 holds more than half its room and the levels' room r b
+//     stays below twice the stored elements plus b (docs/lsm.md, "Room").
 //     A chunk has unique keys, so "tombstones before regular elements of the
 //     same batch" (invariant 3) holds trivially; stability gives 1-2.
 //
