@@ -76,6 +76,7 @@ struct CommonFlags {
   int repeat = 1;
   int device = 0;
   std::string results;
+  bool results_comment = false;
   std::string batch_times;
   bool quiet = false;
   bool verbose = false;
@@ -96,6 +97,8 @@ void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
   sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
   sub->add_option("--results", f.results,
                   "Write every query result to FILE (tab-separated; '-' for stdout, the report then goes to stderr)");
+  sub->add_flag("--results-comment", f.results_comment,
+                "Begin the --results file with a '# gpudict results v1' line (before the column header)");
   sub->add_option("--batch-times", f.batch_times,
                   "Write each batch's device time to FILE as CSV (batch,step,ops,updates,device_ms,mops; '-' for "
                   "stdout, the report then goes to stderr)");
@@ -262,6 +265,7 @@ int run_cli(int argc, char** argv) {
       o.repeat = flags.repeat;
       o.device = flags.device;
       o.results = flags.results;
+      o.results_comment = flags.results_comment;
       o.batch_times = flags.batch_times;
       o.quiet = flags.quiet;
       o.verbose = flags.verbose;

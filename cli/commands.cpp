@@ -115,6 +115,7 @@ class StructureRun {
     ro.verify = opt_.verify;
     ro.repeat = opt_.repeat;
     ro.results_path = opt_.results;
+    ro.results_comment = opt_.results_comment;
     ro.gpu = gpu_;
     if (opt_.verbose)
       ro.progress = [](const std::string& line) { std::fprintf(stderr, "gpudict: %s\n", line.c_str()); };

@@ -21,6 +21,7 @@ struct RunOptions {
   int repeat = 1;
   int device = 0;
   std::string results;
+  bool results_comment = false;  // --results-comment
   std::string batch_times;  // CSV of per-batch device times
   bool quiet = false;
   bool verbose = false;

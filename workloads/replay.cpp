@@ -266,7 +266,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
       verifier = std::make_unique<Verifier>(rep.workload.key_type, rep.workload.value_type,
                                             dict->caps().phased_duplicates, dict->caps().semantics);
     std::unique_ptr<ResultsWriter> writer;
-    if (r == 0 && !opt.results_path.empty()) writer = std::make_unique<ResultsWriter>(opt.results_path);
+    if (r == 0 && !opt.results_path.empty()) writer = std::make_unique<ResultsWriter>(opt.results_path, opt.results_comment);
 
     if (opt.progress && rep.repeat > 1) opt.progress(fmt::format("repetition {} of {}", r + 1, rep.repeat));
     Pass pass(*dict, verifier.get(), writer.get(), opt);

@@ -19,6 +19,7 @@ struct ReplayOptions {
   bool verify = true;
   int repeat = 1;                 // timed repetitions; the report gives the median
   std::string results_path;       // write every query result here (docs/output-formats.md)
+  bool results_comment = false;   // with a "# gpudict results v1" first line
   bool gpu = true;                // check device memory before running
   std::function<void(const std::string&)> progress;  // --verbose: one line per step, to stderr
 };

@@ -10,7 +10,7 @@
 
 namespace gpudict {
 
-ResultsWriter::ResultsWriter(const std::string& path)
+ResultsWriter::ResultsWriter(const std::string& path, bool comment)
     : what_(path == "-" ? "--results to standard output" : "--results " + path) {
   if (path == "-") {
     f_ = stdout;
@@ -18,7 +18,10 @@ ResultsWriter::ResultsWriter(const std::string& path)
     f_ = open_output_file(path, "results");
     owned_ = true;
   }
-  std::fputs("# gpudict results v1\nbatch\top\ttype\tkey\targ\tfound\tvalue\tresult_key\tpairs\n", f_);
+  // The column header first, so that TSV and CSV readers take it as the
+  // header; the version line only when asked for.
+  if (comment) std::fputs("# gpudict results v1\n", f_);
+  std::fputs("batch\top\ttype\tkey\targ\tfound\tvalue\tresult_key\tpairs\n", f_);
 }
 
 ResultsWriter::~ResultsWriter() {

@@ -11,7 +11,9 @@ namespace gpudict {
 
 class ResultsWriter {
  public:
-  explicit ResultsWriter(const std::string& path);  // "-" writes to stdout
+  // "-" writes to stdout; `comment`: a first line "# gpudict results v1"
+  // before the column header.
+  explicit ResultsWriter(const std::string& path, bool comment = false);
   ~ResultsWriter();
   ResultsWriter(const ResultsWriter&) = delete;
   ResultsWriter& operator=(const ResultsWriter&) = delete;
