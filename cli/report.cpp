@@ -166,16 +166,22 @@ void print_json(std::FILE* out, const RunReport& r, bool quiet) {
 }
 
 void print_csv(std::FILE* out, const RunReport& r) {
-  fmt::print(out, "structure,backend,device,workload,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms\n");
+  fmt::print(out, "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms\n");
+  // run_verified: the run's verdict on every row (true, false, or empty with
+  // --no-verify); e2e_ms is a step's figure, so only its first row has it.
+  const std::string run_verified = r.verified ? (r.mismatches == 0 ? "true" : "false") : "";
   for (const auto& s : r.steps) {
-    std::string prefix = fmt::format("{},{},{},{},{},{},{},{},{},{}", csv_field(r.structure), r.backend,
-                                     csv_field(r.device), csv_field(r.workload.path), s.index, s.kind,
-                                     csv_field(s.name), mode_name(s.mode), csv_field(s.snapshot), s.batches);
+    std::string prefix = fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.structure), r.backend,
+                                     csv_field(r.device), csv_field(r.workload.path), r.workload.seed, r.repeat,
+                                     run_verified, s.index, s.kind, csv_field(s.name), mode_name(s.mode),
+                                     csv_field(s.snapshot), s.batches);
     if (s.rows.empty()) fmt::print(out, "{},,0,,0,0,{:.6f}\n", prefix, s.e2e_ms);
+    bool first = true;
     for (const auto& row : s.rows) {
       std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "";
-      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{:.6f}\n", prefix, phase_name(row.phase), row.ops, ver,
-                 row.device_ms, mops(row.ops, row.device_ms), s.e2e_ms);
+      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{}\n", prefix, phase_name(row.phase), row.ops, ver, row.device_ms,
+                 mops(row.ops, row.device_ms), first ? fmt::format("{:.6f}", s.e2e_ms) : std::string());
+      first = false;
     }
   }
 }

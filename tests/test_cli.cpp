@@ -115,7 +115,12 @@ TEST_CASE("cli: csv has a header row and rectangular rows") {
   REQUIRE(r.exit_code == 0);
   auto ls = lines_of(r.out);
   REQUIRE(ls.size() >= 2);
-  CHECK(ls[0] == "structure,backend,device,workload,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms");
+  CHECK(ls[0] == "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms");
+  // The seed, the repetitions and the verdict on every row; e2e_ms once per step.
+  CHECK(ls[1].find(",42,1,true,0,build,") != std::string::npos);
+  const auto n = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format csv --no-verify");
+  REQUIRE(n.exit_code == 0);
+  CHECK(lines_of(n.out)[1].find(",42,1,,0,build,") != std::string::npos);
   for (const auto& l : ls) CHECK(count_fields(l) == count_fields(ls[0]));
 }
 
