@@ -1,7 +1,13 @@
 #include "cli/app.hpp"
 
 #include <CLI/CLI.hpp>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <memory>
+#include <sstream>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -37,8 +43,8 @@ std::string run_footer(const std::string& name, const std::string& example) {
       "\nExamples:\n"
       "  gpudict {0} {1}   # run and verify, text report\n"
       "  gpudict {0} {1} --format json | jq -c 'select(.record==\"step\")'\n"
-      "  gpudict {0} keys.bin --backend cpu                   # a binary key file: build, then look every key up\n"
-      "  gpudict {0} out/trace.gdt --repeat 5 --no-verify     # replay a trace from `gpudict gen`, median of 5\n\n"
+      "  gpudict {0} keys.bin --backend cpu               # a key file: build, look every key up\n"
+      "  gpudict {0} out/trace.gdt --repeat 5 --no-verify # a trace from gpudict gen, median of 5\n\n"
       "Exit codes: 0 all results verified, 1 verification failed, 2 bad input or usage,\n"
       "3 runtime failure (no device, out of device memory, CUDA error, output that could not be written).\n"
       "Workload format: docs/workload-format.md; report fields: docs/output-formats.md.",
@@ -66,6 +72,91 @@ const CLI::Validator kDeviceIndex(
       return {};
     },
     "INDEX");
+
+// The width help text is wrapped to: the terminal's when stdout is one, else
+// $COLUMNS, else 100; at least 60.
+size_t help_width() {
+  size_t w = 100;
+  winsize ws{};
+  if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) {
+    w = ws.ws_col;
+  } else if (const char* c = std::getenv("COLUMNS")) {
+    const long v = std::strtol(c, nullptr, 10);
+    if (v > 0) w = static_cast<size_t>(v);
+  }
+  return std::max<size_t>(w, 60);
+}
+
+// Wraps `text` at spaces to lines of at most `width` (existing line breaks
+// kept; a word longer than a line stays whole).
+std::string wrap_text(const std::string& text, size_t width) {
+  std::string out, line;
+  size_t at = 0;
+  auto flush = [&] {
+    out += line;
+    line.clear();
+  };
+  while (at <= text.size()) {
+    const size_t nl = std::min(text.find('\n', at), text.size());
+    std::string para = text.substr(at, nl - at);
+    size_t p = 0;
+    while (p < para.size()) {
+      const size_t sp = std::min(para.find(' ', p), para.size());
+      const std::string word = para.substr(p, sp - p);
+      if (!line.empty() && line.size() + 1 + word.size() > width) {
+        flush();
+        out += '\n';
+      } else if (!line.empty()) {
+        line += ' ';
+      }
+      line += word;
+      p = sp + 1;
+    }
+    flush();
+    if (nl < text.size()) out += '\n';
+    at = nl + 1;
+  }
+  return out;
+}
+
+// The subcommand list of `gpudict --help` gives each subcommand's summary
+// (the first line of its description, wrapped to the column); its own
+// --help gives the whole description.
+class SummaryFormatter : public CLI::Formatter {
+ public:
+  explicit SummaryFormatter(size_t summary_width) : summary_width_(summary_width) {}
+  std::string make_subcommand(const CLI::App* sub) const override {
+    std::stringstream out;
+    const std::string d = sub->get_description();
+    std::string first = d.substr(0, d.find("\n\n"));  // the summary paragraph
+    for (char& c : first)
+      if (c == '\n') c = ' ';
+    CLI::detail::format_help(out, sub->get_display_name(true), wrap_text(first, summary_width_), column_width_);
+    return out.str();
+  }
+
+ private:
+  size_t summary_width_;
+};
+
+// Every description of the app and its subcommands wrapped to the width
+// (CLI11 indents the lines after the first to the option column).
+void wrap_help(CLI::App& app) {
+  const size_t width = help_width();
+  constexpr size_t kColumn = 30;  // CLI11's option column
+  auto fmt = std::make_shared<SummaryFormatter>(width - kColumn);
+  fmt->column_width(kColumn);
+  app.formatter(fmt);
+  auto wrap_app = [&](CLI::App* a) {
+    a->description(wrap_text(a->get_description(), width));
+    for (CLI::Option* o : a->get_options()) o->description(wrap_text(o->get_description(), width - kColumn));
+  };
+  wrap_app(&app);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    sub->formatter(fmt);
+    wrap_app(sub);
+  }
+}
 
 struct CommonFlags {
   std::string backend;
@@ -169,14 +260,15 @@ int run_cli(int argc, char** argv) {
   cmp->add_option("--device", cmp_device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
   cmp->add_flag("-v,--verbose", cmp_verbose, "Progress lines on stderr");
   cmp->footer(
-      "\nEach structure runs with its default options, verified unless --no-verify; a structure that cannot run\n"
-      "the workload (an operation or snapshots it lacks) is listed with the reason. The table gives each step's\n"
-      "rate per structure (M ops/s of device time) and marks the fastest.\n"
+      "\nEach structure runs with its default options, verified unless --no-verify; a structure that\n"
+      "cannot run the workload (an operation or snapshots it lacks) is listed with the reason. The table\n"
+      "gives each step's rate per structure (M ops/s of device time) and marks the fastest.\n"
       "Examples:\n"
       "  gpudict compare examples/quickstart.yaml\n"
       "  gpudict compare examples/bench-btree.yaml --no-verify --structures sorted-array,btree\n"
       "  gpudict compare examples/churn-hot-point.yaml --format csv > rates.csv\n\n"
-      "Exit codes: 0 every run verified, 1 a verification failed, 2 bad input or no structure can run it, 3 runtime failure.");
+      "Exit codes: 0 every run verified, 1 a verification failed, 2 bad input or no structure can run\n"
+      "it, 3 runtime failure.");
 
   std::string gen_workload, gen_out;
   uint64_t gen_seed = 0;
@@ -189,7 +281,8 @@ int run_cli(int argc, char** argv) {
   gen->footer(
       "\nWrites DIR/initial_keys.bin and DIR/initial_values.bin (raw little-endian arrays) and DIR/trace.gdt\n"
       "(the whole workload as an operation trace, docs/workload-format.md), which any structure replays.\n"
-      "The files appear together when all are written; a failed gen leaves the files already in DIR as they were.\n"
+      "The files appear together when all are written; a failed gen leaves the files already in DIR as\n"
+      "they were.\n"
       "Example:\n"
       "  gpudict gen examples/quickstart.yaml -o /tmp/qs && gpudict sorted-array /tmp/qs/trace.gdt");
 
@@ -207,6 +300,7 @@ int run_cli(int argc, char** argv) {
   info->add_option("--format", info_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   info->footer("\nExample:\n  gpudict info");
 
+  wrap_help(app);
   // Bare `gpudict`: the help, as `gpudict --help` prints it.
   if (argc == 1) {
     std::fputs(app.help().c_str(), stdout);

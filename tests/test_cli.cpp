@@ -616,3 +616,18 @@ TEST_CASE("cli: JSON figures are numbers where they are numbers") {
   CHECK(r.out.find("\"final_stats\":{\"snapshots\":0}") != std::string::npos);
   CHECK(r.out.find("\"semantics\":\"map\"") != std::string::npos);  // text stays a string
 }
+
+TEST_CASE("cli: help is wrapped to the width (100 columns when stdout is not a terminal)") {
+  for (const char* sub : {"", "sorted-array", "lsm", "btree", "slabhash", "compare", "gen", "check", "info"}) {
+    CAPTURE(sub);
+    const auto h = run_gpudict(std::string(sub) + " --help");
+    REQUIRE(h.exit_code == 0);
+    size_t longest = 0;
+    for (const auto& l : lines_of(h.out)) longest = std::max(longest, l.size());
+    CHECK(longest <= 100);
+  }
+  // The top-level list gives each structure's summary, not its whole description.
+  const auto top = run_gpudict("--help");
+  CHECK(top.out.find("never merge nodes") == std::string::npos);
+  CHECK(run_gpudict("btree --help").out.find("never merge nodes") != std::string::npos);
+}
