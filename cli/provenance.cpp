@@ -1,6 +1,5 @@
 #include "cli/provenance.hpp"
 
-#include <cuda_runtime.h>
 #include <unistd.h>
 
 #include <array>
@@ -55,20 +54,15 @@ Provenance collect_provenance(const std::string& command, bool gpu, int device) 
   p.driver = driver_version_string();
   p.runtime = runtime_version_string();
   if (!gpu) return p;
-  cudaDeviceProp prop{};
-  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
-    cudaGetLastError();
-    return p;
-  }
+  DeviceDescription d;
+  if (!describe_device(device, d)) return p;
   p.gpu = true;
-  p.gpu_name = prop.name;
-  p.cc_major = prop.major;
-  p.cc_minor = prop.minor;
-  p.sm_count = prop.multiProcessorCount;
-  int khz = 0;
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device) == cudaSuccess) p.sm_clock_mhz = khz / 1000;
-  if (cudaDeviceGetAttribute(&khz, cudaDevAttrMemoryClockRate, device) == cudaSuccess) p.mem_clock_mhz = khz / 1000;
-  cudaGetLastError();
+  p.gpu_name = d.name;
+  p.cc_major = d.cc_major;
+  p.cc_minor = d.cc_minor;
+  p.sm_count = d.sm_count;
+  p.sm_clock_mhz = d.sm_clock_mhz;
+  p.mem_clock_mhz = d.mem_clock_mhz;
   return p;
 }
 

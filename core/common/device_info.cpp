@@ -31,32 +31,44 @@ std::string cuda_unavailable_reason() {
   return n == 0 ? "no CUDA device found" : "";
 }
 
+bool describe_device(int i, DeviceDescription& out) {
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, i) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  DeviceDescription d;
+  d.index = i;
+  d.name = p.name;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.sm_count = p.multiProcessorCount;
+  d.total_bytes = p.totalGlobalMem;
+  d.l2_bytes = static_cast<uint64_t>(p.l2CacheSize);
+  int mem_clock_khz = 0, sm_clock_khz = 0, bus_bits = 0;
+  cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, i);
+  cudaDeviceGetAttribute(&sm_clock_khz, cudaDevAttrClockRate, i);
+  cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, i);
+  d.mem_bandwidth_gbs = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
+  d.sm_clock_mhz = sm_clock_khz / 1000;
+  d.mem_clock_mhz = mem_clock_khz / 1000;
+  int prev = 0;
+  if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(i) == cudaSuccess) {
+    size_t f = 0, t = 0;
+    if (cudaMemGetInfo(&f, &t) == cudaSuccess) d.free_bytes = f;
+    cudaSetDevice(prev);
+  }
+  cudaGetLastError();
+  out = d;
+  return true;
+}
+
 std::vector<DeviceDescription> describe_devices() {
   std::vector<DeviceDescription> out;
-  int n = cuda_device_count();
+  const int n = cuda_device_count();
   for (int i = 0; i < n; ++i) {
-    cudaDeviceProp p{};
-    if (cudaGetDeviceProperties(&p, i) != cudaSuccess) continue;
     DeviceDescription d;
-    d.index = i;
-    d.name = p.name;
-    d.cc_major = p.major;
-    d.cc_minor = p.minor;
-    d.sm_count = p.multiProcessorCount;
-    d.total_bytes = p.totalGlobalMem;
-    d.l2_bytes = static_cast<uint64_t>(p.l2CacheSize);
-    int mem_clock_khz = 0, bus_bits = 0;
-    cudaDeviceGetAttribute(&mem_clock_khz, cudaDevAttrMemoryClockRate, i);
-    cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, i);
-    d.mem_bandwidth_gbs = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) / 1e9;
-    int prev = 0;
-    if (cudaGetDevice(&prev) == cudaSuccess && cudaSetDevice(i) == cudaSuccess) {
-      size_t f = 0, t = 0;
-      if (cudaMemGetInfo(&f, &t) == cudaSuccess) d.free_bytes = f;
-      cudaSetDevice(prev);
-    }
-    cudaGetLastError();
-    out.push_back(d);
+    if (describe_device(i, d)) out.push_back(d);
   }
   return out;
 }
