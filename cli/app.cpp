@@ -225,7 +225,7 @@ int run_cli(int argc, char** argv) {
     add_common(sub, flags, s.name);
     for (const auto& o : s.options) {
       struct_opts[o.name] = o.default_value;
-      auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help);
+      auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help)->type_name(o.type);
       if (!o.default_value.empty()) opt->default_str(o.default_value);
     }
     if (s.make_gpu)

@@ -1,4 +1,5 @@
 // The structure table. Adding a structure = one entry here plus its module.
+#include <stdexcept>
 #include <cerrno>
 #include <cstdlib>
 
@@ -10,6 +11,19 @@
 #include "core/sorted_array/sorted_array.hpp"
 
 namespace gpudict {
+
+void set_option_types(std::vector<OptionSpec>& specs,
+                      std::initializer_list<std::pair<const char*, const char*>> types) {
+  for (const auto& [name, type] : types) {
+    bool found = false;
+    for (OptionSpec& s : specs)
+      if (s.name == name) {
+        s.type = type;
+        found = true;
+      }
+    if (!found) throw std::logic_error(std::string("set_option_types: no option '") + name + "'");
+  }
+}
 
 namespace {
 

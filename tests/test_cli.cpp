@@ -1,6 +1,8 @@
 // The CLI end to end on the CPU backend: help, info, check, gen then replay,
 // every example verified, exit codes, and the json/csv shapes.
 #include <doctest/doctest.h>
+
+#include "core/api/registry.hpp"
 #include <unistd.h>
 
 #include <algorithm>
@@ -630,4 +632,18 @@ TEST_CASE("cli: help is wrapped to the width (100 columns when stdout is not a t
   const auto top = run_gpudict("--help");
   CHECK(top.out.find("never merge nodes") == std::string::npos);
   CHECK(run_gpudict("btree --help").out.find("never merge nodes") != std::string::npos);
+}
+
+TEST_CASE("cli: every structure option shows its type, range or choices in --help") {
+  for (const auto& info : gpudict::structures()) {
+    if (!info.make_gpu) continue;
+    const auto h = run_gpudict(info.name + " --help");
+    REQUIRE(h.exit_code == 0);
+    for (const auto& o : info.options) {
+      CAPTURE(info.name);
+      CAPTURE(o.name);
+      CHECK(o.type != "TEXT");
+      CHECK(h.out.find("--" + o.name + " " + o.type) != std::string::npos);
+    }
+  }
 }

@@ -19,7 +19,13 @@ struct OptionSpec {
   std::string name;           // without dashes
   std::string help;
   std::string default_value;  // as text; empty: no default
+  std::string type = "TEXT";  // what --help shows for the value: UINT, FLOAT with its range, {the,choices}
 };
+
+// Sets the `type` of the named options; a name that is not among them is a
+// programming error (std::logic_error).
+void set_option_types(std::vector<OptionSpec>& specs,
+                      std::initializer_list<std::pair<const char*, const char*>> types);
 
 // What a structure is created with: its options as text (name -> value, every
 // OptionSpec present, defaults filled in), the device and the key type.

@@ -34,7 +34,7 @@ Capabilities btree_caps() {
 }
 
 std::vector<OptionSpec> btree_options() {
-  return {
+  std::vector<OptionSpec> v{
       {"node-pool",
        "node pool size in 128-byte nodes; 0: automatic (sized at the bulk build, grown between kernels when an "
        "update batch could fill it). A fixed pool that fills stops the run (exit 3)",
@@ -85,6 +85,17 @@ std::vector<OptionSpec> btree_options() {
        "leaves, then from the root); off: always from the root. Trees grown from empty have no directory",
        "on"},
   };
+  set_option_types(v, {{"node-pool", "UINT"},
+                       {"fill", "FLOAT:in (0, 1]"},
+                       {"tile", "{32,16,8}"},
+                       {"sort", "{on,off}"},
+                       {"query-tile", "{1,4,8,0}"},
+                       {"phased-updates", "{auto,merge,ops}"},
+                       {"ops-kernel", "{thread,tile}"},
+                       {"op-words", "{on,off}"},
+                       {"leaf-groups", "{on,off}"},
+                       {"leaf-directory", "{on,off}"}});
+  return v;
 }
 
 std::unique_ptr<Dictionary> make_btree(const StructureConfig& config) {

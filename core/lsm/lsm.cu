@@ -39,7 +39,7 @@ Capabilities lsm_caps() {
 }
 
 std::vector<OptionSpec> lsm_options() {
-  return {
+  std::vector<OptionSpec> v{
       {"batch-size",
        "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of at "
        "most b unique keys; a chunk that fits merges into level 0, so a batch of k keys stores k elements",
@@ -62,6 +62,12 @@ std::vector<OptionSpec> lsm_options() {
        "keys in the levels before it (one lookup per updated key)",
        "levels"},
   };
+  set_option_types(v, {{"batch-size", "UINT:2^k in [1, 2^30]"},
+                       {"cleanup-every", "UINT"},
+                       {"cleanup-stale-fraction", "FLOAT:>= 0"},
+                       {"lookup-filter", "{on,off}"},
+                       {"stale-count", "{levels,exact}"}});
+  return v;
 }
 
 std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config) {

@@ -30,7 +30,7 @@ Capabilities slabhash_caps_for(const StructureConfig& config) {
 Capabilities slabhash_caps() { return slabhash_caps_for(StructureConfig{}); }
 
 std::vector<OptionSpec> slabhash_options() {
-  return {
+  std::vector<OptionSpec> v{
       {"mode",
        "map (unique keys; insert replaces the value), multimap (a key may hold several values; insert adds a "
        "pair, delete removes every pair of the key) or set (keys only)",
@@ -66,6 +66,17 @@ std::vector<OptionSpec> slabhash_options() {
        "128-byte bulk prefetch, sm_90)",
        sh::kDefaultPrefetch},
   };
+  set_option_types(v, {{"mode", "{map,multimap,set}"},
+                       {"buckets", "UINT"},
+                       {"load-factor", "FLOAT:in (0, 0.93]"},
+                       {"expected-keys", "UINT"},
+                       {"pool-slabs", "UINT"},
+                       {"pool-growth", "{ahead,on,off}"},
+                       {"max-pool-bytes", "UINT"},
+                       {"flush-every", "UINT"},
+                       {"flush-tombstones", "FLOAT:>= 0"},
+                       {"prefetch", "{off,l2,bulk}"}});
+  return v;
 }
 
 void validate_slabhash_options(const StructureConfig& config) { (void)sh::parse_options(config); }
