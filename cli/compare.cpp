@@ -8,7 +8,7 @@ namespace gpudict {
 
 namespace {
 
-std::string q(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+std::string q(const std::string& s) { return json_string(s); }
 
 // One row of the table: a step's timed category, and each report's row for
 // it (null where a report has none).
@@ -128,17 +128,11 @@ void print_json(std::FILE* out, const Comparison& c, const std::vector<Line>& li
 
 void print_csv(std::FILE* out, const Comparison& c, const std::vector<Line>& lines) {
   fmt::print(out, "step,kind,name,op,ops,structure,device_ms,mops,fastest\n");
-  auto field = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string o = "\"";
-    for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return o + "\"";
-  };
   for (const Line& l : lines)
     for (size_t r = 0; r < c.reports.size(); ++r) {
       if (!l.rows[r]) continue;
-      fmt::print(out, "{},{},{},{},{},{},{:.6f},{:.3f},{}\n", l.step->index, field(l.step->kind), field(l.step->name),
-                 phase_name(l.phase), l.ops, field(c.reports[r].structure), l.rows[r]->device_ms,
+      fmt::print(out, "{},{},{},{},{},{},{:.6f},{:.3f},{}\n", l.step->index, csv_field(l.step->kind), csv_field(l.step->name),
+                 phase_name(l.phase), l.ops, csv_field(c.reports[r].structure), l.rows[r]->device_ms,
                  mops(l.rows[r]->ops, l.rows[r]->device_ms), l.fastest == static_cast<int>(r) ? "true" : "false");
     }
 }

@@ -53,16 +53,8 @@ Provenance collect_provenance(const std::string& command, bool gpu, int device) 
   p.date = utc_now();
   p.driver = driver_version_string();
   p.runtime = runtime_version_string();
-  if (!gpu) return p;
   DeviceDescription d;
-  if (!describe_device(device, d)) return p;
-  p.gpu = true;
-  p.gpu_name = d.name;
-  p.cc_major = d.cc_major;
-  p.cc_minor = d.cc_minor;
-  p.sm_count = d.sm_count;
-  p.sm_clock_mhz = d.sm_clock_mhz;
-  p.mem_clock_mhz = d.mem_clock_mhz;
+  if (gpu && describe_device(device, d)) p.gpu = d;
   return p;
 }
 

@@ -14,7 +14,7 @@ namespace gpudict {
 namespace {
 
 
-std::string q(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+std::string q(const std::string& s) { return json_string(s); }
 
 // A parameter's or figure's value: a JSON number when the text is one
 // (decimal, as the structures print them), else a string.
@@ -32,12 +32,6 @@ std::string json_value(const std::string& v) {
   return i == v.size() ? v : q(v);
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
-}
 
 std::string params_text(const Params& p) {
   std::string s;
@@ -188,14 +182,23 @@ void print_csv(std::FILE* out, const RunReport& r) {
 
 }  // namespace
 
+std::string json_string(const std::string& s) { return "\"" + json_escape(s) + "\""; }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+
 double mops(uint64_t ops, double ms) { return ms > 0 ? ops / (ms * 1e3) : 0.0; }
 
 // The provenance line of the text report.
 std::string provenance_text(const Provenance& p) {
   std::string s = fmt::format("gpudict {} ({}), {}, host {}", p.version, p.commit, p.date, p.host);
   if (p.gpu)
-    s += fmt::format("; {}, {} SMs at {} MHz, memory at {} MHz, driver {}, runtime {}", p.gpu_name, p.sm_count,
-                     p.sm_clock_mhz, p.mem_clock_mhz, p.driver, p.runtime);
+    s += fmt::format("; {}, {} SMs at {} MHz, memory at {} MHz, driver {}, runtime {}", p.gpu->name, p.gpu->sm_count,
+                     p.gpu->sm_clock_mhz, p.gpu->mem_clock_mhz, p.driver, p.runtime);
   return s;
 }
 
@@ -206,8 +209,8 @@ std::string provenance_json(const Provenance& p) {
   if (p.gpu)
     s += fmt::format(",\"gpu\":{{\"name\":{},\"compute_capability\":{},\"sm_count\":{},\"sm_clock_mhz\":{},"
                      "\"mem_clock_mhz\":{}}}",
-                     q(p.gpu_name), q(fmt::format("{}.{}", p.cc_major, p.cc_minor)), p.sm_count, p.sm_clock_mhz,
-                     p.mem_clock_mhz);
+                     q(p.gpu->name), q(fmt::format("{}.{}", p.gpu->cc_major, p.gpu->cc_minor)), p.gpu->sm_count,
+                     p.gpu->sm_clock_mhz, p.gpu->mem_clock_mhz);
   else
     s += ",\"gpu\":null";
   return "{" + s + "}";

@@ -19,6 +19,10 @@ void print_report(std::FILE* out, const RunReport& rep, OutputFormat fmt, bool q
 // The first mismatches and their number, on `err` (stderr).
 void print_mismatches(std::FILE* err, const RunReport& rep);
 std::string json_escape(const std::string& s);
+// `s` as a JSON string (quoted, escaped) and as a CSV field (quoted where it
+// holds a comma, a quote or a line break, RFC 4180).
+std::string json_string(const std::string& s);
+std::string csv_field(const std::string& s);
 // The provenance as the text report's `run:` line (without it) and as the
 // JSON run record's "provenance" object.
 std::string provenance_text(const Provenance& p);

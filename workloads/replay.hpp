@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/api/dictionary.hpp"
+#include "core/common/device_info.hpp"
 #include "workloads/verifier.hpp"
 #include "workloads/workload.hpp"
 
@@ -67,11 +69,7 @@ struct Provenance {
   std::string host;
   std::string date;     // start of the run, ISO 8601 UTC
   std::string driver, runtime;  // CUDA versions ("none" without a driver)
-  bool gpu = false;             // the fields below describe the device used
-  std::string gpu_name;
-  int cc_major = 0, cc_minor = 0;
-  int sm_count = 0;
-  int sm_clock_mhz = 0, mem_clock_mhz = 0;  // peak clocks
+  std::optional<DeviceDescription> gpu;  // the device used (none on the CPU backend)
 };
 
 struct RunReport {
