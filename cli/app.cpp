@@ -173,7 +173,8 @@ struct CommonFlags {
   bool verbose = false;
 };
 
-void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
+// The options of a run, on a structure subcommand and on compare.
+void add_run_options(CLI::App* sub, CommonFlags& f, const std::string& name) {
   sub->add_option("--backend", f.backend, "gpu or cpu (default: gpu when a CUDA device exists, else cpu with a notice)")
       ->check(CLI::IsMember({"gpu", "cpu"}));
   sub->add_option("--format", f.format, "Report format: text (aligned table), json (JSON Lines), csv")
@@ -186,6 +187,11 @@ void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
+  sub->add_flag("-v,--verbose", f.verbose, "Progress lines on stderr");
+}
+
+// The outputs of one structure's run (not compare's).
+void add_run_outputs(CLI::App* sub, CommonFlags& f) {
   sub->add_option("--results", f.results,
                   "Write every query result to FILE (tab-separated; '-' for stdout, the report then goes to stderr)");
   sub->add_flag("--results-comment", f.results_comment,
@@ -195,7 +201,26 @@ void add_common(CLI::App* sub, CommonFlags& f, const std::string& name) {
                   "stdout, the report then goes to stderr)");
   sub->add_flag("-q,--quiet", f.quiet,
                 "Print only the verdict: its line (text) or the summary record (json); not with csv");
-  sub->add_flag("-v,--verbose", f.verbose, "Progress lines on stderr");
+}
+
+RunOptions run_options(const CommonFlags& f, const std::string& name, const std::string& workload, int argc,
+                       char** argv) {
+  RunOptions o;
+  o.workload = workload;
+  o.backend = f.backend;
+  o.format = kFormats.at(f.format);
+  o.verify = !f.no_verify;
+  o.open.has_seed_override = f.seed_opts.at(name)->count() > 0;
+  o.open.seed_override = f.seed;
+  o.repeat = f.repeat;
+  o.device = f.device;
+  o.results = f.results;
+  o.results_comment = f.results_comment;
+  o.batch_times = f.batch_times;
+  o.quiet = f.quiet;
+  o.verbose = f.verbose;
+  o.command = command_line(argc, argv);
+  return o;
 }
 
 }  // namespace
@@ -222,7 +247,8 @@ int run_cli(int argc, char** argv) {
     if (!s.details.empty()) sub->description(s.summary + "\n\n" + s.details);
     sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
         ->required();
-    add_common(sub, flags, s.name);
+    add_run_options(sub, flags, s.name);
+    add_run_outputs(sub, flags);
     for (const auto& o : s.options) {
       struct_opts[o.name] = o.default_value;
       auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help)->type_name(o.type);
@@ -237,28 +263,14 @@ int run_cli(int argc, char** argv) {
   }
 
   // compare: the run options that make sense across structures.
-  std::string cmp_workload, cmp_structures, cmp_backend, cmp_format = "text";
-  bool cmp_no_verify = false, cmp_verbose = false;
-  uint64_t cmp_seed = 0;
-  int cmp_repeat = 1, cmp_device = 0;
+  std::string cmp_workload, cmp_structures;
+  CommonFlags cmp_flags;
   CLI::App* cmp = app.add_subcommand("compare", "Run one workload on every structure that can, and print one table");
   cmp->add_option("workload", cmp_workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
       ->required();
   cmp->add_option("--structures", cmp_structures,
                   "Comma-separated structures to run (default: every built one that can run the workload)");
-  cmp->add_option("--backend", cmp_backend, "gpu or cpu (default: gpu when a CUDA device exists, else cpu with a notice)")
-      ->check(CLI::IsMember({"gpu", "cpu"}));
-  cmp->add_option("--format", cmp_format, "text (a column per structure), json (JSON Lines), csv (a row per structure)")
-      ->check(CLI::IsMember({"text", "json", "csv"}))
-      ->capture_default_str();
-  cmp->add_flag("--no-verify", cmp_no_verify, "Skip checking results against the CPU reference");
-  CLI::Option* cmp_seed_opt =
-      cmp->add_option("--seed", cmp_seed, "Seed for generated workloads (overrides the file's `seed`)")->check(kSeed);
-  cmp->add_option("--repeat", cmp_repeat, "Timed repetitions of the whole workload per structure; times are the median")
-      ->check(CLI::Range(1, 1000))
-      ->capture_default_str();
-  cmp->add_option("--device", cmp_device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
-  cmp->add_flag("-v,--verbose", cmp_verbose, "Progress lines on stderr");
+  add_run_options(cmp, cmp_flags, "compare");
   cmp->footer(
       "\nEach structure runs with its default options, verified unless --no-verify; a structure that\n"
       "cannot run the workload (an operation or snapshots it lacks) is listed with the reason. The table\n"
@@ -349,39 +361,15 @@ int run_cli(int argc, char** argv) {
     if (chosen && flags.quiet && flags.format == "csv")
       throw InputError("--quiet prints the verdict, which has no CSV form: use --format text or json with it");
     if (chosen) {
-      RunOptions o;
-      o.workload = workload;
-      o.backend = flags.backend;
-      o.format = kFormats.at(flags.format);
-      o.verify = !flags.no_verify;
-      o.open.has_seed_override = flags.seed_opts.at(chosen->name)->count() > 0;
-      o.open.seed_override = flags.seed;
-      o.repeat = flags.repeat;
-      o.device = flags.device;
-      o.results = flags.results;
-      o.results_comment = flags.results_comment;
-      o.batch_times = flags.batch_times;
-      o.quiet = flags.quiet;
-      o.verbose = flags.verbose;
+      RunOptions o = run_options(flags, chosen->name, workload, argc, argv);
       o.structure_options = struct_opts;
-      o.command = command_line(argc, argv);
       for (const auto& spec : chosen->options)
         if (app.get_subcommand(chosen->name)->get_option("--" + spec.name)->count() > 0)
           o.given_structure_options.push_back(spec.name);
       return run_structure(*chosen, o);
     }
     if (cmp->parsed()) {
-      RunOptions o;
-      o.workload = cmp_workload;
-      o.backend = cmp_backend;
-      o.format = kFormats.at(cmp_format);
-      o.verify = !cmp_no_verify;
-      o.open.has_seed_override = cmp_seed_opt->count() > 0;
-      o.open.seed_override = cmp_seed;
-      o.repeat = cmp_repeat;
-      o.device = cmp_device;
-      o.verbose = cmp_verbose;
-      o.command = command_line(argc, argv);
+      const RunOptions o = run_options(cmp_flags, "compare", cmp_workload, argc, argv);
       std::vector<std::string> names;
       for (size_t at = 0; !cmp_structures.empty() && at <= cmp_structures.size();) {
         const size_t comma = std::min(cmp_structures.find(',', at), cmp_structures.size());
