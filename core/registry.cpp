@@ -1,6 +1,6 @@
 // The structure table. Adding a structure = one entry here plus its module.
-#include <stdexcept>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 
 #include "core/api/registry.hpp"
@@ -12,17 +12,10 @@
 
 namespace gpudict {
 
-void set_option_types(std::vector<OptionSpec>& specs,
-                      std::initializer_list<std::pair<const char*, const char*>> types) {
-  for (const auto& [name, type] : types) {
-    bool found = false;
-    for (OptionSpec& s : specs)
-      if (s.name == name) {
-        s.type = type;
-        found = true;
-      }
-    if (!found) throw std::logic_error(std::string("set_option_types: no option '") + name + "'");
-  }
+std::string shortest_text(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
 }
 
 namespace {

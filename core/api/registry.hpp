@@ -14,6 +14,9 @@
 
 namespace gpudict {
 
+// A default as --help shows it: the shortest text of `x` ("0.5", not "0.500000").
+std::string shortest_text(double x);
+
 // One structure-specific command-line option (`--NAME VALUE`).
 struct OptionSpec {
   std::string name;           // without dashes
@@ -21,11 +24,6 @@ struct OptionSpec {
   std::string default_value;  // as text; empty: no default
   std::string type = "TEXT";  // what --help shows for the value: UINT, FLOAT with its range, {the,choices}
 };
-
-// Sets the `type` of the named options; a name that is not among them is a
-// programming error (std::logic_error).
-void set_option_types(std::vector<OptionSpec>& specs,
-                      std::initializer_list<std::pair<const char*, const char*>> types);
 
 // What a structure is created with: its options as text (name -> value, every
 // OptionSpec present, defaults filled in), the device and the key type.

@@ -39,35 +39,29 @@ Capabilities lsm_caps() {
 }
 
 std::vector<OptionSpec> lsm_options() {
-  std::vector<OptionSpec> v{
+  return {
       {"batch-size",
        "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of at "
        "most b unique keys; a chunk that fits merges into level 0, so a batch of k keys stores k elements",
-       std::to_string(kDefaultBatch)},
-      {"cleanup-every", "run a cleanup after every N update batches (0: never)", "0"},
+       std::to_string(kDefaultBatch), "UINT:2^k in [1, 2^30]"},
+      {"cleanup-every", "run a cleanup after every N update batches (0: never)", "0", "UINT"},
       {"cleanup-stale-fraction",
        "run a cleanup after an update batch when stale elements exceed this fraction of the stored elements "
        "(0: never); the stale count is the one --stale-count keeps",
-       "0.5"},
+       shortest_text(lsm::kDefaultStaleFraction), "FLOAT:>= 0"},
       {"lookup-filter",
        "on: a lookup batch first builds the filters that the queried levels lack (8 bits per key, a blocked Bloom "
        "filter per segment of a level's fence top; in that batch's time, once per level) and lookups skip the levels "
        "a filter rules out; the largest level, the levels of build and cleanup (disjoint key ranges) and levels of "
        "at most 1024 keys have none, as there a hit would pay a probe on top of its search; off: every lookup "
        "searches every level it reaches",
-       "on"},
+       "on", "{on,off}"},
       {"stale-count",
        "levels: each level counts the stale records it holds when it is written (free; a lower bound that misses "
        "records shadowed by a newer level until their levels merge); exact: every update batch also looks up its "
        "keys in the levels before it (one lookup per updated key)",
-       "levels"},
+       "levels", "{levels,exact}"},
   };
-  set_option_types(v, {{"batch-size", "UINT:2^k in [1, 2^30]"},
-                       {"cleanup-every", "UINT"},
-                       {"cleanup-stale-fraction", "FLOAT:>= 0"},
-                       {"lookup-filter", "{on,off}"},
-                       {"stale-count", "{levels,exact}"}});
-  return v;
 }
 
 std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config) {

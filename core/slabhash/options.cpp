@@ -30,53 +30,42 @@ Capabilities slabhash_caps_for(const StructureConfig& config) {
 Capabilities slabhash_caps() { return slabhash_caps_for(StructureConfig{}); }
 
 std::vector<OptionSpec> slabhash_options() {
-  std::vector<OptionSpec> v{
+  return {
       {"mode",
        "map (unique keys; insert replaces the value), multimap (a key may hold several values; insert adds a "
        "pair, delete removes every pair of the key) or set (keys only)",
-       "map"},
-      {"buckets", "number of buckets (base slabs); default: from --load-factor. Not with --load-factor", ""},
+       "map", "{map,multimap,set}"},
+      {"buckets", "number of buckets (base slabs); default: from --load-factor. Not with --load-factor", "", "UINT"},
       {"load-factor",
        "expected memory utilization (stored bytes / slab bytes, the paper's definition) the buckets are sized for, "
        "in (0, 0.93]; default 0.6. Not with --buckets",
-       ""},
+       "", "FLOAT:in (0, 0.93]"},
       {"expected-keys",
        "keys --load-factor sizes the table for (0: the initial contents; give the final size for workloads that "
        "grow)",
-       "0"},
+       "0", "UINT"},
       {"pool-slabs",
        "slabs in SlabAlloc's first super block (0: automatic, 1.5x the expected overflow slabs, at least 2^15); "
        "rounded up to a power of two >= 1024",
-       "0"},
+       "0", "UINT"},
       {"pool-growth",
        "ahead: as on, and also before a batch whose inserts are expected (keys hashing uniformly) to take the pool "
        "past 3/4 full; on: when the pool is full, add a super block (doubling the pool) and run the "
        "operations that found no slab again; off: exit 3 with 'out of slab memory'",
-       "ahead"},
-      {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", "0"},
-      {"flush-every", "FLUSH (compact the chains, free emptied slabs) after every N update batches (0: never)", "0"},
+       "ahead", "{ahead,on,off}"},
+      {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", "0", "UINT"},
+      {"flush-every", "FLUSH (compact the chains, free emptied slabs) after every N update batches (0: never)", "0", "UINT"},
       {"flush-tombstones",
        "FLUSH after an update batch that leaves more tombstones than this fraction of the base slots (buckets x "
        "slots per slab): deleted slots are reused only after a FLUSH, so this bounds the chains under churn "
        "(0: never)",
-       "0.5"},
+       shortest_text(sh::kDefaultFlushTombstones), "FLOAT:>= 0"},
       {"prefetch",
        "how an operation's base slab is fetched early: off; l2 (every lane asks L2 for its operation's base slab, "
        "4 sector prefetches, when it loads the operation, before its tile serves it); bulk (the same with one "
        "128-byte bulk prefetch, sm_90)",
-       sh::kDefaultPrefetch},
+       sh::kDefaultPrefetch, "{off,l2,bulk}"},
   };
-  set_option_types(v, {{"mode", "{map,multimap,set}"},
-                       {"buckets", "UINT"},
-                       {"load-factor", "FLOAT:in (0, 0.93]"},
-                       {"expected-keys", "UINT"},
-                       {"pool-slabs", "UINT"},
-                       {"pool-growth", "{ahead,on,off}"},
-                       {"max-pool-bytes", "UINT"},
-                       {"flush-every", "UINT"},
-                       {"flush-tombstones", "FLOAT:>= 0"},
-                       {"prefetch", "{off,l2,bulk}"}});
-  return v;
 }
 
 void validate_slabhash_options(const StructureConfig& config) { (void)sh::parse_options(config); }
