@@ -21,6 +21,38 @@ namespace gpudict::testing {
 
 using Model = std::map<uint64_t, uint64_t>;
 
+// The (key, value) widths the structures are instantiated for
+// (core/common/key_traits.hpp); typed tests run each case for every pair.
+struct KvWidths {
+  KeyType key = KeyType::U32;
+  KeyType value = KeyType::U32;
+};
+inline const std::vector<KvWidths>& all_kv_widths() {
+  static const std::vector<KvWidths> w = {
+      {KeyType::U32, KeyType::U32}, {KeyType::U32, KeyType::U64}, {KeyType::U64, KeyType::U64}};
+  return w;
+}
+inline std::string kv_label(KvWidths w) { return std::string(type_name(w.key)) + "/" + std::string(type_name(w.value)); }
+
+// The ends of the domain of width t, in ascending order: 0, 1, 2^31, 2^32-1
+// and, for u64, 2^32, 2^63, 2^64-2, 2^64-1.
+inline std::vector<uint64_t> domain_ends(KeyType t) {
+  std::vector<uint64_t> e = {0, 1, 1ull << 31, 0xFFFFFFFFull};
+  if (t == KeyType::U64) e.insert(e.end(), {1ull << 32, 1ull << 63, ~0ull - 1, ~0ull});
+  return e;
+}
+
+// A random key or value of width t. Half of the u64 draws take their high
+// half from {0, 1, 2^31, 2^32-1}, so keys that agree in their low 32 bits
+// occur (a structure that drops the high half would merge them) and the
+// domain's ends are near.
+inline uint64_t random_of(std::mt19937_64& rng, KeyType t) {
+  if (t == KeyType::U32) return rng() & 0xFFFFFFFFull;
+  if (rng() % 2) return rng();
+  static constexpr uint64_t kHigh[] = {0, 1, 1ull << 31, 0xFFFFFFFFull};
+  return (kHigh[rng() % 4] << 32) | (rng() & 0xFFFFFFFFull);
+}
+
 // Compares every query result of `b` with the model `m`. With `contiguous`
 // the ranges' pairs must also fill range_keys in batch order, without gaps
 // (what the phased paths produce); without it any layout within the arrays
@@ -153,27 +185,29 @@ inline KeyValues spaced_keys(uint64_t n, uint64_t step, uint64_t first) {
 // A random batch mixing every operation: 30% inserts, 15% deletes, 20%
 // lookups, 13% counts (spans up to 2^24), 10% ranges (spans up to 2^15), 12%
 // successors; keys half fresh, half drawn from `known` (which grows with the
-// inserted keys, so later batches hit).
-inline Batch random_mixed_batch(std::mt19937_64& rng, std::vector<uint64_t>& known, int size, ExecMode mode) {
-  constexpr uint64_t kMax = 0xFFFFFFFFull;
+// inserted keys, so later batches hit). Keys and values of the widths `w`
+// (random_of: u64 keys include ones that share their low 32 bits).
+inline Batch random_mixed_batch(std::mt19937_64& rng, std::vector<uint64_t>& known, int size, ExecMode mode,
+                                KvWidths w = {}) {
+  const uint64_t kmax = max_of(w.key);
   Batch b;
   b.mode = mode;
   for (int i = 0; i < size; ++i) {
     const uint64_t r = rng() % 100;
-    const uint64_t fresh = rng() & kMax;
+    const uint64_t fresh = random_of(rng, w.key);
     const uint64_t old = known[rng() % known.size()];
     const uint64_t k = rng() % 2 ? fresh : old;
     if (r < 30) {
-      b.push(OpType::Insert, k, rng() & kMax);
+      b.push(OpType::Insert, k, random_of(rng, w.value));
       known.push_back(k);
     } else if (r < 45) {
       b.push(OpType::Delete, k);
     } else if (r < 65) {
       b.push(OpType::Lookup, k);
     } else if (r < 78) {
-      b.push(OpType::Count, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 24))));
+      b.push(OpType::Count, k, k + std::min<uint64_t>(kmax - k, rng() % (1ull << 24)));
     } else if (r < 88) {
-      b.push(OpType::Range, k, std::min<uint64_t>(kMax, k + (rng() % (1ull << 15))));
+      b.push(OpType::Range, k, k + std::min<uint64_t>(kmax - k, rng() % (1ull << 15)));
     } else {
       b.push(OpType::Successor, k);
     }
@@ -181,13 +215,12 @@ inline Batch random_mixed_batch(std::mt19937_64& rng, std::vector<uint64_t>& kno
   return b;
 }
 
-// n uniformly random u32 pairs (keys may repeat).
-inline KeyValues random_pairs(std::mt19937_64& rng, uint64_t n) {
-  constexpr uint64_t kMax = 0xFFFFFFFFull;
+// n random pairs of the widths `w` (keys may repeat).
+inline KeyValues random_pairs(std::mt19937_64& rng, uint64_t n, KvWidths w = {}) {
   KeyValues kv;
   for (uint64_t i = 0; i < n; ++i) {
-    kv.keys.push_back(rng() & kMax);
-    kv.values.push_back(rng() & kMax);
+    kv.keys.push_back(random_of(rng, w.key));
+    kv.values.push_back(random_of(rng, w.value));
   }
   return kv;
 }
