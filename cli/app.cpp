@@ -158,12 +158,31 @@ void wrap_help(CLI::App& app) {
   }
 }
 
+// --key-type / --value-type: a YAML workload at other widths.
+struct WidthFlags {
+  std::string key_type, value_type;  // empty: the workload's own
+
+  void add_to(CLI::App* sub) {
+    sub->add_option("--key-type", key_type, "Run a YAML workload with this key type instead of its key_type")
+        ->check(CLI::IsMember({"u32", "u64"}));
+    sub->add_option("--value-type", value_type, "Run a YAML workload with this value type instead of its value_type")
+        ->check(CLI::IsMember({"u32", "u64"}));
+  }
+  WidthOverride as_override() const {
+    WidthOverride w;
+    if (!key_type.empty()) w.key_type = key_type == "u64" ? KeyType::U64 : KeyType::U32;
+    if (!value_type.empty()) w.value_type = value_type == "u64" ? KeyType::U64 : KeyType::U32;
+    return w;
+  }
+};
+
 struct CommonFlags {
   std::string backend;
   std::string format = "text";
   bool no_verify = false;
   uint64_t seed = 0;
   std::map<std::string, CLI::Option*> seed_opts;  // per subcommand: CLI11 counts each separately
+  WidthFlags widths;
   int repeat = 1;
   int device = 0;
   std::string results;
@@ -183,6 +202,7 @@ void add_run_options(CLI::App* sub, CommonFlags& f, const std::string& name) {
   sub->add_flag("--no-verify", f.no_verify, "Skip checking results against the CPU reference");
   f.seed_opts[name] = sub->add_option("--seed", f.seed, "Seed for generated workloads (overrides the file's `seed`)")
                           ->check(kSeed);
+  f.widths.add_to(sub);
   sub->add_option("--repeat", f.repeat, "Timed repetitions of the whole workload; times are the median")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
@@ -212,6 +232,7 @@ RunOptions run_options(const CommonFlags& f, const std::string& name, const std:
   o.verify = !f.no_verify;
   o.open.has_seed_override = f.seed_opts.at(name)->count() > 0;
   o.open.seed_override = f.seed;
+  o.open.widths = f.widths.as_override();
   o.repeat = f.repeat;
   o.device = f.device;
   o.results = f.results;
@@ -289,6 +310,8 @@ int run_cli(int argc, char** argv) {
   gen->add_option("workload", gen_workload, "Workload: YAML file, binary key file or trace (.gdt)")->required();
   gen->add_option("-o,--output", gen_out, "Output directory (created if missing)")->required();
   CLI::Option* gen_seed_opt = gen->add_option("--seed", gen_seed, "Seed (overrides the file's `seed`)")->check(kSeed);
+  WidthFlags gen_widths;
+  gen_widths.add_to(gen);
   gen->add_flag("-q,--quiet", gen_quiet, "Print nothing");
   gen->footer(
       "\nWrites DIR/initial_keys.bin and DIR/initial_values.bin (raw little-endian arrays) and DIR/trace.gdt\n"
@@ -305,6 +328,8 @@ int run_cli(int argc, char** argv) {
   check->add_option("workload", check_workload, "Workload file")->required();
   check->add_option("--format", check_format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
   check_seed_opt = check->add_option("--seed", check_seed, "Seed (overrides the file's `seed`)")->check(kSeed);
+  WidthFlags check_widths;
+  check_widths.add_to(check);
   check->footer("\nExample:\n  gpudict check examples/quickstart.yaml\nExit code 0 when valid, 2 with the first error (file:line:column) otherwise,\n3 when the summary could not be written.");
 
   std::string info_format = "text";
@@ -379,11 +404,11 @@ int run_cli(int argc, char** argv) {
       return run_compare(names, o);
     }
     if (gen->parsed()) {
-      OpenOptions oo{gen_seed_opt->count() > 0, gen_seed};
+      OpenOptions oo{gen_seed_opt->count() > 0, gen_seed, gen_widths.as_override()};
       return run_gen(gen_workload, oo, gen_out, gen_quiet);
     }
     if (check->parsed()) {
-      OpenOptions oo{check_seed_opt->count() > 0, check_seed};
+      OpenOptions oo{check_seed_opt->count() > 0, check_seed, check_widths.as_override()};
       return run_check(check_workload, oo, kFormats.at(check_format));
     }
     if (info->parsed()) return run_info(kFormats.at(info_format));

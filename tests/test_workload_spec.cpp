@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/common/errors.hpp"
+#include "workloads/generator.hpp"
 #include "workloads/keyfile.hpp"
 #include "workloads/spec.hpp"
 #include "scratch_dir.hpp"
@@ -403,6 +405,39 @@ TEST_CASE("workload: key values out of range for the key type") {
   check_error("steps:\n  - batch: {ops: [[lookup, 1, 2]]}\n", 2, "[lookup", "steps[0].batch.ops[0]",
               "lookup with 2 arguments");
   check_error("steps:\n  - batch: {ops: [5]}\n", 2, "5", "steps[0].batch.ops[0]", "got '5'");
+}
+
+TEST_CASE("workload: a width override replaces key_type and value_type, not the widths of files") {
+  const WidthOverride u64s{KeyType::U64, KeyType::U64};
+  // A literal above 2^32 is refused at the YAML's u32 and accepted at u64.
+  const std::string path = write_yaml(
+      "widen.yaml",
+      "initial: {count: 1000, keys: uniform}\nsteps:\n  - batch: {ops: [[insert, 0x100000000, 0x1FFFFFFFF]]}\n");
+  CHECK_THROWS_AS(parse_workload_spec(path), InputError);
+  const WorkloadSpec s = parse_workload_spec(path, u64s);
+  CHECK(s.key_type == KeyType::U64);
+  CHECK(s.value_type == KeyType::U64);
+  CHECK(s.initial.keys.max == ~0ull);
+  // Uniform keys are drawn from the whole u64 domain.
+  const KeyValues kv = generate_initial(s);
+  REQUIRE(kv.size() == 1000);
+  CHECK(std::count_if(kv.keys.begin(), kv.keys.end(), [](uint64_t k) { return k > 0xFFFFFFFFull; }) > 900);
+  CHECK(std::count_if(kv.values.begin(), kv.values.end(), [](uint64_t v) { return v > 0xFFFFFFFFull; }) > 900);
+  // Narrowing checks the YAML's literals against the new width.
+  const std::string wide = write_yaml("narrow.yaml", "key_type: u64\nsteps:\n  - batch: {ops: [[lookup, 0x100000000]]}\n");
+  CHECK(parse_workload_spec(wide).key_type == KeyType::U64);
+  CHECK_THROWS_WITH_AS(parse_workload_spec(wide, WidthOverride{KeyType::U32, {}}), doctest::Contains("out of range"),
+                       InputError);
+  // Key and value files keep the widths the YAML declares (u32 here).
+  write_bytes("keys32.bin", {1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF});
+  write_bytes("vals32.bin", {9, 0, 0, 0, 8, 0, 0, 0, 7, 0, 0, 0, 0xFE, 0xFF, 0xFF, 0xFF});
+  const WorkloadSpec f =
+      parse_workload_spec(write_yaml("files.yaml", "initial: {file: keys32.bin, values: {file: vals32.bin}}\n"), u64s);
+  CHECK(f.initial.file.width == 4);
+  CHECK(f.initial.values_file_width == 4);
+  const KeyValues fk = generate_initial(f);
+  CHECK(fk.keys == std::vector<uint64_t>{1, 2, 3, 0xFFFFFFFFull});
+  CHECK(fk.values == std::vector<uint64_t>{9, 8, 7, 0xFFFFFFFEull});
 }
 
 TEST_CASE("workload: unique initial keys must fit the distribution's domain") {

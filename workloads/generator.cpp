@@ -305,7 +305,7 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
       break;
     case InitialValues::File:
       try {
-        kv.values = read_raw_values(in.values_file, width_bytes(spec.value_type), kv.keys.size());
+        kv.values = read_raw_values(in.values_file, in.values_file_width, kv.keys.size());
       } catch (const InputError& e) {
         throw_spec_error(in.values_pos, "initial.values.file", e.what(), "");
       }

@@ -25,9 +25,16 @@ bool is_yaml_path(const std::string& path) {
 }
 
 WorkloadSpec load_spec(const std::string& path, const OpenOptions& opts) {
-  WorkloadSpec spec = parse_workload_spec(path);
+  WorkloadSpec spec = parse_workload_spec(path, opts.widths);
   if (opts.has_seed_override) spec.seed = opts.seed_override;
   return spec;
+}
+
+// Traces and key files carry their widths in their data.
+void refuse_width_override(const std::string& path, const OpenOptions& opts) {
+  if (opts.widths.key_type || opts.widths.value_type)
+    throw InputError(path + ": key and value types can be overridden for YAML workloads only (a trace or key "
+                            "file's widths are those of its data)");
 }
 
 }  // namespace
@@ -52,6 +59,7 @@ void check_workload_file(const std::string& path) {
 std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOptions& opts) {
   check_workload_file(path);
   if (is_yaml_path(path)) return std::make_unique<GeneratedSource>(load_spec(path, opts));
+  refuse_width_override(path, opts);
   if (is_trace_file(path)) return std::make_unique<TraceSource>(path);
   return open_key_file_workload(path, opts);
 }
@@ -59,6 +67,7 @@ std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOpt
 WorkloadSummary summarize_workload(const std::string& path, const OpenOptions& opts) {
   check_workload_file(path);
   if (is_yaml_path(path)) return summarize_spec(load_spec(path, opts));
+  refuse_width_override(path, opts);
   if (is_trace_file(path)) return summarize_trace(path);
   return summarize_key_file_workload(path, opts);
 }

@@ -92,7 +92,7 @@ bool contains(const Names& names, const std::string& n) {
 
 class Parser {
  public:
-  explicit Parser(std::string path) : path_(std::move(path)) {
+  Parser(std::string path, const WidthOverride& widths) : path_(std::move(path)), widths_(widths) {
     dir_ = fs::path(path_).parent_path();
   }
 
@@ -125,6 +125,11 @@ class Parser {
     if (auto n = top.get("seed")) spec.seed = u64(n, "seed", "an integer 0..2^64-1");
     if (auto n = top.get("key_type")) spec.key_type = key_type(n, "key_type");
     if (auto n = top.get("value_type")) spec.value_type = key_type(n, "value_type");
+    // Files keep the widths the YAML declares; everything else takes the override.
+    file_key_type_ = spec.key_type;
+    file_value_type_ = spec.value_type;
+    if (widths_.key_type) spec.key_type = *widths_.key_type;
+    if (widths_.value_type) spec.value_type = *widths_.value_type;
     key_type_ = spec.key_type;
     value_type_ = spec.value_type;
     if (auto n = top.get("initial")) spec.initial = initial(n, "initial");
@@ -448,7 +453,7 @@ class Parser {
       bool allow_empty = false;
       if (auto v = f.get("allow_empty")) allow_empty = boolean(v, sub(field, "allow_empty"));
       try {
-        in.file = probe_key_file(path, format, width, width_bytes(key_type_));
+        in.file = probe_key_file(path, format, width, width_bytes(file_key_type_));
         // An empty key file is an error unless the workload says it is meant.
         if (!allow_empty)
           require_keys(in.file, "at least one key; to start from it empty on purpose, add allow_empty: true to "
@@ -503,7 +508,8 @@ class Parser {
         in.values = InitialValues::File;
         in.values_file = resolve(string_value(vfields.get("file"), sub(vf, "file")));
         in.values_pos = pos(vfields.get("file"));
-        const unsigned w = width_bytes(value_type_);
+        const unsigned w = width_bytes(file_value_type_);
+        in.values_file_width = w;
         uint64_t size = 0;
         try {
           size = file_size_or_throw(in.values_file);
@@ -709,14 +715,19 @@ class Parser {
 
   std::string path_;
   fs::path dir_;
-  KeyType key_type_ = KeyType::U32;
+  WidthOverride widths_;
+  KeyType key_type_ = KeyType::U32;  // the widths keys and values are checked against
   KeyType value_type_ = KeyType::U32;
+  KeyType file_key_type_ = KeyType::U32;  // the widths the YAML declares (its raw files')
+  KeyType file_value_type_ = KeyType::U32;
   std::set<std::string> live_;
   std::map<std::string, uint64_t> dropped_;  // name -> line of its drop_snapshot
 };
 
 }  // namespace
 
-WorkloadSpec parse_workload_spec(const std::string& path) { return Parser(path).parse(); }
+WorkloadSpec parse_workload_spec(const std::string& path, const WidthOverride& widths) {
+  return Parser(path, widths).parse();
+}
 
 }  // namespace gpudict

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/api/ops.hpp"
+#include "workloads/width_override.hpp"
 #include "workloads/distributions.hpp"
 #include "workloads/keyfile.hpp"
 
@@ -37,6 +38,7 @@ struct InitialSpec {
   KeyFileInfo file;     // File: probed at parse time
   InitialValues values = InitialValues::Random;
   std::string values_file;  // InitialValues::File, resolved path (raw, value width)
+  unsigned values_file_width = 4;  // bytes per value in values_file: the width the YAML's value_type declares
   SourcePos pos;            // the `initial:` map
   SourcePos count_pos;      // `count:` (or `initial:` when absent)
   SourcePos file_pos;       // `file:`
@@ -77,7 +79,7 @@ struct WorkloadSpec {
 
 // Reads and validates a YAML workload. Relative file names inside it resolve
 // against the YAML file's directory; key files are probed (not read).
-WorkloadSpec parse_workload_spec(const std::string& path);
+WorkloadSpec parse_workload_spec(const std::string& path, const WidthOverride& widths = {});
 
 // Edit distance (Levenshtein), used for "did you mean" suggestions.
 size_t edit_distance(const std::string& a, const std::string& b);

@@ -11,6 +11,7 @@
 
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
+#include "workloads/width_override.hpp"
 
 namespace gpudict {
 
@@ -88,6 +89,7 @@ inline void set_resident_bounds(WorkloadBounds& b, uint64_t initial, uint64_t in
 struct OpenOptions {
   bool has_seed_override = false;
   uint64_t seed_override = 0;
+  WidthOverride widths;  // YAML only: replaces key_type / value_type (a trace or key file refuses it)
 };
 std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOptions& opts = {});
 
