@@ -46,29 +46,35 @@ fails=0; n=0; skipped=0
 : >"$out/examples.csv"; : >"$out/examples.err"
 built=$($bin info 2>/dev/null | sed -n 's/^structures: //p' | tr ',' '\n' | grep -v planned | tr -d ' ' | tr '\n' ' ')
 [ -n "$built" ] || built="sorted-array lsm"
+# Each example twice: at its own widths and with 64-bit keys and values.
+for widths in "" "--key-type u64 --value-type u64"; do
 for structure in $built; do
   for ex in examples/*.yaml; do
     case "$ex" in examples/bench-*) continue ;; esac
-    $bin $structure "$ex" --format csv >>"$out/examples.csv" 2>"$out/example.err.tmp"
+    what="$structure $ex${widths:+ $widths}"
+    $bin $structure "$ex" $widths --format csv >>"$out/examples.csv" 2>"$out/example.err.tmp"
     rc=$?
     if [ $rc -eq 2 ] && grep -qE 'does not support|for a single key only' "$out/example.err.tmp"; then
-      skipped=$((skipped + 1)); echo "skipped: $structure $ex: $(head -1 "$out/example.err.tmp")" >>"$out/examples.err"
+      skipped=$((skipped + 1)); echo "skipped: $what: $(head -1 "$out/example.err.tmp")" >>"$out/examples.err"
       continue
     fi
     n=$((n + 1))
     cat "$out/example.err.tmp" >>"$out/examples.err"
     if [ $rc -ne 0 ]; then
-      fails=$((fails + 1)); echo "FAILED (exit $rc): $structure $ex" >>"$out/examples.err"
+      fails=$((fails + 1)); echo "FAILED (exit $rc): $what" >>"$out/examples.err"
     fi
   done
+done
 done
 # The slab hash's other modes on the workload written for hash tables.
 if echo " $built " | grep -q ' slabhash '; then
   for mode in multimap set; do
-    n=$((n + 1))
-    if ! $bin slabhash examples/hash-quickstart.yaml --mode $mode --format csv >>"$out/examples.csv" 2>>"$out/examples.err"; then
-      fails=$((fails + 1)); echo "FAILED: slabhash --mode $mode examples/hash-quickstart.yaml" >>"$out/examples.err"
-    fi
+    for widths in "" "--key-type u64 --value-type u64"; do
+      n=$((n + 1))
+      if ! $bin slabhash examples/hash-quickstart.yaml --mode $mode $widths --format csv >>"$out/examples.csv" 2>>"$out/examples.err"; then
+        fails=$((fails + 1)); echo "FAILED: slabhash --mode $mode examples/hash-quickstart.yaml $widths" >>"$out/examples.err"
+      fi
+    done
   done
 fi
 rm -f "$out/example.err.tmp"

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Benchmark examples/bench-*.yaml at 32- and 64-bit widths, and against an
+older gpudict binary, in one call on one GPU.
+
+For every bench example and every structure that can run it, three runs of
+--repeat R (default 3), one after another so that nothing else shares the
+GPU, each --no-verify:
+
+  before    --before BINARY at the example's own widths (omitted without --before)
+  u32       the binary under test at the example's own widths (u32/u32)
+  u64       the binary under test with --key-type u64 --value-type u64
+
+Each row is one step's category (insert, lookup, ...) on one structure: the
+median rate in M ops/s of device time and the spread of the R samples
+(min..max). A u32 row is flagged SLOWER when its median is below before's
+and the two runs' ranges do not overlap (slower by more than the spread of
+the repetitions). The u64/u32 ratio is the price of 8-byte keys and values.
+
+Writes every run's JSON Lines and a Markdown table to --out, prints the
+table, and exits 1 when a run failed or a row is flagged SLOWER.
+
+  python3 scripts/bench_widths.py --gpudict build/gpudict --before old/gpudict --out bench-widths
+  python3 scripts/bench_widths.py --examples examples/bench-btree.yaml --repeat 5
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+STRUCTURES = ["sorted-array", "lsm", "btree", "slabhash"]
+U64 = ["--key-type", "u64", "--value-type", "u64"]
+
+
+def run(binary, structure, example, extra, repeat, out_path):
+    cmd = [binary, structure, example, "--no-verify", "--repeat", str(repeat), "--format", "json"] + extra
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    with open(out_path, "w") as f:
+        f.write(p.stdout)
+    if p.returncode == 2 and ("does not support" in p.stderr or "for a single key only" in p.stderr
+                              or "supports u32" in p.stderr):
+        return None, p.stderr.strip().splitlines()[0]  # this structure cannot run it
+    if p.returncode != 0:
+        return False, f"exit {p.returncode}: {p.stderr.strip()[:300]}"
+    rows = {}
+    for line in p.stdout.splitlines():
+        rec = json.loads(line)
+        if rec.get("record") != "step":
+            continue
+        for r in rec["rows"]:
+            ms = r.get("device_ms_samples") or [r["device_ms"]]
+            rates = sorted(r["ops"] / m / 1e3 for m in ms if m > 0)
+            if not rates:
+                continue
+            rows[(rec["step"], rec["name"], r["op"])] = (rates[len(rates) // 2], rates[0], rates[-1], r["ops"])
+    return rows, ""
+
+
+def fmt(cell):
+    if not cell:
+        return "-"
+    med, lo, hi, _ = cell
+    return f"{med:,.1f} ({lo:,.1f}..{hi:,.1f})"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--gpudict", default="build/gpudict", help="the binary under test")
+    ap.add_argument("--before", help="an older binary to compare the u32 rows with")
+    ap.add_argument("--examples", nargs="*", help="workloads (default examples/bench-*.yaml)")
+    ap.add_argument("--structures", default=",".join(STRUCTURES))
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default="bench-widths")
+    a = ap.parse_args()
+    examples = a.examples or sorted(glob.glob("examples/bench-*.yaml"))
+    os.makedirs(a.out, exist_ok=True)
+    lines = ["| example | step | op | structure | before M ops/s | u32 M ops/s | u32/before | u64 M ops/s | u64/u32 |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    failures = []
+    slower = 0
+    for ex in examples:
+        stem = os.path.splitext(os.path.basename(ex))[0]
+        for s in a.structures.split(","):
+            runs = {}
+            configs = ([("before", a.before, [])] if a.before else []) + [("u32", a.gpudict, []), ("u64", a.gpudict, U64)]
+            for name, binary, extra in configs:
+                rows, why = run(binary, s, ex, extra, a.repeat, os.path.join(a.out, f"{stem}.{s}.{name}.jsonl"))
+                if rows is False:
+                    failures.append(f"{stem} {s} {name}: {why}")
+                runs[name] = rows or {}
+                print(f"{stem} {s} {name}: {'skipped: ' + why if rows is None else 'failed' if rows is False else 'ok'}",
+                      file=sys.stderr, flush=True)
+            keys = sorted(set().union(*[set(r) for r in runs.values()]))
+            for k in keys:
+                b, u, w = runs.get("before", {}).get(k), runs["u32"].get(k), runs["u64"].get(k)
+                ratio = f"{u[0] / b[0]:.2f}" if b and u else "-"
+                if b and u and u[0] < b[0] and u[2] < b[1]:
+                    ratio += " SLOWER"
+                    slower += 1
+                wr = f"{w[0] / u[0]:.2f}" if u and w else "-"
+                lines.append(f"| {stem} | {k[1]} | {k[2]} | {s} | {fmt(b)} | {fmt(u)} | {ratio} | {fmt(w)} | {wr} |")
+    table = "\n".join(lines)
+    with open(os.path.join(a.out, "table.md"), "w") as f:
+        f.write(table + "\n")
+    print(table)
+    for f in failures:
+        print("FAILED:", f)
+    print(f"{slower} u32 row(s) slower than before beyond the spread; {len(failures)} failed run(s)")
+    return 1 if failures or slower else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
