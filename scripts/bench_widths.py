@@ -29,7 +29,9 @@ import os
 import subprocess
 import sys
 
-STRUCTURES = ["sorted-array", "lsm", "btree", "slabhash"]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpudict_exp import Table, built_structures, default_binary  # noqa: E402
+
 U64 = ["--key-type", "u64", "--value-type", "u64"]
 
 
@@ -66,24 +68,31 @@ def fmt(cell):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpudict", default="build/gpudict", help="the binary under test")
+    ap.add_argument("--gpudict", default=default_binary(),
+                    help="the binary under test (default: $GPUDICT_BINARY, else build/gpudict)")
     ap.add_argument("--before", help="an older binary to compare the u32 rows with")
     ap.add_argument("--examples", nargs="*", help="workloads (default examples/bench-*.yaml)")
-    ap.add_argument("--structures", default=",".join(STRUCTURES))
+    ap.add_argument("--structures", default="", help="comma-separated (default: every built one)")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice; cpu: a smoke run)")
     ap.add_argument("--out", default="bench-widths")
     a = ap.parse_args()
     examples = a.examples or sorted(glob.glob("examples/bench-*.yaml"))
+    structures = a.structures.split(",") if a.structures else built_structures(a.gpudict)
     os.makedirs(a.out, exist_ok=True)
     lines = ["| example | step | op | structure | before M ops/s | u32 M ops/s | u32/before | u64 M ops/s | u64/u32 |",
              "|---|---|---|---|---|---|---|---|---|"]
+    tidy = Table("bench widths", ["example", "step", "op", "structure", "run", "ops", "mops_median", "mops_min",
+                                  "mops_max"])
     failures = []
     slower = 0
     for ex in examples:
         stem = os.path.splitext(os.path.basename(ex))[0]
-        for s in a.structures.split(","):
+        for s in structures:
             runs = {}
-            configs = ([("before", a.before, [])] if a.before else []) + [("u32", a.gpudict, []), ("u64", a.gpudict, U64)]
+            backend = ["--backend", a.backend] if a.backend else []
+            configs = ([("before", a.before, backend)] if a.before else []) + [("u32", a.gpudict, backend),
+                                                                               ("u64", a.gpudict, backend + U64)]
             for name, binary, extra in configs:
                 rows, why = run(binary, s, ex, extra, a.repeat, os.path.join(a.out, f"{stem}.{s}.{name}.jsonl"))
                 if rows is False:
@@ -91,6 +100,10 @@ def main():
                 runs[name] = rows or {}
                 print(f"{stem} {s} {name}: {'skipped: ' + why if rows is None else 'failed' if rows is False else 'ok'}",
                       file=sys.stderr, flush=True)
+            for name, rows in runs.items():
+                for k, (med, lo, hi, ops) in rows.items():
+                    tidy.add(example=stem, step=k[1], op=k[2], structure=s, run=name, ops=ops, mops_median=med,
+                             mops_min=lo, mops_max=hi)
             keys = sorted(set().union(*[set(r) for r in runs.values()]))
             for k in keys:
                 b, u, w = runs.get("before", {}).get(k), runs["u32"].get(k), runs["u64"].get(k)
@@ -103,6 +116,7 @@ def main():
     table = "\n".join(lines)
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write(table + "\n")
+    tidy.save(a, "bench_widths")
     print(table)
     for f in failures:
         print("FAILED:", f)

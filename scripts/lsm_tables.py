@@ -3,7 +3,9 @@
 cleanup figures) with gpudict, the LSM and the sorted array side by side in
 one run. Generates the workloads (YAML) into --out, runs them with
 --no-verify (the same operations are verified at smaller sizes by the tests)
-and prints markdown tables; raw JSON/CSV stay in --out.
+and prints Markdown tables; --out keeps the raw JSON Lines and batch times,
+each table as tidy CSV and the figures as PNG and SVG
+(scripts/gpudict_exp.py).
 
   python3 scripts/lsm_tables.py                      # everything, paper sizes
   python3 scripts/lsm_tables.py --table 2 --max-log2-n 24 --batch-logs 16,20
@@ -25,36 +27,19 @@ snapshot: the time to take a snapshot of n = 2^k elements (LSM: O(levels),
   it keeps the levels; sorted array: a device copy, O(n)).
 """
 import argparse
-import csv
-import json
 import os
 import shlex
-import subprocess
 import sys
 
-
-def run(args, gpudict, structure, yaml_path, extra, tag):
-    out_json = os.path.join(args.out, f"{tag}.{structure}.jsonl")
-    out_bt = os.path.join(args.out, f"{tag}.{structure}.batches.csv")
-    cmd = [gpudict, structure, yaml_path, "--no-verify", "--format", "json", "--batch-times", out_bt,
-           "--repeat", str(args.repeat)] + extra
-    if args.backend:
-        cmd += ["--backend", args.backend]
-    with open(out_json, "w") as f:
-        r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        sys.exit(f"lsm_tables: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
-    steps = [json.loads(l) for l in open(out_json) if l.strip()]
-    with open(out_bt) as f:
-        batches = list(csv.DictReader(f))
-    return steps, batches
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpudict_exp  # noqa: E402
+from gpudict_exp import Table, add_common_args, harmonic_mean, pow2, rate, step_ms, write  # noqa: E402
 
 
-def write(args, name, text):
-    p = os.path.join(args.out, name)
-    with open(p, "w") as f:
-        f.write(text)
-    return p
+def run(args, structure, yaml_path, extra, tag):
+    """One run's step records and per-batch times."""
+    r = gpudict_exp.run(args, structure, yaml_path, extra, tag=f"{tag}.{structure}", batch_times=True)
+    return r.steps, r.batches
 
 
 def structures(args, b):
@@ -70,7 +55,8 @@ def rates_of(batches):
 
 def table2(args):
     n = 1 << args.max_log2_n
-    rows = []
+    t = Table(f"Table II: insertion of n = 2^{args.max_log2_n} keys in batches of b (G updates/s; min, max, harmonic "
+              "mean over r)", ["b", "structure", "min", "max", "mean"], formats={"b": pow2})
     for lb in args.batch_logs:
         b = 1 << lb
         if b > n:
@@ -79,23 +65,26 @@ def table2(args):
 steps:
   - phase: {{name: insert, batches: {n // b}, batch_size: {b}, mix: {{insert: 1.0}}}}
 """)
-        row = {"b": f"2^{lb}"}
         for s, extra in structures(args, b):
-            _, batches = run(args, args.gpudict, s, y, extra, f"t2-b{lb}")
+            _, batches = run(args, s, y, extra, f"t2-b{lb}")
             r = rates_of(batches)
             total_ms = sum(float(x["device_ms"]) for x in batches)
-            row[s] = (min(r) / 1e9, max(r) / 1e9, n / (total_ms * 1e-3) / 1e9)  # harmonic mean = n / total time
-        rows.append(row)
-    out = [f"Table II: insertion of n = 2^{args.max_log2_n} keys in batches of b (G updates/s; min, max, harmonic mean over r)",
-           "", "| b | LSM min | LSM max | LSM mean | SA min | SA max | SA mean | mean ratio |", "|---|---|---|---|---|---|---|---|"]
+            # harmonic mean over the batches = n / total time
+            t.add(b=b, structure=s, min=min(r) / 1e9, max=max(r) / 1e9, mean=n / (total_ms * 1e-3) / 1e9)
+    t.save(args, "table2")
+    t.plot(args, "table2", x="b", y="mean", series="structure", ylabel="G updates/s (harmonic mean)",
+           xlabel="batch size b")
+    out = [t.title, "", "| b | LSM min | LSM max | LSM mean | SA min | SA max | SA mean | mean ratio |",
+           "|---|---|---|---|---|---|---|---|"]
+    by = {(r["b"], r["structure"]): r for r in t.rows}
     hms = []
-    for row in rows:
-        l, s = row["lsm"], row["sorted-array"]
-        hms.append((l[2], s[2]))
-        out.append(f"| {row['b']} | {l[0]:.3f} | {l[1]:.3f} | {l[2]:.3f} | {s[0]:.3f} | {s[1]:.3f} | {s[2]:.3f} | {l[2] / s[2]:.1f}x |")
+    for b in sorted({r["b"] for r in t.rows}):
+        l, sa = by[(b, "lsm")], by[(b, "sorted-array")]
+        hms.append((l["mean"], sa["mean"]))
+        out.append(f"| {pow2(b)} | {l['min']:.3f} | {l['max']:.3f} | {l['mean']:.3f} | {sa['min']:.3f} | "
+                   f"{sa['max']:.3f} | {sa['mean']:.3f} | {l['mean'] / sa['mean']:.1f}x |")
     if hms:
-        hl = len(hms) / sum(1 / x[0] for x in hms)
-        hs = len(hms) / sum(1 / x[1] for x in hms)
+        hl, hs = harmonic_mean([x[0] for x in hms]), harmonic_mean([x[1] for x in hms])
         out.append(f"\nHarmonic mean over the batch sizes: LSM {hl:.3f}, sorted array {hs:.3f} G/s, ratio {hl / hs:.1f}x")
     return "\n".join(out)
 
@@ -141,6 +130,7 @@ def query_workload(args, lb, kinds, sampler=sample_r, max_queries=1 << 22):
 
 
 def query_table(args, title, kinds, tag, ops_of, sampler=sample_r, max_queries=1 << 22, note=""):
+    t = Table(title, ["b", "op", "structure", "r", "gqueries_per_s"], formats={"b": pow2})
     out = [title, "", "| b | op | LSM min | LSM max | LSM mean | SA min | SA max | SA mean | LSM/SA (mean) |",
            "|---|---|---|---|---|---|---|---|---|"]
     for lb in args.batch_logs:
@@ -151,23 +141,25 @@ def query_table(args, title, kinds, tag, ops_of, sampler=sample_r, max_queries=1
         y = write(args, f"{tag}-b{lb}.yaml", text)
         res = {}
         for s, extra in structures(args, b):
-            steps, _ = run(args, args.gpudict, s, y, extra, f"{tag}-b{lb}")
+            steps, _ = run(args, s, y, extra, f"{tag}-b{lb}")
             for st in steps:
-                if st.get("record") != "step" or st["kind"] != "phase" or st["name"].startswith("grow-"):
+                if st["kind"] != "phase" or st["name"].startswith("grow-"):
                     continue
-                kind = st["name"].rsplit("-", 1)[0]
-                ops = sum(x["ops"] for x in st["rows"] if x["op"] in ops_of)
-                ms = sum(x["device_ms"] for x in st["rows"] if x["op"] in ops_of)
-                if ms > 0:
-                    res.setdefault((s, kind), []).append(ops / (ms * 1e-3) / 1e9)
+                kind, r = st["name"].rsplit("-", 1)
+                g = rate(st, ops_of)
+                if step_ms(st, ops_of) > 0:
+                    res.setdefault((s, kind), []).append(g)
+                    t.add(b=b, op=kind, structure=s, r=int(r), gqueries_per_s=g)
         for name, _, _, _ in kinds:
             l, sa = res.get(("lsm", name), []), res.get(("sorted-array", name), [])
             if not l or not sa:
                 continue
-            hl = len(l) / sum(1 / x for x in l)
-            hs = len(sa) / sum(1 / x for x in sa)
+            hl, hs = harmonic_mean(l), harmonic_mean(sa)
             out.append(f"| 2^{lb} | {name} | {min(l):.3f} | {max(l):.3f} | {hl:.3f} | {min(sa):.3f} | {max(sa):.3f} | "
                        f"{hs:.3f} | {hl / hs:.2f} |")
+    t.save(args, tag)
+    t.plot(args, tag, x="r", y="gqueries_per_s", series="structure", panel="op", logx=False, ylabel="G queries/s",
+           xlabel="resident batches r (every b)")
     out.append(f"\n(G queries/s; n = 2^{args.query_log2_n}; "
                + (note or "r sampled: every r up to 64, then around powers of two") + "; harmonic means over the sampled r)")
     return "\n".join(out)
@@ -190,8 +182,9 @@ def table4(args):
 
 
 def snapshot_table(args):
-    out = ["Snapshot: time to take one snapshot of n elements (ms; LSM keeps its levels, the sorted array copies)",
-           "", "| n | levels (LSM) | LSM device ms | LSM step ms | sorted array device ms | sorted array step ms |",
+    title = "Snapshot: time to take one snapshot of n elements (ms; LSM keeps its levels, the sorted array copies)"
+    t = Table(title, ["n", "lsm_levels", "structure", "device_ms", "step_ms"], formats={"n": pow2})
+    out = [title, "", "| n | levels (LSM) | LSM device ms | LSM step ms | sorted array device ms | sorted array step ms |",
            "|---|---|---|---|---|---|"]
     b = 1 << min(args.batch_logs[len(args.batch_logs) // 2], 20)
     for ln in range(16, args.query_log2_n + 1, 2):
@@ -208,11 +201,15 @@ steps:
 """)
         row = {}
         for s, extra in structures(args, b):
-            steps, _ = run(args, args.gpudict, s, y, extra, f"snap-n{ln}")
-            snaps = [st for st in steps if st.get("record") == "step" and st["kind"] == "snapshot"]
-            row[s] = (min(sum(x["device_ms"] for x in st["rows"]) for st in snaps), min(st["e2e_ms"] for st in snaps))
+            steps, _ = run(args, s, y, extra, f"snap-n{ln}")
+            snaps = [st for st in steps if st["kind"] == "snapshot"]
+            row[s] = (min(step_ms(st) for st in snaps), min(st["e2e_ms"] for st in snaps))
+            t.add(n=n, lsm_levels=bin(batches).count("1"), structure=s, device_ms=row[s][0], step_ms=row[s][1])
         l, sa = row["lsm"], row["sorted-array"]
         out.append(f"| 2^{ln} | {bin(batches).count('1')} | {l[0]:.4f} | {l[1]:.4f} | {sa[0]:.4f} | {sa[1]:.4f} |")
+    t.save(args, "snapshot")
+    t.plot(args, "snapshot", x="n", y="step_ms", series="structure", logy=True, ylabel="step ms (host view)",
+           xlabel="elements n")
     out.append(f"\n(b = {b}; grown to n - b elements; the smaller of two snapshots; device ms: CUDA events around "
                "device work, step ms: the whole step as the host sees it)")
     return "\n".join(out)
@@ -220,8 +217,10 @@ steps:
 
 def cleanup_table(args):
     n = 1 << args.query_log2_n
-    out = ["Cleanup: n inserted in batches of b, then stale elements made by deletes, cleanup vs bulk rebuild of the live keys",
-           "", "| b | stale | cleanup ms | rebuild ms | rebuild/cleanup | lookups before (G/s) | after (G/s) |",
+    title = "Cleanup: n inserted in batches of b, then stale elements made by deletes, cleanup vs bulk rebuild of the live keys"
+    t = Table(title, ["b", "stale_fraction", "stale", "cleanup_ms", "rebuild_ms", "lookups_before", "lookups_after"],
+              formats={"b": pow2})
+    out = [title, "", "| b | stale | cleanup ms | rebuild ms | rebuild/cleanup | lookups before (G/s) | after (G/s) |",
            "|---|---|---|---|---|---|---|"]
     for lb in args.batch_logs:
         b = 1 << lb
@@ -242,39 +241,37 @@ steps:
   - cleanup
   - phase: {{name: after, batches: 1, batch_size: {q}, mix: {{lookup: 1.0}}, hit_ratio: 0.5}}
 """)
-            steps, _ = run(args, args.gpudict, "lsm", y, ["--batch-size", str(b)], f"cl-b{lb}-{int(frac * 100)}")
-            ph = {st["name"]: st for st in steps if st.get("record") == "step"}
-            cl = [st for st in steps if st.get("record") == "step" and st["kind"] == "cleanup"][0]
-            cms = sum(x["device_ms"] for x in cl["rows"])
-            rate = lambda st: sum(x["ops"] for x in st["rows"]) / (sum(x["device_ms"] for x in st["rows"]) * 1e-3) / 1e9
+            steps, _ = run(args, "lsm", y, ["--batch-size", str(b)], f"cl-b{lb}-{int(frac * 100)}")
+            ph = {st["name"]: st for st in steps}
+            cl = [st for st in steps if st["kind"] == "cleanup"][0]
+            cms = step_ms(cl)
             y2 = write(args, f"rb-b{lb}-{int(frac * 100)}.yaml",
                        f"seed: {args.seed}\ninitial: {{count: {live}}}\nsteps: []\n")
-            steps2, _ = run(args, args.gpudict, "lsm", y2, ["--batch-size", str(b)], f"rb-b{lb}-{int(frac * 100)}")
-            rb = [st for st in steps2 if st.get("record") == "step" and st["kind"] == "build"][0]
-            rms = sum(x["device_ms"] for x in rb["rows"])
+            steps2, _ = run(args, "lsm", y2, ["--batch-size", str(b)], f"rb-b{lb}-{int(frac * 100)}")
+            rb = [st for st in steps2 if st["kind"] == "build"][0]
+            rms = step_ms(rb)
             stale = cl.get("after", {}).get("last_cleanup_stale", "?")
+            t.add(b=b, stale_fraction=frac, stale=stale, cleanup_ms=cms, rebuild_ms=rms,
+                  lookups_before=rate(ph["before"]), lookups_after=rate(ph["after"]))
             ratio = "%.2fx" % (rms / cms) if cms > 0 else "-"
             out.append(f"| 2^{lb} | {int(frac * 100)}% ({stale}) | {cms:.3f} | {rms:.3f} | {ratio} | "
                        f"{rate(ph['before']):.3f} | {rate(ph['after']):.3f} |")
+    t.save(args, "cleanup")
     return "\n".join(out)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gpudict", default=os.path.join(os.path.dirname(__file__), "..", "build", "gpudict"))
+    add_common_args(ap, "lsm-tables", repeat=1)
     ap.add_argument("--table", default="all", choices=["2", "3", "4", "cleanup", "snapshot", "all"])
     ap.add_argument("--max-log2-n", type=int, default=27, help="Table II: n = 2^N keys inserted (default 27)")
     ap.add_argument("--query-log2-n", type=int, default=24, help="Tables III, IV, cleanup: n = 2^N (default 24)")
     ap.add_argument("--batch-logs", default="16,18,20,22,24", help="log2 of the batch sizes b")
     ap.add_argument("--range-queries", type=int, default=1 << 20,
                     help="Table IV: most queries per r for length 8 (length 1024: a 16th of it)")
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--seed", type=int, default=7)
-    ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice)")
     ap.add_argument("--lsm-options", default="--cleanup-stale-fraction 0",
                     help="more options for the LSM's runs (default: no automatic cleanup, as in the paper, "
                          "whose tables time insertions and queries alone), e.g. '--lookup-filter off' (an ablation)")
-    ap.add_argument("--out", default="lsm-tables")
     args = ap.parse_args()
     args.batch_logs = [int(x) for x in args.batch_logs.split(",") if x]
     os.makedirs(args.out, exist_ok=True)

@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake g++ make libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev)
+# python3-matplotlib: the experiment scripts' figures (scripts/gpudict_exp.py);
+# everything else builds and tests without it.
+packages=(cmake g++ make libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev python3 python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -2,8 +2,9 @@
 """Reproduce the slab hash paper's experiments (seed 004, Figures 4-7, plus
 deletes, FLUSH and SlabAlloc) with `gpudict slabhash`. Generates the
 workloads (YAML) into --out, runs them with --no-verify (the same operations
-are verified at smaller sizes by the GPU tests) and prints markdown tables;
-the raw JSON Lines stay in --out.
+are verified at smaller sizes by the GPU tests) and prints Markdown tables;
+--out keeps the raw JSON Lines, each table as tidy CSV and the figures as PNG
+and SVG (scripts/gpudict_exp.py).
 
   python3 scripts/slabhash_figures.py                        # everything, paper sizes
   python3 scripts/slabhash_figures.py --figure 5 --max-log2-n 24
@@ -29,47 +30,17 @@ flush: FLUSH after deleting half of the keys (from the Figure 5 runs).
 alloc: gpudict_slaballoc_bench (SlabAlloc on its own), when --alloc-bench is given.
 """
 import argparse
-import json
 import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpudict_exp  # noqa: E402
+from gpudict_exp import Table, add_common_args, pow2, rate, step_ms, write  # noqa: E402
+
 
 def run(args, yaml_path, extra, tag, repeat=None):
-    out_json = os.path.join(args.out, f"{tag}.jsonl")
-    reps = args.repeat if repeat is None else repeat
-    cmd = [args.gpudict, "slabhash", yaml_path, "--no-verify", "--format", "json", "--repeat", str(reps)] + extra
-    cmd += args.extra.split()
-    if args.backend:
-        cmd += ["--backend", args.backend]
-    with open(out_json, "w") as f:
-        r = subprocess.run(cmd, stdout=f, stderr=subprocess.PIPE, text=True)
-    if r.returncode != 0:
-        sys.exit(f"slabhash_figures: {' '.join(cmd)} failed ({r.returncode}): {r.stderr.strip()}")
-    return [json.loads(l) for l in open(out_json) if l.strip()]
-
-
-def write(args, name, text):
-    p = os.path.join(args.out, name)
-    with open(p, "w") as f:
-        f.write(text)
-    return p
-
-
-def steps_of(records):
-    return [s for s in records if s.get("record") == "step"]
-
-
-def rate(step, cats=None):
-    """G operations per second of a step (device time), over the categories `cats`."""
-    rows = [x for x in step["rows"] if cats is None or x["op"] in cats]
-    ops = sum(x["ops"] for x in rows)
-    ms = sum(x["device_ms"] for x in rows)
-    return ops / (ms * 1e-3) / 1e9 if ms > 0 else float("nan")
-
-
-def ms_of(step):
-    return sum(x["device_ms"] for x in step["rows"])
+    return gpudict_exp.run(args, "slabhash", yaml_path, list(extra) + args.extra.split(), tag=tag, repeat=repeat)
 
 
 def bulk_yaml(args, n):
@@ -85,58 +56,61 @@ steps:
 """
 
 
-def bulk_row(records):
-    st = steps_of(records)
-    by = {s["name"]: s for s in st if s["kind"] == "phase"}
-    build = [s for s in st if s["kind"] == "build"][0]
-    flushes = [s for s in st if s["kind"] == "cleanup"]
+def bulk_row(r):
+    """The rates and table statistics of a bulk_yaml run."""
+    build = r.of_kind("build")[0]
+    flushes = r.of_kind("cleanup")
     after_build = flushes[0].get("before", {})
     after_del = flushes[1].get("before", {})
     return {
         "build": rate(build),
-        "all": rate(by["search-all"]),
-        "none": rate(by["search-none"]),
-        "delete": rate(by["delete"]),
-        "flush_ms": ms_of(flushes[1]),
-        "util": float(after_build.get("utilization", "nan")),
-        "buckets": int(after_build.get("buckets", "0")),
-        "chain": float(after_build.get("avg_chain_slabs", "nan")),
-        "slabs_before_flush": int(after_del.get("slabs", "0")),
-        "slabs_after_flush": int(flushes[1].get("after", {}).get("slabs", "0")),
+        "search_all": rate(r.step("search-all")),
+        "search_none": rate(r.step("search-none")),
+        "delete": rate(r.step("delete")),
+        "flush_ms": step_ms(flushes[1]),
+        "utilization": float(after_build.get("utilization", "nan")),
+        "buckets": int(after_build.get("buckets", 0)),
+        "slabs_per_bucket": float(after_build.get("avg_chain_slabs", "nan")),
+        "slabs_before_flush": int(after_del.get("slabs", 0)),
+        "slabs_after_flush": int(flushes[1].get("after", {}).get("slabs", 0)),
     }
+
+
+RATES = ["build", "search_all", "search_none", "delete"]
 
 
 def figure4(args):
     n = 1 << args.fig4_log2_n
     y = write(args, f"f4-n{args.fig4_log2_n}.yaml", bulk_yaml(args, n))
-    out = [f"Figure 4: n = 2^{args.fig4_log2_n}, rates in G ops/s (device time) against memory utilization",
-           "", "| load factor | measured util. | buckets | slabs/bucket | build | search all | search none | delete |",
-           "|---|---|---|---|---|---|---|---|"]
+    t = Table(f"Figure 4: n = 2^{args.fig4_log2_n}, rates in G ops/s (device time) against memory utilization",
+              ["load_factor", "utilization", "buckets", "slabs_per_bucket"] + RATES, formats={"load_factor": str})
     for lf in args.load_factors:
         r = bulk_row(run(args, y, ["--load-factor", str(lf)], f"f4-lf{lf}"))
-        out.append(f"| {lf} | {r['util']:.3f} | {r['buckets']} | {r['chain']:.2f} | {r['build']:.2f} | {r['all']:.2f} | "
-                   f"{r['none']:.2f} | {r['delete']:.2f} |")
-    return "\n".join(out)
+        t.add(load_factor=lf, **{k: r[k] for k in ["utilization", "buckets", "slabs_per_bucket"] + RATES})
+    t.save(args, "fig4")
+    t.plot(args, "fig4", x="utilization", y=RATES, logx=False, ylabel="G operations/s", xlabel="memory utilization")
+    return t.markdown()
 
 
 def figure5(args):
-    out = [f"Figure 5: utilization {args.fig5_load_factor}, rates in G ops/s against n (delete: n/2 present keys; "
-           "flush: after those deletes)", "",
-           "| n | measured util. | build | search all | search none | delete | flush ms | slabs before/after flush |",
-           "|---|---|---|---|---|---|---|---|"]
+    t = Table(f"Figure 5: utilization {args.fig5_load_factor}, rates in G ops/s against n (delete: n/2 present "
+              "keys; flush: after those deletes)",
+              ["n", "utilization"] + RATES + ["flush_ms", "slabs_before_flush", "slabs_after_flush"],
+              formats={"n": pow2})
     for ln in range(args.min_log2_n, args.max_log2_n + 1):
         y = write(args, f"f5-n{ln}.yaml", bulk_yaml(args, 1 << ln))
         reps = args.repeat if ln <= args.fig5_repeat_max_log2 else 1
         r = bulk_row(run(args, y, ["--load-factor", str(args.fig5_load_factor)], f"f5-n{ln}", reps))
-        out.append(f"| 2^{ln} | {r['util']:.3f} | {r['build']:.2f} | {r['all']:.2f} | {r['none']:.2f} | "
-                   f"{r['delete']:.2f} | {r['flush_ms']:.3f} | {r['slabs_before_flush']} / {r['slabs_after_flush']} |")
-    return "\n".join(out)
+        t.add(n=1 << ln, **{k: r[k] for k in t.columns if k != "n"})
+    t.save(args, "fig5")
+    t.plot(args, "fig5", x="n", y=RATES, ylabel="G operations/s", xlabel="keys n")
+    return t.markdown()
 
 
 def figure6(args):
     total = 1 << args.fig6_total_log2
-    out = [f"Figure 6: incremental batches up to {total} keys (final utilization 0.65) against rebuilding after "
-           "every batch", "", "| batch | batches | incremental total ms | rebuild total ms | speedup |", "|---|---|---|---|---|"]
+    t = Table(f"Figure 6: incremental batches up to {total} keys (final utilization 0.65) against rebuilding after "
+              "every batch", ["batch", "batches", "incremental_ms", "rebuild_ms", "speedup"])
     lf = "0.65"
     for b in (32768, 65536, 131072):
         if b > total:
@@ -146,17 +120,17 @@ def figure6(args):
 steps:
   - phase: {{name: inc, batches: {k}, batch_size: {b}, mix: {{insert: 1.0}}}}
 """)
-        st = steps_of(run(args, y, ["--load-factor", lf, "--expected-keys", str(total)], f"f6-inc-b{b}"))
-        inc_ms = sum(ms_of(s) for s in st if s["kind"] == "phase")
+        inc_ms = sum(step_ms(s) for s in run(args, y, ["--load-factor", lf, "--expected-keys", str(total)],
+                                             f"f6-inc-b{b}").of_kind("phase"))
         # Bulk builds of b 2^i keys, interpolated for every multiple of b.
         sizes, times = [], []
         m = 1
         while m <= k:
             yb = write(args, f"f6-build-{m * b}.yaml", f"seed: {args.seed}\ninitial: {{count: {m * b}}}\nsteps: []\n")
-            bs = [s for s in steps_of(run(args, yb, ["--load-factor", lf], f"f6-build-{m * b}")) if s["kind"] == "build"]
             sizes.append(m)
-            times.append(ms_of(bs[0]))
+            times.append(step_ms(run(args, yb, ["--load-factor", lf], f"f6-build-{m * b}").of_kind("build")[0]))
             m *= 2
+
         def at(j):
             for i in range(len(sizes) - 1):
                 if sizes[i] <= j <= sizes[i + 1]:
@@ -164,8 +138,11 @@ steps:
                     return times[i] + f * (times[i + 1] - times[i])
             return times[-1] * j / sizes[-1]
         rebuild_ms = sum(at(j) for j in range(1, k + 1))
-        out.append(f"| {b} | {k} | {inc_ms:.2f} | {rebuild_ms:.2f} | {rebuild_ms / inc_ms:.1f}x |")
-    return "\n".join(out)
+        t.add(batch=b, batches=k, incremental_ms=inc_ms, rebuild_ms=rebuild_ms, speedup=rebuild_ms / inc_ms)
+    t.save(args, "fig6")
+    t.plot(args, "fig6", x="batch", y=["incremental_ms", "rebuild_ms"], logy=True, ylabel="device ms",
+           xlabel="batch size")
+    return t.markdown()
 
 
 def figure7(args):
@@ -177,13 +154,12 @@ def figure7(args):
     # (each growth, a cudaMalloc and memset of a super block, is timed inside
     # the batch), and one preallocated with --pool-slabs, as the paper's
     # SlabAlloc (32 super blocks allocated up front).
-    pools = [("automatic pool", [])]
+    pools = [("automatic", [])]
     if args.fig7_pool_slabs:
-        pools.append((f"--pool-slabs {args.fig7_pool_slabs}", ["--pool-slabs", str(args.fig7_pool_slabs)]))
-    head = " | ".join(f"{g}, {name}" for name, _ in pools for g in mixes)
-    out = [f"Figure 7: concurrent batches of 2^{args.fig7_batch_log2} operations on 2^{args.fig7_log2_n} initial keys, "
-           "G ops/s against the initial utilization", "", f"| load factor | {head} |",
-           "|---|" + "---|" * (len(pools) * len(mixes))]
+        pools.append((f"{args.fig7_pool_slabs} slabs", ["--pool-slabs", str(args.fig7_pool_slabs)]))
+    t = Table(f"Figure 7: concurrent batches of 2^{args.fig7_batch_log2} operations on 2^{args.fig7_log2_n} initial "
+              "keys, G ops/s against the initial utilization", ["load_factor", "pool", "mix", "gops_per_s"],
+              formats={"load_factor": str})
     # One workload per mix; the load factor and the pool are options.
     yamls = {g: write(args, f"f7-{g}.yaml", f"""seed: {args.seed}
 initial: {{count: {n}}}
@@ -191,15 +167,17 @@ steps:
   - phase: {{name: mix, batches: {args.fig7_batches}, batch_size: {bs}, mode: concurrent, mix: {mix}, hit_ratio: {hit}}}
 """) for g, (mix, hit) in mixes.items()}
     for lf in args.fig7_load_factors:
-        row = []
         for pname, pextra in pools:
             for g in mixes:
-                y = yamls[g]
                 tag = f"f7-{g}-lf{lf}" + ("-pre" if pextra else "")
-                st = [s for s in steps_of(run(args, y, ["--load-factor", str(lf)] + pextra, tag)) if s["name"] == "mix"]
-                row.append(rate(st[0]))
-        out.append(f"| {lf} | " + " | ".join(f"{x:.2f}" for x in row) + " |")
-    return "\n".join(out)
+                t.add(load_factor=lf, pool=pname, mix=g,
+                      gops_per_s=rate(run(args, yamls[g], ["--load-factor", str(lf)] + pextra, tag).step("mix")))
+    for r in t.rows:
+        r["mix, pool"] = f"{r['mix']}, {r['pool']} pool"
+    t.save(args, "fig7")
+    t.plot(args, "fig7", x="load_factor", y="gops_per_s", series="mix", panel="pool", logx=False,
+           xlabel="initial load factor")
+    return t.markdown(pivot=(["load_factor"], "mix, pool", "gops_per_s"))
 
 
 def alloc(args):
@@ -215,13 +193,10 @@ def alloc(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gpudict", default=os.environ.get("GPUDICT_BINARY", "build/gpudict"))
+    add_common_args(ap, "slabhash-figures", repeat=3)
+    ap.set_defaults(seed=1)
     ap.add_argument("--alloc-bench", default="")
-    ap.add_argument("--out", default="slabhash-figures")
-    ap.add_argument("--backend", default="")
     ap.add_argument("--extra", default="", help="options added to every gpudict run, e.g. '--prefetch off'")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--figure", default="all", choices=["4", "5", "6", "7", "alloc", "all"])
     ap.add_argument("--fig4-log2-n", type=int, default=22)
     ap.add_argument("--min-log2-n", type=int, default=18)
@@ -244,10 +219,12 @@ def main():
         else args.load_factors
     os.makedirs(args.out, exist_ok=True)
     figs = {"4": figure4, "5": figure5, "6": figure6, "7": figure7, "alloc": alloc}
+    parts = []
     for name, f in figs.items():
         if args.figure in (name, "all"):
-            print(f(args), flush=True)
-            print(flush=True)
+            parts.append(f(args))
+            print(parts[-1] + "\n", flush=True)
+    write(args, "figures.md", "\n\n".join(parts) + "\n")
 
 
 if __name__ == "__main__":

@@ -43,6 +43,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpudict_exp import built_structures, default_binary, step_ms, step_ops  # noqa: E402
+
 ORDERED_MIX = "{insert: 0.25, delete: 0.25, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1}"
 POINT_MIX = "{insert: 0.25, delete: 0.25, lookup: 0.5}"
 CENTER = 1 << 31
@@ -69,6 +72,8 @@ def workload_yaml(name, mix, args):
 
 def run(args, structure, path, verify, tag):
     cmd = [args.gpudict, structure, path, "--format", "json"] + ([] if verify else ["--no-verify"])
+    if args.backend:
+        cmd += ["--backend", args.backend]
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     with open(os.path.join(args.out, f"{tag}.jsonl"), "w") as f:
         f.write(r.stdout)
@@ -78,25 +83,20 @@ def run(args, structure, path, verify, tag):
 
 
 def phase_rate(step):
-    ops = sum(row["ops"] for row in step["rows"])
-    ms = sum(row["device_ms"] for row in step["rows"])
-    return ops / ms / 1e3 if ms > 0 else float("inf")  # M ops/s
+    ms = step_ms(step)
+    return step_ops(step) / ms / 1e3 if ms > 0 else float("inf")  # M ops/s
 
 
 def structures(args):
-    if args.structures:
-        return args.structures.split(",")
-    r = subprocess.run([args.gpudict, "info"], stdout=subprocess.PIPE, text=True, check=True)
-    for line in r.stdout.splitlines():
-        if line.startswith("structures:"):
-            return [s.strip() for s in line.split(":", 1)[1].split(",") if s.strip() and "planned" not in s]
-    sys.exit("soak: 'gpudict info' lists no structures")
+    return args.structures.split(",") if args.structures else built_structures(args.gpudict)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gpudict", default=os.environ.get("GPUDICT_BINARY", "build/gpudict"))
+    ap.add_argument("--gpudict", default=default_binary(),
+                    help="the gpudict binary (default: $GPUDICT_BINARY, else build/gpudict)")
     ap.add_argument("--out", default="soak")
+    ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice; cpu: a smoke run)")
     ap.add_argument("--batches", type=int, default=10000)
     ap.add_argument("--phases", type=int, default=10)
     ap.add_argument("--batch-size", type=int, default=8192)
@@ -143,8 +143,8 @@ def main():
         first, last = phase_rate(steps[0]), phase_rate(steps[-1])
         fixed = steps[0]["device_bytes"]
         bound = 2 * (fixed + WORKLOADS[w][1] * PAIR_BYTES)  # live keys: at most the window's
-        growth = end / steps[1]["device_bytes"] if steps[1]["device_bytes"] else 1.0
         end = steps[-1]["device_bytes"]
+        growth = end / steps[1]["device_bytes"] if steps[1]["device_bytes"] else 1.0
         ok_rate = last >= first / 1.5
         ok_mem = end <= bound
         verdict = "not run"
