@@ -263,7 +263,10 @@ __global__ void __launch_bounds__(kBatchThreads, L::kWide ? min_blocks_wide(kOps
                  const __grid_constant__ OpsOut<typename L::Value> out) {
   using K = typename L::Key;
   using V = typename L::Value;
-  using F = InsertField<K, V>;
+  // Set mode stores no values: the set kernels of the u64-value
+  // instantiations neither load nor keep them (u32/u32's keep their code).
+  constexpr bool kArgs = L::kPairs || sizeof(V) == 4;
+  using F = InsertField<K, std::conditional_t<kArgs, V, K>>;
   constexpr bool kMulti = M == Mode::Multimap;
   constexpr bool kReadOnly = (kOps & kSetUpdates) == 0;
   constexpr bool kOneType = (kOps & (kOps - 1)) == 0;
@@ -309,7 +312,7 @@ __global__ void __launch_bounds__(kBatchThreads, L::kWide ? min_blocks_wide(kOps
       if (lane < count) {
         if constexpr (!kOneType) q.op = in.type ? in.type[i] : in.uniform;
         const K key = in.key[i];
-        if constexpr (kInserts) q.arg = in.arg ? in.arg[i] : V{0};
+        if constexpr (kInserts && kArgs) q.arg = in.arg ? in.arg[i] : V{0};
         q.idx = in.index ? in.index[i] : static_cast<uint32_t>(i);
         t.route(key, q.bucket, q.stored);
         // Ask L2 for the base slab now: a tile reads it within a few steps.
@@ -330,13 +333,14 @@ __global__ void __launch_bounds__(kBatchThreads, L::kWide ? min_blocks_wide(kOps
     x.bucket = __shfl_sync(kFullMask, q.bucket, take);
     x.idx = __shfl_sync(kFullMask, q.idx, take);
     if constexpr (!kOneType) x.op = __shfl_sync(kFullMask, q.op, take);
-    if constexpr (kInserts) x.arg = __shfl_sync(kFullMask, q.arg, take);
+    if constexpr (kInserts && kArgs) x.arg = __shfl_sync(kFullMask, q.arg, take);
     const bool restart = !s.busy && s.retry;  // tile-uniform; only inserts set retry
     if constexpr (kInserts) {
       if (__any_sync(kFullMask, restart)) {  // rare: the fields come from the tile's own lanes
         const K stored = static_cast<K>(__shfl_sync(kFullMask, again_w, tbase + 0));
         const uint32_t bucket = static_cast<uint32_t>(__shfl_sync(kFullMask, again_w, tbase + 1));
-        const V arg = static_cast<V>(__shfl_sync(kFullMask, again_w, tbase + 2));
+        V arg = 0;
+        if constexpr (kArgs) arg = static_cast<V>(__shfl_sync(kFullMask, again_w, tbase + 2));
         const uint32_t idx = static_cast<uint32_t>(__shfl_sync(kFullMask, again_w, tbase + 3));
         if (restart) x = OpState<K, V>{kOpInsert, stored, bucket, arg, idx};
       }
@@ -480,7 +484,7 @@ __global__ void __launch_bounds__(kBatchThreads, L::kWide ? min_blocks_wide(kOps
               cas_lane = true;
             }
             s.claim_out = true;
-            claim_w = insert_field(s.o, tl);
+            claim_w = static_cast<F>(insert_field(s.o, tl));
             done = true;
           } else if (next != kNullSlab) {
             s.cur = t.pool.slab(next);
