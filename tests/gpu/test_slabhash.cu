@@ -743,9 +743,12 @@ TEST_CASE("slabhash: every domain end of the width as keys and as values, keys e
     }
     check_table_equals(*d, m, mode);
     probe();
-    // Delete every other key (k deleted, k + 2^32 kept and the reverse).
+    // Delete the keys whose bit 0 and bit 32 agree: of two keys equal in
+    // their low halves and one apart in their high halves, one goes.
+    auto goes = [](uint64_t k) { return ((k ^ (k >> 32)) & 1) == 0; };
     Batch del;
-    for (size_t i = 0; i < keys.size(); i += 2) del.push(OpType::Delete, keys[i]);
+    for (uint64_t k : keys)
+      if (goes(k)) del.push(OpType::Delete, k);
     run_phased(*d, m, mode, del);
     check_table_equals(*d, m, mode);
     probe();
@@ -753,7 +756,8 @@ TEST_CASE("slabhash: every domain end of the width as keys and as values, keys e
     d->cleanup(t);
     check_table_equals(*d, m, mode);
     Batch back;
-    for (size_t i = 0; i < keys.size(); i += 2) back.push(OpType::Insert, keys[i], vends[vends.size() - 1 - i % vends.size()]);
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (goes(keys[i])) back.push(OpType::Insert, keys[i], vends[vends.size() - 1 - i % vends.size()]);
     run_phased(*d, m, mode, back);
     check_table_equals(*d, m, mode);
     probe();
