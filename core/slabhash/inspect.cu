@@ -137,7 +137,7 @@ TableCheck check_table_copy(const TableCopy& t) {
   const Kind kind = kind_of(t);
   const uint32_t slots = slots_of(t);
   const uint64_t empty_key = empty_key_of(t);
-  const uint64_t empty_value = t.value_bytes == 4 ? 0xFFFFFFFFull : ~0ull;
+  const uint64_t empty_value = t.value_bytes == 4 ? uint64_t{key_max<uint32_t>} : key_max<uint64_t>;  // all ones
   const uint64_t cap = t.pool.size();
   if ((t.key_bytes != 4 && t.key_bytes != 8) || (t.value_bytes != 4 && t.value_bytes != 8) ||
       t.key_bytes > t.value_bytes) {

@@ -53,7 +53,7 @@ inline constexpr int kBatchThreads = 256;
 // This lane's slots of the slab just read: bit j = slot j of the lane.
 struct LaneMatch {
   uint32_t hit;    // holds the stored key and is alive
-  uint32_t empty;  // empty (key word kEmptyKey)
+  uint32_t empty;  // empty (the key is kEmptyKeyOf<the key type>)
 };
 
 template <class L>
