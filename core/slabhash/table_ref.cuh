@@ -39,7 +39,13 @@ struct UniversalHash {
   }
   template <class K>
   __host__ __device__ __forceinline__ uint32_t bucket(K k, uint32_t buckets) const {
-    return static_cast<uint32_t>((static_cast<uint64_t>(mod_p(k)) * buckets) >> 32);
+    static_assert(sizeof(K) == 4 || sizeof(K) == 8, "32- or 64-bit keys");
+    uint32_t h;
+    if constexpr (sizeof(K) == 4)
+      h = mod_p(static_cast<uint32_t>(k));
+    else
+      h = mod_p(static_cast<uint64_t>(k));
+    return static_cast<uint32_t>((static_cast<uint64_t>(h) * buckets) >> 32);
   }
 };
 
