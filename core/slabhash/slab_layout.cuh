@@ -96,9 +96,10 @@ static_assert(kLaneWords == 8, "the pair loads below read two 16-byte halves per
 
 // ---- loads (the access size matches the writers', see below) ----
 
-// 64-bit elements: each (key, value) pair and the (state, next) word are read
-// as single-copy-atomic 64-bit accesses, the same size as the CAS that
-// publishes a pair, so a reader sees a whole pair or none of it.
+// 64-bit elements: each u32/u32 (key, value) pair, each u64 set key and the
+// (state, next) word are read as single-copy-atomic 64-bit accesses, the
+// same size as the CAS that publishes a pair or key, so a reader sees a whole
+// pair (key) or none of it.
 __device__ __forceinline__ LaneWords load_pairs_relaxed(const Slab* s, unsigned tl) {
   unsigned long long a, b, c, d;
   // relaxed at gpu scope: bypasses the SM-local L1, sees other SMs' atomics.
