@@ -13,10 +13,10 @@ namespace {
 
 constexpr int kThreads = 256;
 
+template <class K, class V>
 __global__ void __launch_bounds__(kThreads)
-    last_of_runs_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ index,
-                        const uint32_t* __restrict__ values, uint64_t n, uint32_t* __restrict__ out_keys,
-                        uint32_t* __restrict__ out_values, unsigned long long* count) {
+    last_of_runs_kernel(const K* __restrict__ keys, const uint32_t* __restrict__ index, const V* __restrict__ values,
+                        uint64_t n, K* __restrict__ out_keys, V* __restrict__ out_values, unsigned long long* count) {
   for (uint64_t p = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n;
        p += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
     // Within a run of equal keys the stable sort kept the input order, so
@@ -44,14 +44,22 @@ void launch_iota(uint32_t* out, uint64_t n, cudaStream_t stream) {
   GPUDICT_CHECK_LAUNCH("slabhash iota kernel");
 }
 
-void launch_last_of_runs(const uint32_t* sorted_keys, const uint32_t* sorted_index, const uint32_t* values,
-                         uint64_t n, uint32_t* out_keys, uint32_t* out_values, unsigned long long* count,
-                         cudaStream_t stream) {
+template <class K, class V>
+void launch_last_of_runs(const K* sorted_keys, const uint32_t* sorted_index, const V* values, uint64_t n, K* out_keys,
+                         V* out_values, unsigned long long* count, cudaStream_t stream) {
   if (n == 0) return;
   const unsigned grid = blocks_for(n, kThreads, 65535);
-  last_of_runs_kernel<<<grid, kThreads, 0, stream>>>(sorted_keys, sorted_index, values, n, out_keys, out_values,
-                                                     count);
+  last_of_runs_kernel<K, V><<<grid, kThreads, 0, stream>>>(sorted_keys, sorted_index, values, n, out_keys,
+                                                           out_values, count);
   GPUDICT_CHECK_LAUNCH("slabhash last_of_runs kernel");
 }
+
+#define GPUDICT_SLABHASH_LAST_OF_RUNS(K, V)                                                                    \
+  template void launch_last_of_runs<K, V>(const K*, const uint32_t*, const V*, uint64_t, K*, V*, unsigned long long*, \
+                                          cudaStream_t);
+GPUDICT_SLABHASH_LAST_OF_RUNS(uint32_t, uint32_t)
+GPUDICT_SLABHASH_LAST_OF_RUNS(uint32_t, uint64_t)
+GPUDICT_SLABHASH_LAST_OF_RUNS(uint64_t, uint64_t)
+#undef GPUDICT_SLABHASH_LAST_OF_RUNS
 
 }  // namespace gpudict::slabhash

@@ -19,7 +19,8 @@ namespace gpudict::slabhash {
 static_assert(kPrefetchOff == 0 && kPrefetchL2 == 1 && kPrefetchBulk == 2,
               "--prefetch names (options.hpp) follow OpsIn::prefetch");
 
-void SlabHash::reset_counters(bool cursor_too) {
+template <class K, class V>
+void SlabHash<K, V>::reset_counters(bool cursor_too) {
   if (cursor_too) {
     GPUDICT_CUDA(cudaMemsetAsync(d_ctr_.data(), 0, sizeof(Counters), stream_));
   } else {
@@ -30,21 +31,23 @@ void SlabHash::reset_counters(bool cursor_too) {
   }
 }
 
-Counters SlabHash::read_counters() {
+template <class K, class V>
+Counters SlabHash<K, V>::read_counters() {
   copy_to_host(stream_, h_ctr_.data(), d_ctr_.data(), sizeof(Counters));
   return h_ctr_[0];
 }
 
-OpsIn SlabHash::upload_ops(DeviceOps& d, uint64_t m, const char* what) {
+template <class K, class V>
+OpsIn<K, V> SlabHash<K, V>::upload_ops(DeviceOps<K, V>& d, uint64_t m, const char* what) {
   d.type.reserve_discard(m, what);
   d.key.reserve_discard(m, what);
   d.arg.reserve_discard(m, what);
   d.idx.reserve_discard(m, what);
   copy_to_device(stream_, d.type.data(), h_type_.data(), m);
-  copy_to_device(stream_, d.key.data(), h_key_.data(), m * 4);
-  copy_to_device(stream_, d.arg.data(), h_arg_.data(), m * 4);
+  copy_to_device(stream_, d.key.data(), h_key_.data(), m * sizeof(K));
+  copy_to_device(stream_, d.arg.data(), h_arg_.data(), m * sizeof(V));
   copy_to_device(stream_, d.idx.data(), h_idx_.data(), m * 4);
-  OpsIn in;
+  OpsIn<K, V> in;
   in.type = d.type.data();
   in.key = d.key.data();
   in.arg = d.arg.data();
@@ -53,11 +56,12 @@ OpsIn SlabHash::upload_ops(DeviceOps& d, uint64_t m, const char* what) {
   return in;
 }
 
-OpsOut SlabHash::outputs(uint64_t batch_size) {
+template <class K, class V>
+OpsOut<V> SlabHash<K, V>::outputs(uint64_t batch_size) {
   // Query results are reserved by execute() when the batch has queries (a
   // build or an update batch needs none); the unfinished list always.
   d_unfinished_.reserve_discard(batch_size, "slabhash results");
-  OpsOut o;
+  OpsOut<V> o;
   o.found = d_found_.data();
   o.value = d_value_.data();
   o.offset = d_offset_.data();
@@ -68,7 +72,8 @@ OpsOut SlabHash::outputs(uint64_t batch_size) {
   return o;
 }
 
-void SlabHash::grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size, DeviceTime& t, Phase phase) {
+template <class K, class V>
+void SlabHash<K, V>::grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size, DeviceTime& t, Phase phase) {
   const std::string what = "out of slab memory: all " + std::to_string(pool_.capacity()) + " slabs of the pool (" +
                            format_bytes(pool_.bytes()) + ") are in use; " + std::to_string(unfinished) + " of " +
                            std::to_string(pass_size) + " operations of " + context_ + " found no slab; ";
@@ -91,13 +96,14 @@ void SlabHash::grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size, Devic
   ++growths_;
 }
 
-void SlabHash::reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase) {
+template <class K, class V>
+void SlabHash<K, V>::reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase) {
   if (!opt_.grow_ahead || inserts == 0) return;
   // The pool slabs the chains will hold after the inserts if the keys hash
   // uniformly (the Poisson model that sizes the buckets), counting every
   // claimed slot (tombstones too); never less than what is in use now. A
   // skewed batch can still fill the pool: then it grows when full.
-  const double model = expected_overflow_slabs(opt_.mode, claimed_ + inserts, buckets_);
+  const double model = expected_overflow_slabs(shape(), claimed_ + inserts, buckets_);
   const double want = std::max(model, static_cast<double>(pool_used_)) + 1024.0;
   while (want > 0.75 * static_cast<double>(pool_.capacity()) && pool_.can_grow(opt_.max_pool_bytes)) {
     timer_.start(stream_);
@@ -116,11 +122,12 @@ void SlabHash::reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase)
   }
 }
 
-void SlabHash::grow_range_buffer(unsigned long long needed) {
+template <class K, class V>
+void SlabHash<K, V>::grow_range_buffer(unsigned long long needed) {
   // Keep what the ranges that fit have written: their offsets stay valid.
   const uint64_t cap = std::max<uint64_t>(2 * needed + 1024, 2 * d_range_values_.capacity());
   if (cap >= (1ull << 32)) throw RuntimeFailure("slabhash: the range results of " + context_ + " exceed 2^32 values");
-  DeviceBuffer<uint32_t> bigger(cap, "slabhash range results");
+  DeviceBuffer<V> bigger(cap, "slabhash range results");
   if (d_range_values_.capacity())
     GPUDICT_CUDA(cudaMemcpyAsync(bigger.data(), d_range_values_.data(), d_range_values_.bytes(),
                                  cudaMemcpyDeviceToDevice, stream_));
@@ -128,17 +135,18 @@ void SlabHash::grow_range_buffer(unsigned long long needed) {
   d_range_values_ = std::move(bigger);
 }
 
-Counters SlabHash::run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t batch_size, DeviceTime& t) {
+template <class K, class V>
+Counters SlabHash<K, V>::run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t batch_size, DeviceTime& t) {
   Counters total{};
-  OpsIn in = s.in;
+  OpsIn<K, V> in = s.in;
   in.prefetch = opt_.prefetch;
   reset_counters(false);
   std::vector<uint32_t> again;
   for (;;) {
     const OpsOut out = outputs(batch_size);
-    prepare_batch(opt_.mode, ops);
+    prepare_batch<K, V>(opt_.mode, ops);
     timer_.start(stream_);
-    launch_batch(opt_.mode, ops, ref(), in, out, stream_);
+    launch_batch<K, V>(opt_.mode, ops, ref(), in, out, stream_);
     t.add(phase, timer_.stop(stream_));
     const Counters c = read_counters();
     total.claimed += c.claimed;
@@ -173,7 +181,8 @@ Counters SlabHash::run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t
   return total;
 }
 
-void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
+template <class K, class V>
+void SlabHash<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   const uint64_t n = batch.size();
   if (batch.keys.size() != n || batch.args.size() != n) throw InputError("slabhash: batch arrays differ in length");
   if (!batch.snapshot.empty())
@@ -189,8 +198,9 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     if (ty == OpType::Successor)
       throw InputError("slabhash does not support successor operations (batch " + std::to_string(index) +
                        "); structures that do: " + structures_supporting(OpType::Successor));
-    if (batch.keys[i] > 0xFFFFFFFFull || (ty == OpType::Insert && batch.args[i] > 0xFFFFFFFFull))
-      throw InputError("slabhash: a key or value above 2^32 - 1 in batch " + std::to_string(index));
+    if (batch.keys[i] > key_max<K> || (ty == OpType::Insert && batch.args[i] > key_max<V>))
+      throw InputError("slabhash: a key or value above the " + std::string(kv_name<K, V>()) +
+                       " instantiation's range in batch " + std::to_string(index));
   }
   ensure_table();
   r.reset(n);
@@ -210,8 +220,8 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   uint64_t pos = 0;
   auto put = [&](uint32_t i) {
     h_type_[pos] = static_cast<uint8_t>(batch.types[i]);
-    h_key_[pos] = static_cast<uint32_t>(batch.keys[i]);
-    h_arg_[pos] = batch.types[i] == OpType::Insert ? static_cast<uint32_t>(batch.args[i]) : 0u;
+    h_key_[pos] = static_cast<K>(batch.keys[i]);
+    h_arg_[pos] = batch.types[i] == OpType::Insert ? static_cast<V>(batch.args[i]) : V{0};
     h_idx_[pos] = i;
     ++pos;
   };
@@ -226,7 +236,7 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     }
     seg[5] = pos;
   }
-  const OpsIn staged = upload_ops(d_ops_, n, "slabhash operations");
+  const OpsIn<K, V> staged = upload_ops(d_ops_, n, "slabhash operations");
 
   const uint64_t queries = plan.queries();
   const uint64_t ranges = plan.of(OpType::Range).size();
@@ -236,7 +246,7 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     d_value_.reserve_discard(n, "slabhash results");
     d_offset_.reserve_discard(n, "slabhash results");
     GPUDICT_CUDA(cudaMemsetAsync(d_found_.data(), 0, n, stream_));
-    GPUDICT_CUDA(cudaMemsetAsync(d_value_.data(), 0, n * 4, stream_));
+    GPUDICT_CUDA(cudaMemsetAsync(d_value_.data(), 0, n * sizeof(V), stream_));
     GPUDICT_CUDA(cudaMemsetAsync(d_offset_.data(), 0, n * 4, stream_));
   }
   if (ranges) d_range_values_.reserve_discard(std::max<uint64_t>(1u << 16, 4 * ranges), "slabhash range results");
@@ -260,10 +270,10 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     s.in.arg += from;
     s.in.index += from;
     s.in.n = to - from;
-    s.op_at = [&batch](uint32_t i, uint8_t& type, uint32_t& key, uint32_t& arg) {
+    s.op_at = [&batch](uint32_t i, uint8_t& type, K& key, V& arg) {
       type = static_cast<uint8_t>(batch.types[i]);
-      key = static_cast<uint32_t>(batch.keys[i]);
-      arg = batch.types[i] == OpType::Insert ? static_cast<uint32_t>(batch.args[i]) : 0u;
+      key = static_cast<K>(batch.keys[i]);
+      arg = batch.types[i] == OpType::Insert ? static_cast<V>(batch.args[i]) : V{0};
     };
     run_pass(s, ops, phase, n, t);
   };
@@ -289,14 +299,14 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     h_value_.reserve_discard(n);
     h_offset_.reserve_discard(n);
     copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
-    copy_to_host(stream_, h_value_.data(), d_value_.data(), n * 4);
+    copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(V));
     if (ranges) copy_to_host(stream_, h_offset_.data(), d_offset_.data(), n * 4);
     uint64_t stored = 0;
     if (ranges) {
       const Counters c = read_counters();
       stored = std::min<uint64_t>(c.range_cursor, d_range_values_.capacity());
       h_range_.reserve_discard(std::max<uint64_t>(stored, 1));
-      copy_to_host(stream_, h_range_.data(), d_range_values_.data(), stored * 4);
+      copy_to_host(stream_, h_range_.data(), d_range_values_.data(), stored * sizeof(V));
       r.range_keys.assign(stored, 0);
       r.range_values.assign(h_range_.data(), h_range_.data() + stored);
     }
@@ -320,5 +330,20 @@ void SlabHash::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   }
   if (plan.updates() > 0) maybe_flush(t);
 }
+
+#define GPUDICT_SLABHASH_EXECUTE(K, V)                                                                            \
+  template void SlabHash<K, V>::reset_counters(bool);                                                             \
+  template Counters SlabHash<K, V>::read_counters();                                                             \
+  template OpsIn<K, V> SlabHash<K, V>::upload_ops(DeviceOps<K, V>&, uint64_t, const char*);                      \
+  template OpsOut<V> SlabHash<K, V>::outputs(uint64_t);                                                          \
+  template void SlabHash<K, V>::grow_pool_or_throw(uint32_t, uint64_t, DeviceTime&, Phase);                      \
+  template void SlabHash<K, V>::reserve_for_inserts(uint64_t, DeviceTime&, Phase);                               \
+  template void SlabHash<K, V>::grow_range_buffer(unsigned long long);                                           \
+  template Counters SlabHash<K, V>::run_pass(const Staged&, uint32_t, Phase, uint64_t, DeviceTime&);             \
+  template void SlabHash<K, V>::execute(const Batch&, BatchResults&, DeviceTime&);
+GPUDICT_SLABHASH_EXECUTE(uint32_t, uint32_t)
+GPUDICT_SLABHASH_EXECUTE(uint32_t, uint64_t)
+GPUDICT_SLABHASH_EXECUTE(uint64_t, uint64_t)
+#undef GPUDICT_SLABHASH_EXECUTE
 
 }  // namespace gpudict::slabhash

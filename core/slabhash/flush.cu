@@ -29,17 +29,10 @@ __device__ __forceinline__ LaneWords load_plain(const Slab* s, unsigned tl) {
 }
 
 template <class L>
-__device__ __forceinline__ void put(Slab* s, uint32_t slot, uint32_t key, uint32_t value) {
-  if constexpr (L::kPairs) {
-    *reinterpret_cast<unsigned long long*>(s->w + 2 * slot) = (static_cast<unsigned long long>(value) << 32) | key;
-  } else {
-    s->w[slot] = key;
-  }
-}
-
-template <class L>
 __global__ void __launch_bounds__(kFlushThreads)
-    flush_kernel(const __grid_constant__ TableRef t, unsigned long long* live_out) {
+    flush_kernel(const __grid_constant__ TableRef<typename L::Key> t, unsigned long long* live_out) {
+  using K = typename L::Key;
+  using V = typename L::Value;
   const unsigned lane = lane_id();
   const unsigned tl = lane & (kTile - 1);
   const unsigned tbase = lane & ~(kTile - 1);
@@ -61,7 +54,7 @@ __global__ void __launch_bounds__(kFlushThreads)
 #pragma unroll
       for (unsigned j = 0; j < L::kPerLane; ++j) {
         const unsigned slot = tl * L::kPerLane + j;
-        if (L::valid(tl, j) && L::key(v, j) != kEmptyKey && ((state >> slot) & 1u)) alive |= 1u << j;
+        if (L::valid(tl, j) && L::key(v, j) != kEmptyKeyOf<K> && ((state >> slot) & 1u)) alive |= 1u << j;
       }
       const TileHits<L> h = tile_hits<L>(alive, tl, tmask, tbase);
       // The pairs spill past w only if w is behind r (the pairs read so far
@@ -76,9 +69,9 @@ __global__ void __launch_bounds__(kFlushThreads)
         if (!((alive >> j) & 1u)) continue;
         const uint32_t o = fill + h.rank[j];
         if (o < L::kSlots)
-          put<L>(w, o, L::key(v, j), value_at<L>(v, j));
+          L::put(w, o, L::key(v, j), value_at<L>(v, j));
         else
-          put<L>(w_next, o - L::kSlots, L::key(v, j), value_at<L>(v, j));
+          L::put(w_next, o - L::kSlots, L::key(v, j), value_at<L>(v, j));
       }
       if (spill) {
         if (tl == 0) w->w[30] = 0xFFFFFFFFu;  // full of alive pairs
@@ -97,7 +90,7 @@ __global__ void __launch_bounds__(kFlushThreads)
 #pragma unroll
     for (unsigned j = 0; j < L::kPerLane; ++j) {
       const unsigned slot = tl * L::kPerLane + j;
-      if (L::valid(tl, j) && slot >= fill) put<L>(w, slot, kEmptyKey, 0xFFFFFFFFu);
+      if (L::valid(tl, j) && slot >= fill) L::put(w, slot, kEmptyKeyOf<K>, key_max<V>);  // pristine: all ones
     }
     uint32_t tail = 0;
     if (tl == kMetaLane) {
@@ -122,23 +115,41 @@ __global__ void __launch_bounds__(kFlushThreads)
 
 }  // namespace
 
+template <class K, class V>
 void prepare_flush(Mode mode) {
   if (mode == Mode::Set)
-    (void)resident_blocks(flush_kernel<KeyLayout>, kFlushThreads, 0);
+    (void)resident_blocks(flush_kernel<LayoutFor<K, V, Mode::Set>>, kFlushThreads, 0);
   else
-    (void)resident_blocks(flush_kernel<PairLayout>, kFlushThreads, 0);
+    (void)resident_blocks(flush_kernel<LayoutFor<K, V, Mode::Map>>, kFlushThreads, 0);
 }
 
-void launch_flush(Mode mode, const TableRef& t, unsigned long long* live, cudaStream_t stream) {
+namespace {
+
+template <class L>
+void launch_flush_of(const TableRef<typename L::Key>& t, unsigned long long* live, cudaStream_t stream) {
   const uint64_t chains = static_cast<uint64_t>(t.buckets) + 1;
-  if (mode == Mode::Set) {
-    const unsigned grid = persistent_grid(flush_kernel<KeyLayout>, kFlushThreads, 0, chains, kFlushThreads / kTile);
-    flush_kernel<KeyLayout><<<grid, kFlushThreads, 0, stream>>>(t, live);
-  } else {
-    const unsigned grid = persistent_grid(flush_kernel<PairLayout>, kFlushThreads, 0, chains, kFlushThreads / kTile);
-    flush_kernel<PairLayout><<<grid, kFlushThreads, 0, stream>>>(t, live);
-  }
+  const unsigned grid = persistent_grid(flush_kernel<L>, kFlushThreads, 0, chains, kFlushThreads / kTile);
+  flush_kernel<L><<<grid, kFlushThreads, 0, stream>>>(t, live);
+}
+
+}  // namespace
+
+template <class K, class V>
+void launch_flush(Mode mode, const TableRef<K>& t, unsigned long long* live, cudaStream_t stream) {
+  // (map and multimap share a layout)
+  if (mode == Mode::Set)
+    launch_flush_of<LayoutFor<K, V, Mode::Set>>(t, live, stream);
+  else
+    launch_flush_of<LayoutFor<K, V, Mode::Map>>(t, live, stream);
   GPUDICT_CHECK_LAUNCH("slabhash flush kernel");
 }
+
+#define GPUDICT_SLABHASH_FLUSH(K, V)        \
+  template void prepare_flush<K, V>(Mode); \
+  template void launch_flush<K, V>(Mode, const TableRef<K>&, unsigned long long*, cudaStream_t);
+GPUDICT_SLABHASH_FLUSH(uint32_t, uint32_t)
+GPUDICT_SLABHASH_FLUSH(uint32_t, uint64_t)
+GPUDICT_SLABHASH_FLUSH(uint64_t, uint64_t)
+#undef GPUDICT_SLABHASH_FLUSH
 
 }  // namespace gpudict::slabhash

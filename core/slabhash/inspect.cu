@@ -13,19 +13,27 @@ namespace gpudict::slabhash {
 static_assert(sizeof(SlabWords) == sizeof(Slab), "a host copy of a slab is 128 bytes");
 
 TableCopy copy_table(const Dictionary& d) {
-  const auto* h = dynamic_cast<const SlabHash*>(&d);
+  const auto* h = dynamic_cast<const SlabHashBase*>(&d);
   if (!h) throw InputError("copy_table: not a slab hash");
+  return h->copy();
+}
+
+template <class K, class V>
+TableCopy SlabHash<K, V>::copy() const {
   TableCopy t;
-  t.mode = h->opt_.mode;
-  if (!h->created_) return t;
-  const uint64_t B = h->buckets_;
+  t.mode = opt_.mode;
+  t.key_bytes = sizeof(K);
+  t.value_bytes = sizeof(V);
+  if (!created_) return t;
+  const uint64_t B = buckets_;
   t.buckets = B;
-  t.hash_a = h->hash_.a;
-  t.hash_b = h->hash_.b;
-  GPUDICT_CUDA(cudaStreamSynchronize(h->stream_));
+  t.hash_a = hash_.a;
+  t.hash_b = hash_.b;
+  t.hash_a2 = hash_.a2;
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
   t.base.resize(B + 1);
-  GPUDICT_CUDA(cudaMemcpy(t.base.data(), h->base_.data(), (B + 1) * sizeof(Slab), cudaMemcpyDeviceToHost));
-  const SlabPool& pool = h->pool_;
+  GPUDICT_CUDA(cudaMemcpy(t.base.data(), base_.data(), (B + 1) * sizeof(Slab), cudaMemcpyDeviceToHost));
+  const SlabPool& pool = pool_;
   const uint64_t cap = pool.capacity();
   t.pool.resize(cap);
   t.bitmap.resize(cap / 32);
@@ -39,14 +47,86 @@ TableCopy copy_table(const Dictionary& d) {
   return t;
 }
 
+template TableCopy SlabHash<uint32_t, uint32_t>::copy() const;
+template TableCopy SlabHash<uint32_t, uint64_t>::copy() const;
+template TableCopy SlabHash<uint64_t, uint64_t>::copy() const;
+
 TableCheck check_table(const Dictionary& d) { return check_table_copy(copy_table(d)); }
 
-uint64_t bucket_of(const TableCopy& t, uint32_t key) {
-  if (key == kEmptyKey) return t.buckets;
+uint64_t empty_key_of(const TableCopy& t) { return t.key_bytes == 4 ? kEmptyKey : kEmptyKeyOf<uint64_t>; }
+
+uint64_t bucket_of(const TableCopy& t, uint64_t key) {
+  if (key == empty_key_of(t)) return t.buckets;
   UniversalHash hash;
   hash.a = t.hash_a;
   hash.b = t.hash_b;
-  return hash.bucket(key, static_cast<uint32_t>(t.buckets));
+  hash.a2 = t.hash_a2;
+  const uint32_t B = static_cast<uint32_t>(t.buckets);
+  return t.key_bytes == 4 ? hash.bucket(static_cast<uint32_t>(key), B) : hash.bucket(key, B);
+}
+
+namespace {
+
+// Which layout of slab_layout.cuh the copy holds.
+enum class Kind { Pair32, Key32, WidePair, WideKey };
+Kind kind_of(const TableCopy& t) {
+  if (t.mode == Mode::Set) return t.key_bytes == 4 ? Kind::Key32 : Kind::WideKey;
+  return t.value_bytes == 4 ? Kind::Pair32 : Kind::WidePair;
+}
+uint64_t word64(const SlabWords& s, uint32_t w) { return static_cast<uint64_t>(s[w]) | (static_cast<uint64_t>(s[w + 1]) << 32); }
+void set_word64(SlabWords& s, uint32_t w, uint64_t x) {
+  s[w] = static_cast<uint32_t>(x);
+  s[w + 1] = static_cast<uint32_t>(x >> 32);
+}
+
+}  // namespace
+
+uint32_t slots_of(const TableCopy& t) {
+  switch (kind_of(t)) {
+    case Kind::Pair32: return PairLayout::kSlots;
+    case Kind::Key32: return KeyLayout<uint32_t>::kSlots;
+    case Kind::WidePair: return WidePairLayout<uint64_t>::kSlots;
+    default: return WideKeyLayout<uint64_t>::kSlots;
+  }
+}
+
+uint64_t slot_key(const TableCopy& t, const SlabWords& s, uint32_t slot) {
+  switch (kind_of(t)) {
+    case Kind::Pair32: return s[2 * slot];
+    case Kind::Key32: return s[slot];
+    case Kind::WidePair: return t.key_bytes == 4 ? s[4 * slot] : word64(s, 4 * slot);
+    default: return word64(s, 2 * slot);
+  }
+}
+
+uint64_t slot_value(const TableCopy& t, const SlabWords& s, uint32_t slot) {
+  switch (kind_of(t)) {
+    case Kind::Pair32: return s[2 * slot + 1];
+    case Kind::WidePair: return word64(s, 4 * slot + 2);
+    default: return 0;
+  }
+}
+
+void set_slot_key(const TableCopy& t, SlabWords& s, uint32_t slot, uint64_t key) {
+  switch (kind_of(t)) {
+    case Kind::Pair32: s[2 * slot] = static_cast<uint32_t>(key); break;
+    case Kind::Key32: s[slot] = static_cast<uint32_t>(key); break;
+    case Kind::WidePair:
+      if (t.key_bytes == 4)
+        s[4 * slot] = static_cast<uint32_t>(key);
+      else
+        set_word64(s, 4 * slot, key);
+      break;
+    default: set_word64(s, 2 * slot, key); break;
+  }
+}
+
+void set_slot_value(const TableCopy& t, SlabWords& s, uint32_t slot, uint64_t value) {
+  switch (kind_of(t)) {
+    case Kind::Pair32: s[2 * slot + 1] = static_cast<uint32_t>(value); break;
+    case Kind::WidePair: set_word64(s, 4 * slot + 2, value); break;
+    default: break;
+  }
 }
 
 TableCheck check_table_copy(const TableCopy& t) {
@@ -54,8 +134,17 @@ TableCheck check_table_copy(const TableCopy& t) {
   const uint64_t B = t.buckets;
   if (B == 0 && t.base.empty() && t.pool.empty() && t.bitmap.empty()) return out;  // no table yet
   const bool pairs = t.mode != Mode::Set;
-  const uint32_t slots = pairs ? 15u : 30u;
+  const Kind kind = kind_of(t);
+  const uint32_t slots = slots_of(t);
+  const uint64_t empty_key = empty_key_of(t);
+  const uint64_t empty_value = t.value_bytes == 4 ? uint64_t{key_max<uint32_t>} : key_max<uint64_t>;  // all ones
   const uint64_t cap = t.pool.size();
+  if ((t.key_bytes != 4 && t.key_bytes != 8) || (t.value_bytes != 4 && t.value_bytes != 8) ||
+      t.key_bytes > t.value_bytes) {
+    out.error = "malformed copy: " + std::to_string(t.key_bytes) + "-byte keys, " + std::to_string(t.value_bytes) +
+                "-byte values";
+    return out;
+  }
   if (B == 0 || B >= (1ull << 32) || t.base.size() != B + 1 || cap % 32 != 0 || t.bitmap.size() != cap / 32) {
     out.error = "malformed copy: " + std::to_string(B) + " buckets, " + std::to_string(t.base.size()) +
                 " base slabs, " + std::to_string(cap) + " pool slabs, " + std::to_string(t.bitmap.size()) +
@@ -74,24 +163,35 @@ TableCheck check_table_copy(const TableCopy& t) {
     const SlabWords* s = &t.base[b];
     uint64_t length = 1;
     bool empty_seen = false;  // an empty slot was seen earlier in this chain
-    std::vector<uint32_t> alive_keys;
+    std::vector<uint64_t> alive_keys;
     const std::string where0 = "bucket " + std::to_string(b);
     for (;;) {
       const uint32_t state = (*s)[30], next = (*s)[31];
+      // Words no slot holds (the u64-value layout's 28, 29) and the u32
+      // keys' pads there stay pristine.
+      if (kind == Kind::WidePair) {
+        if ((*s)[28] != 0xFFFFFFFFu || (*s)[29] != 0xFFFFFFFFu)
+          fail(where0 + ", slab " + std::to_string(length - 1) + ": unused words 28, 29 are not pristine");
+        if (t.key_bytes == 4)
+          for (uint32_t slot = 0; slot < slots; ++slot)
+            if ((*s)[4 * slot + 1] != 0xFFFFFFFFu)
+              fail(where0 + ", slab " + std::to_string(length - 1) + ", slot " + std::to_string(slot) +
+                   ": the key's pad is not pristine");
+      }
       for (uint32_t slot = 0; slot < slots; ++slot) {
-        const uint32_t key = pairs ? (*s)[2 * slot] : (*s)[slot];
-        const uint32_t value = pairs ? (*s)[2 * slot + 1] : 0u;
+        const uint64_t key = slot_key(t, *s, slot);
+        const uint64_t value = slot_value(t, *s, slot);
         const bool alive = (state >> slot) & 1u;
         const std::string where = where0 + ", slab " + std::to_string(length - 1) + ", slot " + std::to_string(slot);
-        if (key == kEmptyKey) {
+        if (key == empty_key) {
           empty_seen = true;
-          if (pairs && value != 0xFFFFFFFFu) fail(where + ": empty slot with value " + std::to_string(value));
+          if (pairs && value != empty_value) fail(where + ": empty slot with value " + std::to_string(value));
           if (!alive) fail(where + ": empty slot with a tombstone");
           continue;
         }
         if (empty_seen) fail(where + ": claimed slot after an empty one (claimed slots must be a prefix)");
         if (b == B) {
-          if (key != kSpecialStoredKey) fail(where + ": key 0xFFFFFFFF's bucket holds stored key " + std::to_string(key));
+          if (key != kSpecialStoredKey) fail(where + ": key key_max's bucket holds stored key " + std::to_string(key));
         } else if (bucket_of(t, key) != b) {
           fail(where + ": key " + std::to_string(key) + " does not hash to this bucket");
         }
@@ -99,7 +199,7 @@ TableCheck check_table_copy(const TableCopy& t) {
           ++out.tombstones;
           continue;
         }
-        const uint32_t user = b == B ? kEmptyKey : key;
+        const uint64_t user = b == B ? empty_key : key;
         alive_keys.push_back(user);
         out.pairs.emplace_back(user, value);
       }

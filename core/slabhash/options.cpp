@@ -21,7 +21,7 @@ Capabilities slabhash_caps_for(const StructureConfig& config) {
   c.deletes = true;
   c.snapshots = false;
   c.native_concurrent = true;
-  c.key_types = {KeyType::U32};
+  c.key_types = {KeyType::U32, KeyType::U64};
   c.semantics = mode == sh::Mode::Map ? Semantics::Map : mode == sh::Mode::Multimap ? Semantics::Multimap : Semantics::Set;
   c.phased_duplicates = mode == sh::Mode::Multimap ? DuplicateRule::DeletesThenInserts : DuplicateRule::AnyUpdate;
   return c;
@@ -143,11 +143,15 @@ Options parse_options(const StructureConfig& config) {
   return o;
 }
 
-uint32_t slots_per_slab(Mode m) { return m == Mode::Set ? 30 : 15; }
-uint32_t element_bytes(Mode m) { return m == Mode::Set ? 4 : 8; }
+SlabShape slab_shape(Mode m, uint32_t key_bytes, uint32_t value_bytes) {
+  if (m == Mode::Set) return key_bytes == 4 ? SlabShape{30, 4} : SlabShape{15, 8};
+  return key_bytes == 4 && value_bytes == 4 ? SlabShape{15, 8} : SlabShape{7, 16};
+}
 
-double expected_slabs_per_bucket(Mode m, double lambda) {
-  const double M = slots_per_slab(m);
+double utilization_ceiling(SlabShape s) { return static_cast<double>(s.slots) * s.element_bytes / 128.0; }
+
+double expected_slabs_per_bucket(SlabShape s, double lambda) {
+  const double M = s.slots;
   if (lambda <= 0) return 1.0;
   if (lambda > 1e6) return lambda / M + 0.5;  // the Poisson mass is far past one slab
   const double hi = lambda + 12.0 * std::sqrt(lambda) + 40.0;
@@ -160,17 +164,17 @@ double expected_slabs_per_bucket(Mode m, double lambda) {
   return mass > 0 ? sum / mass : 1.0;
 }
 
-double expected_utilization(Mode m, double lambda) {
-  return element_bytes(m) * lambda / (128.0 * expected_slabs_per_bucket(m, lambda));
+double expected_utilization(SlabShape s, double lambda) {
+  return s.element_bytes * lambda / (128.0 * expected_slabs_per_bucket(s, lambda));
 }
 
-uint64_t buckets_for(Mode m, uint64_t n, double lf) {
+uint64_t buckets_for(SlabShape s, uint64_t n, double lf) {
   if (n == 0) return kDefaultBuckets;
   // Bisection on log(lambda): the utilization grows with the keys per bucket.
   double lo = std::log(1e-4), hi = std::log(1e7);
   for (int it = 0; it < 80; ++it) {
     const double mid = 0.5 * (lo + hi);
-    if (expected_utilization(m, std::exp(mid)) < lf)
+    if (expected_utilization(s, std::exp(mid)) < lf)
       lo = mid;
     else
       hi = mid;
@@ -180,13 +184,13 @@ uint64_t buckets_for(Mode m, uint64_t n, double lf) {
   return static_cast<uint64_t>(std::clamp(b, 1.0, static_cast<double>(kMaxBuckets)));
 }
 
-double expected_overflow_slabs(Mode m, uint64_t slots, uint64_t buckets) {
+double expected_overflow_slabs(SlabShape s, uint64_t slots, uint64_t buckets) {
   const double b = static_cast<double>(std::max<uint64_t>(buckets, 1));
-  return b * (expected_slabs_per_bucket(m, static_cast<double>(slots) / b) - 1.0);
+  return b * (expected_slabs_per_bucket(s, static_cast<double>(slots) / b) - 1.0);
 }
 
-uint64_t auto_pool_slabs(Mode m, uint64_t n, uint64_t buckets) {
-  const double overflow = expected_overflow_slabs(m, n, buckets);
+uint64_t auto_pool_slabs(SlabShape s, uint64_t n, uint64_t buckets) {
+  const double overflow = expected_overflow_slabs(s, n, buckets);
   const double want = std::max(1.5 * overflow + 16384.0, 32768.0);
   uint64_t p = 1024;
   while (static_cast<double>(p) < want && p < (1ull << 30)) p <<= 1;

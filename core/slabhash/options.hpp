@@ -29,7 +29,7 @@ struct Options {
 };
 
 inline constexpr double kDefaultLoadFactor = 0.6;
-inline constexpr double kMaxLoadFactor = 0.93;  // the layout's ceiling is 15/16 (30/32 for sets)
+inline constexpr double kMaxLoadFactor = 0.93;  // u32 layouts' ceiling is 15/16 (30/32 for sets); see utilization_ceiling
 inline constexpr uint64_t kDefaultBuckets = 1024;  // when nothing says how many keys to expect
 inline constexpr uint64_t kMaxBuckets = (1ull << 31) - 2;
 
@@ -39,23 +39,32 @@ inline constexpr const char* kDefaultPrefetch = "off";
 // Options from the command line; throws InputError naming the option.
 Options parse_options(const StructureConfig& config);
 
-// Elements per slab (15 pairs, or 30 keys in set mode) and bytes per element.
-uint32_t slots_per_slab(Mode m);
-uint32_t element_bytes(Mode m);
+// What a slab holds in a mode at a (key, value) width (slab_layout.cuh):
+// elements per slab and bytes per element (the paper's x; for u64 values a
+// 16-byte slot, the u32 key's pad included).
+//   map, multimap  u32/u32: 15 x 8 B   u32/u64, u64/u64: 7 x 16 B
+//   set            u32 keys: 30 x 4 B  u64 keys: 15 x 8 B
+struct SlabShape {
+  uint32_t slots = 15;
+  uint32_t element_bytes = 8;
+};
+SlabShape slab_shape(Mode m, uint32_t key_bytes, uint32_t value_bytes);
+// The utilization no table of the shape reaches: slots x / 128.
+double utilization_ceiling(SlabShape s);
 
 // Expected slabs per bucket when n keys hash uniformly into `buckets` (bucket
 // loads Poisson with mean n / buckets; a bucket of L keys holds
 // max(1, ceil(L / M)) slabs).
-double expected_slabs_per_bucket(Mode m, double keys_per_bucket);
+double expected_slabs_per_bucket(SlabShape s, double keys_per_bucket);
 // Expected memory utilization (paper, III-C): x n / (128 * slabs).
-double expected_utilization(Mode m, double keys_per_bucket);
-// Buckets for n keys at the expected utilization `lf`.
-uint64_t buckets_for(Mode m, uint64_t n, double lf);
+double expected_utilization(SlabShape s, double keys_per_bucket);
+// Buckets for n keys at the expected utilization `lf` (below the ceiling).
+uint64_t buckets_for(SlabShape s, uint64_t n, double lf);
 // Expected pool slabs (slabs past the base slabs) when `slots` claimed slots
 // hash uniformly into `buckets` buckets.
-double expected_overflow_slabs(Mode m, uint64_t slots, uint64_t buckets);
+double expected_overflow_slabs(SlabShape s, uint64_t slots, uint64_t buckets);
 // Pool slabs the automatic sizing gives n keys in `buckets` buckets: 1.5 x the
 // expected overflow slabs plus 2^14, at least 2^15, a power of two.
-uint64_t auto_pool_slabs(Mode m, uint64_t n, uint64_t buckets);
+uint64_t auto_pool_slabs(SlabShape s, uint64_t n, uint64_t buckets);
 
 }  // namespace gpudict::slabhash

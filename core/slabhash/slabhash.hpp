@@ -2,7 +2,9 @@
 // seed 004): a chained hash table whose buckets are lists of 128-byte slabs,
 // served by warp-cooperative work sharing, with its own slab allocator.
 // Modes map (unique keys, REPLACE), multimap (duplicates, INSERT) and set
-// (keys only). u32 keys and values; every key and value is storable.
+// (keys only). Keys and values of u32/u32, u32/u64 and u64/u64 (u64 keys
+// with u32 values run as u64/u64); every key and value of a width is
+// storable.
 // docs/slabhash.md.
 #pragma once
 

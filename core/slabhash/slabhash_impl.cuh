@@ -4,7 +4,9 @@
 //   execute.cu    a batch: staging, the kernels per phase, pool growth and
 //                 the re-run of unfinished operations, results
 //   inspect.cu    the host-side table checker (inspect.hpp)
-// Kernels: batch_kernels.cu (tile_ops.cuh), flush.cu, build.cu.
+// Kernels: batch_kernels*.cu (tile_ops.cuh), flush.cu, build.cu.
+// SlabHash<K, V> is instantiated for u32/u32, u32/u64 and u64/u64 (every
+// member's definition ends with the instantiations of its file).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -17,6 +19,7 @@
 #include "core/api/dictionary.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/cub_temp.cuh"
+#include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
@@ -32,13 +35,23 @@ struct TableCopy;  // inspect.hpp
 
 // Operations of a batch kernel on the device: the batch's staging, or the
 // operations a pass runs again.
+template <class K, class V>
 struct DeviceOps {
   DeviceBuffer<uint8_t> type;
-  DeviceBuffer<uint32_t> key, arg, idx;
+  DeviceBuffer<K> key;
+  DeviceBuffer<V> arg;
+  DeviceBuffer<uint32_t> idx;
   uint64_t bytes() const { return type.bytes() + key.bytes() + arg.bytes() + idx.bytes(); }
 };
 
-class SlabHash final : public Dictionary {
+// What the checker (inspect.cu) asks of a slab hash of any width.
+class SlabHashBase : public Dictionary {
+ public:
+  virtual TableCopy copy() const = 0;
+};
+
+template <class K, class V>
+class SlabHash final : public SlabHashBase {
  public:
   SlabHash(const StructureConfig& config, const Options& options);
   ~SlabHash() override;
@@ -56,31 +69,33 @@ class SlabHash final : public Dictionary {
   Stats stats() const override;
 
   Mode mode() const { return opt_.mode; }
-  // inspect.cu
-  friend TableCopy copy_table(const Dictionary& d);  // inspect.cu: the tests' host copy of the table
+  // inspect.cu: the tests' host copy of the table.
+  TableCopy copy() const override;
 
  private:
   // One staged pass of operations: the host copies (for re-runs) and where
   // the kernel finds them on the device.
   struct Staged {
-    std::function<void(uint32_t pos, uint8_t& type, uint32_t& key, uint32_t& arg)> op_at;  // by batch position
-    OpsIn in;
+    std::function<void(uint32_t pos, uint8_t& type, K& key, V& arg)> op_at;  // by batch position
+    OpsIn<K, V> in;
   };
 
   static int use_device(int device);
+  // What a slab holds in this mode at this width (options.hpp).
+  SlabShape shape() const;
   // Sizes the buckets for `n` keys (options decide), allocates and clears
   // the base slabs and the pool (outside any timed region).
   void create_table(uint64_t n);
   void ensure_table();
-  TableRef ref() const;
-  OpsOut outputs(uint64_t batch_size);
+  TableRef<K> ref() const;
+  OpsOut<V> outputs(uint64_t batch_size);
   // Zeroes the counters; the range cursor only when `cursor_too` (it spans
   // every pass of a batch).
   void reset_counters(bool cursor_too);
   Counters read_counters();
   // Copies the first m operations of the pinned staging (h_type_, h_key_,
   // h_arg_, h_idx_) into `d`; returns them as kernel input.
-  OpsIn upload_ops(DeviceOps& d, uint64_t m, const char* what);
+  OpsIn<K, V> upload_ops(DeviceOps<K, V>& d, uint64_t m, const char* what);
   // Runs `s.in` (operation types `ops`, bit 1 << type), timed into `phase`; grows the pool or the range buffer and
   // runs the unfinished operations again until none is left. Returns the
   // counters summed over the rounds (and updates live_ and claimed_).
@@ -98,7 +113,7 @@ class SlabHash final : public Dictionary {
   // Tombstones since the last FLUSH or build (claimed slots that are not live).
   uint64_t tombstones() const;
   std::string flush_policy() const;
-  void fix_build_duplicates(const uint32_t* d_keys, const uint32_t* d_values, uint64_t n, DeviceTime& t);
+  void fix_build_duplicates(const K* d_keys, const V* d_values, uint64_t n, DeviceTime& t);
   uint64_t scratch_bytes() const;
 
   int device_;
@@ -109,7 +124,7 @@ class SlabHash final : public Dictionary {
 
   // The table.
   bool created_ = false;
-  uint64_t buckets_ = 0;  // hashed buckets (plus one for key 0xFFFFFFFF)
+  uint64_t buckets_ = 0;  // hashed buckets (plus one for key key_max<K>)
   DeviceBuffer<Slab> base_;
   SlabPool pool_;
   UniversalHash hash_;
@@ -129,17 +144,20 @@ class SlabHash final : public Dictionary {
   // Device scratch.
   DeviceBuffer<Counters> d_ctr_;
   DeviceBuffer<unsigned long long> d_live_;
-  DeviceOps d_ops_;
+  DeviceOps<K, V> d_ops_;
   // Re-runs of unfinished operations (the first pass's inputs stay intact).
-  DeviceOps d_rerun_;
+  DeviceOps<K, V> d_rerun_;
   DeviceBuffer<uint8_t> d_found_;
-  DeviceBuffer<uint32_t> d_value_, d_offset_, d_unfinished_;
-  DeviceBuffer<uint32_t> d_range_values_;
+  DeviceBuffer<V> d_value_;
+  DeviceBuffer<uint32_t> d_offset_, d_unfinished_;
+  DeviceBuffer<V> d_range_values_;
   CubTemp temp_;
 
   // Pinned host staging.
   PinnedBuffer<uint8_t> h_type_, h_found_;
-  PinnedBuffer<uint32_t> h_key_, h_arg_, h_idx_, h_value_, h_offset_, h_range_;
+  PinnedBuffer<K> h_key_;
+  PinnedBuffer<V> h_arg_, h_value_, h_range_;
+  PinnedBuffer<uint32_t> h_idx_, h_offset_;
   PinnedBuffer<Counters> h_ctr_;
 };
 

@@ -39,6 +39,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "core/common/warp.cuh"
 #include "core/slabhash/slab_alloc.cuh"
@@ -52,31 +53,33 @@ inline constexpr int kBatchThreads = 256;
 // This lane's slots of the slab just read: bit j = slot j of the lane.
 struct LaneMatch {
   uint32_t hit;    // holds the stored key and is alive
-  uint32_t empty;  // empty (key word kEmptyKey)
+  uint32_t empty;  // empty (the key is kEmptyKeyOf<the key type>)
 };
 
 template <class L>
-__device__ __forceinline__ LaneMatch match_slots(const LaneWords& v, unsigned tl, uint32_t stored, uint32_t state) {
+__device__ __forceinline__ LaneMatch match_slots(const LaneWords& v, unsigned tl, typename L::Key stored,
+                                                 uint32_t state) {
+  using K = typename L::Key;
   LaneMatch m{0u, 0u};
 #pragma unroll
   for (unsigned j = 0; j < L::kPerLane; ++j) {
     if (!L::valid(tl, j)) continue;
-    const uint32_t k = L::key(v, j);
+    const K k = L::key(v, j);
     const unsigned slot = tl * L::kPerLane + j;
     if (k == stored && ((state >> slot) & 1u)) m.hit |= 1u << j;
-    if (k == kEmptyKey) m.empty |= 1u << j;
+    if (k == kEmptyKeyOf<K>) m.empty |= 1u << j;
   }
   return m;
 }
 
 // Value of slot j (runtime) of this lane, without indexing registers dynamically.
 template <class L>
-__device__ __forceinline__ uint32_t value_at(const LaneWords& v, unsigned j) {
+__device__ __forceinline__ typename L::Value value_at(const LaneWords& v, unsigned j) {
   if constexpr (L::kPairs) {
-    uint32_t x = v.w[1];
+    typename L::Value x = L::value(v, 0);
 #pragma unroll
     for (unsigned q = 1; q < L::kPerLane; ++q)
-      if (j == q) x = v.w[2 * q + 1];
+      if (j == q) x = L::value(v, q);
     return x;
   } else {
     return 0u;
@@ -164,7 +167,7 @@ __device__ __forceinline__ LaneWords read_slab(const Slab* s, unsigned tl) {
 // lookups, counts and map/multimap deletes 32 registers (8 blocks, 64 warps
 // per SM), set deletes and ranges 40 (6), inserts 48 (5: a few bytes spill,
 // and it measured 5% faster than 4 blocks without spills), inserts with
-// deletes 64 (4), the mixed kernel 80 (3).
+// deletes 64 (4), the mixed kernel 80 (3). These are the u32/u32 figures.
 constexpr int min_blocks(uint32_t ops, bool key_layout) {
   return (ops & ~(kSetLookup | kSetCount)) == 0 || (ops == kSetDelete && !key_layout) ? 8
          : ops == kSetDelete || ops == kSetRange                                     ? 6
@@ -172,18 +175,38 @@ constexpr int min_blocks(uint32_t ops, bool key_layout) {
          : ops == kSetUpdates || ops == kSetPoint                                    ? 4
                                                                                      : 3;
 }
+// The wide layouts (u64 keys or values) keep 64-bit keys, values and insert
+// fields, and for 16-byte slots a 128-bit claim result, in the same
+// variables; at u32/u32's budgets their lookups, counts and deletes spilled
+// (10 to 70 bytes). Budgets: lookups, counts and deletes 6 blocks (40
+// registers), ranges 5 (48), inserts 4 (64; 64 to 92 bytes spill, as the
+// u32/u32 inserts do at 48), inserts with deletes 3 (80), the mixed kernel 2
+// (it uses about 90). Not yet measured against other budgets; the -Xptxas -v
+// figures are in docs/slabhash.md ("64-bit keys and values").
+constexpr int min_blocks_wide(uint32_t ops, bool) {
+  return (ops & ~(kSetLookup | kSetCount)) == 0 || ops == kSetDelete ? 6
+         : ops == kSetRange                                          ? 5
+         : ops == kSetInsert                                         ? 4
+         : ops == kSetUpdates || ops == kSetPoint                    ? 3
+                                                                     : 2;
+}
 
 // An operation as a lane holds it for its warp's chunk (any tile of the warp
 // may serve it) and as a tile serves it (the same in all its lanes).
+template <class K, class V>
 struct OpState {
   uint32_t op = 0;  // the type; unset in kernels of one type (they know it)
-  uint32_t stored = 0, bucket = 0, arg = 0, idx = 0;
+  K stored = 0;
+  uint32_t bucket = 0;
+  V arg = 0;
+  uint32_t idx = 0;
 };
 
 // The operation a tile serves now.
+template <class K, class V>
 struct TileOp {
   bool busy = false;
-  OpState o;
+  OpState<K, V> o;
   Slab* cur = nullptr;   // the slab the next step reads
   uint32_t acc = 0;      // count / range: matches counted
   uint32_t written = 0;  // range: values written
@@ -195,9 +218,15 @@ struct TileOp {
 
 // An insert kept by its tile while its claim is checked (and, lost, until it
 // is served again) without 4 more registers per lane: lane tl of the tile
-// holds field tl of it.
-__device__ __forceinline__ uint32_t insert_field(const OpState& o, unsigned tl) {
-  return tl == 0 ? o.stored : tl == 1 ? o.bucket : tl == 2 ? o.arg : o.idx;
+// holds field tl of it. A field is 32 bits at u32/u32, else 64 (a u64 key or
+// value).
+template <class K, class V>
+using InsertField = std::conditional_t<sizeof(K) == 4 && sizeof(V) == 4, uint32_t, uint64_t>;
+template <class K, class V>
+__device__ __forceinline__ InsertField<K, V> insert_field(const OpState<K, V>& o, unsigned tl) {
+  using F = InsertField<K, V>;
+  return tl == 0 ? static_cast<F>(o.stored) : tl == 1 ? static_cast<F>(o.bucket) : tl == 2 ? static_cast<F>(o.arg)
+                                                                                           : static_cast<F>(o.idx);
 }
 
 // The batch kernel. Every warp runs ONE loop whose every iteration is a step
@@ -227,9 +256,17 @@ __device__ __forceinline__ uint32_t insert_field(const OpState& o, unsigned tl) 
 // lost claim changed nothing). The tile keeps the insert meanwhile in
 // insert_field form. Deletes count the alive bits they cleared the same way.
 template <class L, Mode M, uint32_t kOps>
-__global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
-    batch_kernel(const __grid_constant__ TableRef t, const __grid_constant__ OpsIn in,
-                 const __grid_constant__ OpsOut out) {
+__global__ void __launch_bounds__(kBatchThreads, L::kWide ? min_blocks_wide(kOps, !L::kPairs)
+                                                          : min_blocks(kOps, !L::kPairs))
+    batch_kernel(const __grid_constant__ TableRef<typename L::Key> t,
+                 const __grid_constant__ OpsIn<typename L::Key, typename L::Value> in,
+                 const __grid_constant__ OpsOut<typename L::Value> out) {
+  using K = typename L::Key;
+  using V = typename L::Value;
+  // Set mode stores no values: the set kernels of the u64-value
+  // instantiations neither load nor keep them (u32/u32's keep their code).
+  constexpr bool kArgs = L::kPairs || sizeof(V) == 4;
+  using F = InsertField<K, std::conditional_t<kArgs, V, K>>;
   constexpr bool kMulti = M == Mode::Multimap;
   constexpr bool kReadOnly = (kOps & kSetUpdates) == 0;
   constexpr bool kOneType = (kOps & (kOps - 1)) == 0;
@@ -250,8 +287,8 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
   // Per-lane tallies (a tile serves fewer than 2^32 operations), summed over
   // the warp at the end.
   uint32_t claimed = 0, killed = 0, replaced = 0, linked = 0;
-  OpState q;  // this lane's operation of the chunk
-  TileOp s;
+  OpState<K, V> q;  // this lane's operation of the chunk
+  TileOp<K, V> s;
   // The warp's chunk (warp-uniform): `count` operations, lane l holding the
   // l-th; the first `started` of them have been taken by a tile. The warps
   // of the grid stride over the batch; next_chunk is where the next starts.
@@ -261,7 +298,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
   // This lane's atomics of the last step whose results are still to be used.
   typename L::ClaimResult cas_old{};
   bool cas_lane = false;  // this lane issued the claim
-  uint32_t claim_w = 0, again_w = 0;  // insert_field of the insert claimed, of the one lost
+  F claim_w = 0, again_w = 0;  // insert_field of the insert claimed, of the one lost
   uint32_t kill_old = 0, kill_bits = 0;  // delete: the alive mask before, the bits cleared
 
   for (;;) {
@@ -274,8 +311,8 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
       next_chunk += stride;
       if (lane < count) {
         if constexpr (!kOneType) q.op = in.type ? in.type[i] : in.uniform;
-        const uint32_t key = in.key[i];
-        if constexpr (kInserts) q.arg = in.arg ? in.arg[i] : 0u;
+        const K key = in.key[i];
+        if constexpr (kInserts && kArgs) q.arg = in.arg ? in.arg[i] : V{0};
         q.idx = in.index ? in.index[i] : static_cast<uint32_t>(i);
         t.route(key, q.bucket, q.stored);
         // Ask L2 for the base slab now: a tile reads it within a few steps.
@@ -291,20 +328,21 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     const bool start = free_tile && take < count;
     started = min(count, started + __popc(takers));
     // (a lane that starts nothing reads any lane: shuffles take `take` mod 32)
-    OpState x;
+    OpState<K, V> x;
     x.stored = __shfl_sync(kFullMask, q.stored, take);
     x.bucket = __shfl_sync(kFullMask, q.bucket, take);
     x.idx = __shfl_sync(kFullMask, q.idx, take);
     if constexpr (!kOneType) x.op = __shfl_sync(kFullMask, q.op, take);
-    if constexpr (kInserts) x.arg = __shfl_sync(kFullMask, q.arg, take);
+    if constexpr (kInserts && kArgs) x.arg = __shfl_sync(kFullMask, q.arg, take);
     const bool restart = !s.busy && s.retry;  // tile-uniform; only inserts set retry
     if constexpr (kInserts) {
       if (__any_sync(kFullMask, restart)) {  // rare: the fields come from the tile's own lanes
-        const uint32_t stored = __shfl_sync(kFullMask, again_w, tbase + 0);
-        const uint32_t bucket = __shfl_sync(kFullMask, again_w, tbase + 1);
-        const uint32_t arg = __shfl_sync(kFullMask, again_w, tbase + 2);
-        const uint32_t idx = __shfl_sync(kFullMask, again_w, tbase + 3);
-        if (restart) x = OpState{kOpInsert, stored, bucket, arg, idx};
+        const K stored = static_cast<K>(__shfl_sync(kFullMask, again_w, tbase + 0));
+        const uint32_t bucket = static_cast<uint32_t>(__shfl_sync(kFullMask, again_w, tbase + 1));
+        V arg = 0;
+        if constexpr (kArgs) arg = static_cast<V>(__shfl_sync(kFullMask, again_w, tbase + 2));
+        const uint32_t idx = static_cast<uint32_t>(__shfl_sync(kFullMask, again_w, tbase + 3));
+        if (restart) x = OpState<K, V>{kOpInsert, stored, bucket, arg, idx};
       }
     }
     if (start || restart) {
@@ -345,7 +383,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
     const unsigned hit_lanes = tile_ballot(kFullMask, tbase, m.hit != 0);
     unsigned empty_lanes = 0;
     if constexpr (kInserts) empty_lanes = tile_ballot(kFullMask, tbase, m.empty != 0);
-    uint32_t first_value = 0;  // lookup: the value of the first hit
+    V first_value = 0;  // lookup: the value of the first hit
     if constexpr (kLookups)
       first_value = __shfl_sync(kFullMask, value_at<L>(v, m.hit ? __ffs(m.hit) - 1 : 0),
                                 tbase + (hit_lanes ? __ffs(hit_lanes) - 1 : 0));
@@ -446,7 +484,7 @@ __global__ void __launch_bounds__(kBatchThreads, min_blocks(kOps, !L::kPairs))
               cas_lane = true;
             }
             s.claim_out = true;
-            claim_w = insert_field(s.o, tl);
+            claim_w = static_cast<F>(insert_field(s.o, tl));
             done = true;
           } else if (next != kNullSlab) {
             s.cur = t.pool.slab(next);
