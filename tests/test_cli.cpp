@@ -84,6 +84,24 @@ TEST_CASE("cli: every example checks and runs verified on the CPU reference") {
   }
 }
 
+TEST_CASE("cli: --key-type and --value-type run a YAML workload at other widths") {
+  auto c = run_gpudict("check examples/quickstart.yaml --key-type u64 --value-type u64");
+  CHECK_MESSAGE(c.exit_code == 0, c.err);
+  CHECK_MESSAGE(c.out.find("u64") != std::string::npos, c.out);
+  auto r = run_gpudict("slabhash examples/hash-quickstart.yaml --backend cpu --key-type u64 --value-type u64");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK_MESSAGE(r.out.find(", 0 mismatches") != std::string::npos, r.out);
+  CHECK(run_gpudict("check examples/quickstart.yaml --key-type u128").exit_code == 2);
+  // A trace's widths are those of its data: the override is refused in one line.
+  const std::string dir = gpudict::testing::temp_path("widths-gen");
+  REQUIRE(run_gpudict("gen examples/quickstart.yaml -q -o " + dir).exit_code == 0);
+  auto t = run_gpudict("check " + dir + "/trace.gdt --key-type u64");
+  CHECK(t.exit_code == 2);
+  CHECK_MESSAGE(t.err.find("YAML workloads only") != std::string::npos, t.err);
+  CHECK(std::count(t.err.begin(), t.err.end(), '\n') == 1);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("cli: no device means the CPU reference with a one-line notice") {
   if (gpudict::cuda_device_count() != 0) return;  // only meaningful without a GPU
   auto r = run_gpudict("sorted-array examples/quickstart.yaml --quiet");

@@ -1731,5 +1731,19 @@ steps:
   CHECK(r.err.find("out of slab memory: ") != std::string::npos);
   r = run_gpudict("slabhash '" + big + "' --backend gpu --mode multimap --format json");
   CHECK(r.exit_code == 0);
-  for (const auto& f : {bad, succ, big}) std::remove(f.c_str());
+  // u64 keys and values: the same exits.
+  const std::string big64 = write_yaml("big64.yaml", R"(
+key_type: u64
+value_type: u64
+seed: 1
+initial: {count: 100000}
+steps:
+  - phase: {name: grow, batches: 1, batch_size: 400000, mix: {insert: 1.0}}
+)");
+  r = run_gpudict("slabhash '" + big64 + "' --backend gpu --buckets 64 --pool-slabs 1024 --pool-growth off");
+  CHECK(r.exit_code == 3);
+  CHECK(r.err.find("out of slab memory: ") != std::string::npos);
+  r = run_gpudict("slabhash '" + big64 + "' --backend gpu --mode multimap --format json");
+  CHECK(r.exit_code == 0);
+  for (const auto& f : {bad, succ, big, big64}) std::remove(f.c_str());
 }
