@@ -14,6 +14,11 @@
 // bytes of the window, counts, and the group adds up with 3 shuffles, so one
 // warp instruction reads four whole lines. A group serves its 8 lanes'
 // searches two at a time (two lines in flight per group).
+// With u64 keys the levels keep fanout 32 (layout.cuh), so a search has the
+// same number of levels as with u32 keys; a window is 256 bytes (two lines):
+// a group is 16 lanes, each loading 2 keys in its 16 bytes and adding up with
+// 4 shuffles, one warp instruction reads two whole windows (four lines, as
+// for u32), and a group serves its 16 lanes' searches two at a time.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -54,8 +59,8 @@ __device__ __forceinline__ uint32_t count_before(const K* a, uint32_t size, K q,
 // Entries of an indexed array that count before q, by one thread: a binary
 // search of the index's top, then one kFanout-entry window per level below
 // (descend's scheme, one thread per search instead of a lane group: the
-// window is one 128-byte line for u32 keys, so its binary search after the first load
-// hits L1). A binary search of the keys alone is a chain of ~24 dependent
+// window is one 128-byte line for u32 keys, two for u64, so its binary search
+// after the first load hits L1). A binary search of the keys alone is a chain of ~24 dependent
 // loads at 2^24 keys (the LSM cleanup's partition on an H200: 28-39 us that
 // way, 25-32 with the index).
 template <class K>
