@@ -150,16 +150,20 @@ __device__ __forceinline__ void warp_refine(const SearchView<K>& ix, const K (&q
 
 inline constexpr int kSearchThreads = 256;
 inline constexpr int kSearchMinBlocks = 8;  // 2048 threads per SM: <= 32 registers
+// u64 keys: 64-bit queries, window keys and top entries need a few more
+// registers (at 32 the two-search ops spilled 8 bytes): 1536 threads per SM,
+// <= 40 registers.
+inline constexpr int kSearchMinBlocksWide = 6;
 
 // Blocks per SM the search kernel is compiled for: Op::kMinBlocks where an
 // Op's finish needs more registers (the B-Tree's leaf directory reads a whole
-// node), else kSearchMinBlocks.
-template <class Op, class = void>
+// node), else kSearchMinBlocks (kSearchMinBlocksWide for u64 keys).
+template <class K, class Op, class = void>
 struct SearchMinBlocks {
-  static constexpr int value = kSearchMinBlocks;
+  static constexpr int value = sizeof(K) > 4 ? kSearchMinBlocksWide : kSearchMinBlocks;
 };
-template <class Op>
-struct SearchMinBlocks<Op, std::void_t<decltype(Op::kMinBlocks)>> {
+template <class K, class Op>
+struct SearchMinBlocks<K, Op, std::void_t<decltype(Op::kMinBlocks)>> {
   static constexpr int value = Op::kMinBlocks;
 };
 
@@ -169,7 +173,7 @@ struct SearchMinBlocks<Op, std::void_t<decltype(Op::kMinBlocks)>> {
 //   setup(item, q[S], upper[S])               the searches of an item
 //   finish(view, item, q[S], pos[S])          consume their results
 template <class K, class V, class Op>
-__global__ void __launch_bounds__(kSearchThreads, SearchMinBlocks<Op>::value)
+__global__ void __launch_bounds__(kSearchThreads, SearchMinBlocks<K, Op>::value)
     search_kernel(const __grid_constant__ ArrayView<K, V> a, const __grid_constant__ Op op, uint32_t items) {
   constexpr int S = Op::kSearches;
   extern __shared__ uint4 search_smem[];

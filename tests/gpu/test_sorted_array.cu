@@ -524,13 +524,12 @@ TEST_CASE("sorted-array: search index at sizes around multiples of 32 and 1024")
     CAPTURE(kv_label(w));
     const uint64_t kMax = max_of(w.key), vMax = max_of(w.value);
     const bool narrow = w.key == KeyType::U32 && w.value == KeyType::U32;
-    // u32/u32 at every size up to 2^22 + 1; the 64-bit pairs up to 2^17 + 32,
-    // plus the sizes around the u64 top of 2048 entries (2^16, one level more).
+    // u32/u32 at every size up to 2^22 + 1; the 64-bit pairs up to 2^16 + 1,
+    // with the sizes around the u64 top of 2048 entries (2^16: one level more).
     const std::vector<uint64_t> sizes =
         narrow ? std::vector<uint64_t>{1,    2,    31,   32,    33,    63,     64,     65,     1023,   1024,
                                        1025, 4095, 4096, 4097,  32768, 32769,  131072, 131073, 131104, 4194304 + 1}
-               : std::vector<uint64_t>{1,    2,    31,   32,    33,    1023,  1024,   1025,   2047,  2048,
-                                       2049, 4097, 65535, 65536, 65537, 131072, 131073, 131104};
+               : std::vector<uint64_t>{1, 2, 31, 32, 33, 1023, 1024, 1025, 2047, 2048, 2049, 4097, 65535, 65536, 65537};
     std::mt19937_64 rng(5);
     for (uint64_t n : sizes) {
       CAPTURE(n);
