@@ -16,6 +16,12 @@
 // u64 window costs the search no extra dependent load, while fanout 16 would
 // add a level (one more dependent load per search) from 2^17 keys on and
 // change the index geometry the LSM's level tops and filters are built on.
+//
+// Word width and the memory model: no kernel here (or in the LSM, which
+// shares this layout) reads a key or value while another thread of the same
+// launch may write it; kernels hand arrays to each other in stream order. So
+// a 64-bit key or value needs no single-copy-atomicity argument, and none of
+// the code relies on a pair of 32-bit halves being written together.
 #pragma once
 
 #include <cuda_runtime.h>
