@@ -42,15 +42,16 @@ namespace {
 
 // Whether sorted position j is the first of its run of equal keys (build:
 // the input is staged in reverse, so the first of a run is the input's last).
+template <class K>
 struct KeepFirst {
-  const uint32_t* keys;
+  const K* keys;
   __host__ __device__ bool operator()(uint64_t j) const { return j == 0 || keys[j] != keys[j - 1]; }
 };
 
 // One level's slice: positions [off, off + n) of the run.
-__global__ void slice_kernel(const uint32_t* __restrict__ src_keys, const uint32_t* __restrict__ src_values,
-                             uint64_t off, uint64_t n, uint32_t* __restrict__ keys, uint32_t* __restrict__ values,
-                             uint8_t* __restrict__ status) {
+template <class K, class V>
+__global__ void slice_kernel(const K* __restrict__ src_keys, const V* __restrict__ src_values, uint64_t off,
+                             uint64_t n, K* __restrict__ keys, V* __restrict__ values, uint8_t* __restrict__ status) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     keys[i] = src_keys[off + i];
@@ -61,15 +62,17 @@ __global__ void slice_kernel(const uint32_t* __restrict__ src_keys, const uint32
 
 }  // namespace
 
-void Lsm::build_fences(LevelList& levels, int from_level) {
-  sa::ArrayStore<uint32_t, uint32_t>* stores[kMaxLevels];
+template <class K, class V>
+void Lsm<K, V>::build_fences(LevelList& levels, int from_level) {
+  sa::ArrayStore<K, V>* stores[kMaxLevels];
   int count = 0;
   for (auto& l : levels.at)
     if (l) stores[count++] = &l->kv;
   sa::build_fence_levels(stores, count, from_level, stream_);
 }
 
-LevelList Lsm::acquire_levels_for(uint64_t u) {
+template <class K, class V>
+auto Lsm<K, V>::acquire_levels_for(uint64_t u) -> LevelList {
   const uint64_t rr = div_up(u, b_);
   if ((rr >> kMaxLevels) != 0)
     throw RuntimeFailure("lsm: " + std::to_string(u) + " pairs need more than " + std::to_string(kMaxLevels) +
@@ -92,7 +95,8 @@ LevelList Lsm::acquire_levels_for(uint64_t u) {
   return fresh;
 }
 
-void Lsm::replace_live(LevelList&& fresh) {
+template <class K, class V>
+void Lsm<K, V>::replace_live(LevelList&& fresh) {
   for (auto& l : live_.at)
     if (l) dropped_.push_back(std::move(l));
   live_ = std::move(fresh);
@@ -101,14 +105,15 @@ void Lsm::replace_live(LevelList&& fresh) {
   stale_exact_ = true;
 }
 
-double Lsm::place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t u) {
+template <class K, class V>
+double Lsm<K, V>::place_sorted(const K* keys, const V* values, uint64_t u) {
   LevelList fresh = acquire_levels_for(u);
   timer_.start_settled(stream_);
   uint64_t off = 0;
   for (int i = 0; i < kMaxLevels; ++i) {
     if (!fresh.at[i]) continue;
     Level& l = *fresh.at[i];
-    slice_kernel<<<blocks_for(l.n(), 256, 8192), 256, 0, stream_>>>(keys, values, off, l.n(), l.kv.keys.data(),
+    slice_kernel<K, V><<<blocks_for(l.n(), 256, 8192), 256, 0, stream_>>>(keys, values, off, l.n(), l.kv.keys.data(),
                                                                     l.kv.values.data(), l.status.data());
     GPUDICT_CHECK_LAUNCH("slice_kernel");
     off += l.n();
@@ -119,7 +124,8 @@ double Lsm::place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t 
   return ms;
 }
 
-void Lsm::build(const KeyValues& initial, DeviceTime& t) {
+template <class K, class V>
+void Lsm<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   if (initial.keys.size() != initial.values.size()) throw InputError("lsm: initial keys and values differ in length");
   // The old contents go first (snapshots keep theirs), and the pool with
   // them: the build's peak is the sort buffers plus the new levels.
@@ -144,22 +150,23 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   h_values_.reserve_discard(n);
   // Reversed: after the stable sort a key's last pair in the input comes first.
   for (uint64_t i = 0; i < n; ++i) {
-    h_keys_[n - 1 - i] = static_cast<uint32_t>(initial.keys[i]);
-    h_values_[n - 1 - i] = static_cast<uint32_t>(initial.values[i]);
+    h_keys_[n - 1 - i] = static_cast<K>(initial.keys[i]);
+    h_values_[n - 1 - i] = static_cast<V>(initial.values[i]);
   }
-  copy_to_device(stream_, pp_[0].keys.data(), h_keys_.data(), n * sizeof(uint32_t));
-  copy_to_device(stream_, pp_[0].values.data(), h_values_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, pp_[0].keys.data(), h_keys_.data(), n * sizeof(K));
+  copy_to_device(stream_, pp_[0].values.data(), h_values_.data(), n * sizeof(V));
 
-  cub::DoubleBuffer<uint32_t> dk(pp_[0].keys.data(), pp_[1].keys.data());
-  cub::DoubleBuffer<uint32_t> dv(pp_[0].values.data(), pp_[1].values.data());
+  cub::DoubleBuffer<K> dk(pp_[0].keys.data(), pp_[1].keys.data());
+  cub::DoubleBuffer<V> dv(pp_[0].values.data(), pp_[1].values.data());
   auto sort = [&](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dv, n, 0, 32, stream_);
+    return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dv, n, 0, static_cast<int>(8 * sizeof(K)), stream_);
   };
   // Selection out of the sorted pairs into the other pair of buffers.
   auto select = [&](void* p, size_t& bytes) {
-    auto flags = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), KeepFirst{dk.Current()});
-    auto in = thrust::make_zip_iterator(thrust::make_tuple(static_cast<const uint32_t*>(dk.Current()),
-                                                           static_cast<const uint32_t*>(dv.Current())));
+    auto flags =
+        thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), KeepFirst<K>{dk.Current()});
+    auto in = thrust::make_zip_iterator(
+        thrust::make_tuple(static_cast<const K*>(dk.Current()), static_cast<const V*>(dv.Current())));
     auto out = thrust::make_zip_iterator(thrust::make_tuple(dk.Alternate(), dv.Alternate()));
     return cub::DeviceSelect::Flagged(p, bytes, in, flags, out, d_counters_.data(), n, stream_);
   };
@@ -178,10 +185,11 @@ void Lsm::build(const KeyValues& initial, DeviceTime& t) {
   t.add(Phase::Build, ms);
 }
 
-bool Lsm::run_cleanup(DeviceTime& t, double place_if_stale_over) {
+template <class K, class V>
+bool Lsm<K, V>::run_cleanup(DeviceTime& t, double place_if_stale_over) {
   const bool check = place_if_stale_over >= 0;
-  CleanupSource src;  // rank order: most recent first
-  CleanupIndex index;
+  CleanupSource<K, V> src;  // rank order: most recent first
+  CleanupIndex<K> index;
   uint64_t sizes[kMaxLevels];
   for (const auto& l : live_.at) {
     if (!l) continue;
@@ -207,7 +215,7 @@ bool Lsm::run_cleanup(DeviceTime& t, double place_if_stale_over) {
   // place: most checks place nothing.)
   if (!check) pool_->clear();
   const uint64_t n = stored();
-  const CleanupPlan plan = plan_cleanup(sizes, src.count);
+  const CleanupPlan plan = plan_cleanup<K, V>(sizes, src.count);
   cl_bounds_.reserve_discard(plan.bound_entries(), "lsm cleanup tile bounds");
   cl_kept_.reserve_discard(cleanup_kept_entries(plan), "lsm cleanup kept lists");
   tile_count_.reserve_discard(plan.tiles + 1, "lsm cleanup tile counts");
@@ -251,7 +259,7 @@ bool Lsm::run_cleanup(DeviceTime& t, double place_if_stale_over) {
   // writes every kept record into its level with the level-1 fences, and the
   // fence levels above.
   LevelList fresh = acquire_levels_for(u);
-  CleanupTargets out;
+  CleanupTargets<K, V> out;
   uint64_t off = 0;
   for (int i = 0; i < kMaxLevels; ++i) {
     if (!fresh.at[i]) continue;
@@ -283,5 +291,17 @@ bool Lsm::run_cleanup(DeviceTime& t, double place_if_stale_over) {
   t.add(Phase::Cleanup, ms);
   return true;
 }
+
+#define GPUDICT_LSM_BUILD(K, V)                                                  \
+  template void Lsm<K, V>::build_fences(LevelList&, int);                       \
+  template auto Lsm<K, V>::acquire_levels_for(uint64_t)->LevelList;             \
+  template void Lsm<K, V>::replace_live(LevelList&&);                           \
+  template double Lsm<K, V>::place_sorted(const K*, const V*, uint64_t);         \
+  template void Lsm<K, V>::build(const KeyValues&, DeviceTime&);                \
+  template bool Lsm<K, V>::run_cleanup(DeviceTime&, double);
+GPUDICT_LSM_BUILD(uint32_t, uint32_t)
+GPUDICT_LSM_BUILD(uint32_t, uint64_t)
+GPUDICT_LSM_BUILD(uint64_t, uint64_t)
+#undef GPUDICT_LSM_BUILD
 
 }  // namespace gpudict::lsm

@@ -3,7 +3,8 @@
 // placing pass, keys and values: 8 B) and every kept record written once,
 // straight into its new level; between them, a 2-byte staging slot per kept
 // record (in lists of room for every slot of every tile). No merged run is
-// materialised.
+// materialised. (Bytes for u32/u32; sizeof(K) + 1 and sizeof(K) + sizeof(V)
+// at other widths.)
 //
 // The merged order of all levels is (key, level rank, position): rank 0 is
 // the newest level, so a key's records come newest first, as in a stable
@@ -45,22 +46,25 @@ namespace gpudict::lsm {
 
 // The occupied levels a cleanup reads, in rank order (rank 0 = the smallest
 // index = the newest data).
+template <class K, class V>
 struct CleanupSource {
   int count = 0;
-  const uint32_t* keys[kMaxLevels] = {};
-  const uint32_t* values[kMaxLevels] = {};
+  const K* keys[kMaxLevels] = {};
+  const V* values[kMaxLevels] = {};
   const uint8_t* status[kMaxLevels] = {};
 };
 
 // The same levels' fence indexes (rank order): the partition's searches
 // (level 0 of each is the level's keys).
+template <class K>
 struct CleanupIndex {
-  sa::SearchView<uint32_t> ix[kMaxLevels] = {};
+  sa::SearchView<K> ix[kMaxLevels] = {};
 };
 
 // The tiling of the merged order (host-side; passed to kernels by value).
 struct CleanupPlan {
   int levels = 0;
+  uint32_t slots = 0;                               // staged records per tile (of the (K, V) planned for)
   uint32_t spacing = 1;                             // S: a splitter every S positions of every level
   uint64_t first_splitter[kMaxLevels + 1] = {};     // splitters of the levels before, by rank
   uint64_t splitters = 0;
@@ -68,7 +72,9 @@ struct CleanupPlan {
   uint64_t bound_entries() const { return (tiles + 1) * static_cast<uint64_t>(levels); }
 };
 
-// The plan for levels of these sizes (rank order, each >= 1).
+// The plan for levels of these sizes (rank order, each >= 1), with the tile
+// size of the pair (K, V): the kernels of that pair only take it.
+template <class K, class V>
 CleanupPlan plan_cleanup(const uint64_t* sizes, int count);
 
 // Device bytes of a cleanup's tile scratch (bounds, tile counts and offsets,
@@ -77,18 +83,20 @@ uint64_t cleanup_scratch_bytes(const CleanupPlan& plan);
 
 // The new levels in index order: slot p of the compacted run lies in the
 // level k with start[k] <= p < start[k] + n[k].
+template <class K, class V>
 struct CleanupTargets {
   int count = 0;
   uint64_t start[kMaxLevels] = {};
   uint64_t n[kMaxLevels] = {};
-  uint32_t* keys[kMaxLevels] = {};
-  uint32_t* values[kMaxLevels] = {};
+  K* keys[kMaxLevels] = {};
+  V* values[kMaxLevels] = {};
   uint8_t* status[kMaxLevels] = {};
-  uint32_t* fences[kMaxLevels] = {};  // level-1 fences: fences[o / 32] = keys[o]
+  K* fences[kMaxLevels] = {};  // level-1 fences: fences[o / 32] = keys[o]
 };
 
 // bounds: plan.bound_entries() u32; row t = each level's first position in tile t.
-void cleanup_partition(const CleanupIndex& index, const CleanupPlan& plan, uint32_t* bounds, cudaStream_t stream);
+template <class K>
+void cleanup_partition(const CleanupIndex<K>& index, const CleanupPlan& plan, uint32_t* bounds, cudaStream_t stream);
 
 // The count pass's list of kept records for the place pass: per tile and
 // warp, the staging slots of the records it keeps, in merged order, and how
@@ -96,14 +104,16 @@ void cleanup_partition(const CleanupIndex& index, const CleanupPlan& plan, uint3
 uint64_t cleanup_kept_entries(const CleanupPlan& plan);
 
 // tile_count[t] = the records tile t keeps (t < plan.tiles); kept: their list.
-void cleanup_count(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds, uint64_t* tile_count,
-                   uint16_t* kept, cudaStream_t stream);
+template <class K, class V>
+void cleanup_count(const CleanupSource<K, V>& src, const CleanupPlan& plan, const uint32_t* bounds,
+                   uint64_t* tile_count, uint16_t* kept, cudaStream_t stream);
 
 // Writes the u kept records (tile t's from slot tile_offset[t]) into the new
 // levels (which hold exactly u elements together) and every level's level-1
 // fences (the fence levels above are the caller's).
-void cleanup_place(const CleanupSource& src, const CleanupPlan& plan, const uint32_t* bounds,
-                   const uint64_t* tile_offset, const uint16_t* kept, const CleanupTargets& out, uint64_t u,
+template <class K, class V>
+void cleanup_place(const CleanupSource<K, V>& src, const CleanupPlan& plan, const uint32_t* bounds,
+                   const uint64_t* tile_offset, const uint16_t* kept, const CleanupTargets<K, V>& out, uint64_t u,
                    cudaStream_t stream);
 
 }  // namespace gpudict::lsm

@@ -5,9 +5,11 @@
 // A level of index i has room for b 2^i elements and holds n of them, 1 <= n
 // <= b 2^i (levels are occupied or empty; an occupied one need not be full:
 // a batch of k updates writes k elements, never b), structure of arrays:
-//   keys     u32, sorted; equal keys adjacent, most recent first (a segment)
-//   values   u32 (0 for tombstones)
-//   status   u8, bit 0 = tombstone (kTombstone); the key keeps all 32 bits
+//   keys     K (u32 or u64), sorted; equal keys adjacent, most recent first
+//            (a segment)
+//   values   V (u32 or u64; 0 for tombstones)
+//   status   u8, bit 0 = tombstone (kTombstone); the key keeps all its bits,
+//            so every key of either width is legal
 //   fences   the search index above the keys (the sorted array's fence
 //            layout, core/sorted_array/layout.cuh, with a top of at most
 //            kLevelTopMax keys so that several levels' tops fit in shared
@@ -31,6 +33,7 @@
 #include <vector>
 
 #include "core/common/device_buffer.hpp"
+#include "core/common/key_traits.hpp"
 #include "core/sorted_array/layout.cuh"
 
 namespace gpudict::lsm {
@@ -40,9 +43,8 @@ using sa::round_up;
 
 inline constexpr int kMaxLevels = 32;            // level indices 0..31
 inline constexpr uint64_t kMaxLevelSize = 1ull << 31;  // positions are u32
-inline constexpr uint32_t kLevelTopMax = 1024;   // largest fence top of a level (4 KiB)
+inline constexpr uint32_t kLevelTopMax = 1024;   // largest fence top of a level (4 KiB of u32, 8 KiB of u64)
 inline constexpr uint8_t kTombstone = 1;         // status bit 0
-inline constexpr uint32_t kMaxKey = 0xFFFFFFFFu; // the largest key
 
 // The fence layout of a level of n keys: the sorted array's layout with a
 // smaller top (at most kLevelTopMax keys).
@@ -55,15 +57,17 @@ inline uint64_t level_fence_entries(uint64_t n) {
   return std::max<uint64_t>(f.fence_entries, round_up(div_up(n, sa::kFanout), sa::kFanout));
 }
 
-// Device bytes of a level of n elements.
+// Device bytes of a level of n elements of key type K, value type V.
+template <class K, class V>
 inline uint64_t level_bytes(uint64_t n) {
-  return round_up(n, sa::kFanout) * 4 + n * 4 + n + level_fence_entries(n) * 4;
+  return round_up(n, sa::kFanout) * sizeof(K) + n * sizeof(V) + n + level_fence_entries(n) * sizeof(K);
 }
 
+template <class K, class V>
 struct Level {
   int index = 0;
-  uint64_t capacity = 0;                  // b 2^index elements
-  sa::ArrayStore<uint32_t, uint32_t> kv;  // keys, values, fences, n, layout
+  uint64_t capacity = 0;      // b 2^index elements
+  sa::ArrayStore<K, V> kv;    // keys, values, fences, n, layout
   DeviceBuffer<uint8_t> status;
   // The lookup filter (level_filter.cuh): allocated and built on demand by a
   // lookup batch, kept with the storage when it is recycled; filter_ready
@@ -91,36 +95,46 @@ struct Level {
 // Free level storage, at most one per index. Shared with the deleters of the
 // levels' shared_ptrs (which may outlive a snapshot map entry but never the
 // structure: the structure's destructor drops every level before the pool).
-class LevelPool : public std::enable_shared_from_this<LevelPool> {
+template <class K, class V>
+class LevelPool : public std::enable_shared_from_this<LevelPool<K, V>> {
  public:
   explicit LevelPool(uint64_t batch_size) : b_(batch_size) {}
   // Storage for a level of index i (contents undefined), pooled or new.
-  std::shared_ptr<Level> acquire(int index);
+  std::shared_ptr<Level<K, V>> acquire(int index);
   uint64_t bytes() const;
   void clear();
 
  private:
   struct Recycle {
     std::weak_ptr<LevelPool> pool;
-    void operator()(Level* l) const;
+    void operator()(Level<K, V>* l) const;
   };
-  void put(Level* l);
+  void put(Level<K, V>* l);
   uint64_t b_;
-  std::array<std::unique_ptr<Level>, kMaxLevels> free_{};
+  std::array<std::unique_ptr<Level<K, V>>, kMaxLevels> free_{};
 };
 
 // A set of occupied levels by index (null = empty), as the live structure or
 // a snapshot holds it. r = the binary counter of the levels (bit i set iff
 // level i is occupied); the room of the levels is r b elements.
+template <class K, class V>
 struct LevelList {
-  std::array<std::shared_ptr<Level>, kMaxLevels> at{};
+  std::array<std::shared_ptr<Level<K, V>>, kMaxLevels> at{};
   uint64_t r = 0;
   int occupied() const {
     int c = 0;
     for (const auto& l : at) c += l ? 1 : 0;
     return c;
   }
-  std::string indices() const;  // "0,3,5" ("none" when empty)
+  std::string indices() const {  // "0,3,5" ("none" when empty)
+    std::string s;
+    for (int i = 0; i < kMaxLevels; ++i) {
+      if (!at[i]) continue;
+      if (!s.empty()) s += ",";
+      s += std::to_string(i);
+    }
+    return s.empty() ? "none" : s;
+  }
   uint64_t elements() const {
     uint64_t s = 0;
     for (const auto& l : at) s += l ? l->n() : 0;
@@ -130,9 +144,10 @@ struct LevelList {
 
 // ---- what kernels see ----
 
+template <class K, class V>
 struct LevelView {
-  sa::SearchView<uint32_t> ix;  // ix.level[0] = keys, ix.size[0] = n
-  const uint32_t* values;
+  sa::SearchView<K> ix;  // ix.level[0] = keys, ix.size[0] = n
+  const V* values;
   const uint8_t* status;
   int32_t smem_off;  // where its fence top sits in the search kernel's shared memory; -1: global
   uint32_t n;
@@ -142,23 +157,28 @@ struct LevelView {
 
 // The occupied levels in rank order: rank 0 = the smallest index (the most
 // recent data), as lookups visit them.
+template <class K, class V>
 struct LsmView {
-  LevelView lv[kMaxLevels];
+  LevelView<K, V> lv[kMaxLevels];
   int count = 0;
   uint32_t smem_entries = 0;  // shared memory entries of the staged tops
 };
 
-// Shared memory budget for staged tops (entries of u32): levels are staged
-// from rank 0 up while they fit; the rest search their top in global memory.
-inline constexpr uint32_t kStageBudget = 4096;
+// Shared memory budget for staged tops (16 KiB: 4096 u32 keys, 2048 u64
+// keys): levels are staged from rank 0 up while they fit; the rest search
+// their top in global memory.
+template <class K>
+inline constexpr uint32_t kStageBudget = 16384 / sizeof(K);
 
 // Whether level index i of the list gets a lookup filter (level_filter.cuh
 // says why): a merged level (not disjoint) of more than kLevelTopMax keys
 // that is not the list's largest. The one rule for building (Lsm::run_lookups)
 // and probing (make_view).
-bool wants_lookup_filter(const LevelList& list, int i);
+template <class K, class V>
+bool wants_lookup_filter(const LevelList<K, V>& list, int i);
 
 // The view of a list; a level's filter is in it when wanted and built.
-LsmView make_view(const LevelList& list);
+template <class K, class V>
+LsmView<K, V> make_view(const LevelList<K, V>& list);
 
 }  // namespace gpudict::lsm

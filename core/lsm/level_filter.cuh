@@ -14,7 +14,9 @@
 // Layout: 8 bits per position (1 byte per key); segment s owns words
 // [s W, (s + 1) W), W = S / 4 words; a key sets kFilterBits bits of one
 // word, the word and the bits chosen by two mixes of the key
-// (core/common/mix32.cuh). False positive rate about 4% at random keys (tests/gpu/test_lsm_filter.cu); a
+// (core/common/mix32.cuh). A u64 key is first folded to 32 bits from all
+// 64 (filter_key): keys that agree in their low half still differ in the
+// word and bits they choose. At either width the filter has 8 bits per key. False positive rate about 4% at random keys (tests/gpu/test_lsm_filter.cu); a
 // false positive costs the level's search that the filter would have
 // skipped, never a wrong answer.
 //
@@ -40,7 +42,15 @@ namespace gpudict::lsm {
 inline constexpr uint32_t kFilterKeysPerWord = 4;  // 8 bits per key
 inline constexpr int kFilterBits = 4;               // bits a key sets in its word
 
-// The word of segment `seg` that key k maps to (W = 1 << wps_shift words per segment).
+// The 32 bits the filter hashes of a key: a u32 key itself; a u64 key's low
+// half xor a mix of its high half (every one of the 64 bits counts).
+__host__ __device__ __forceinline__ uint32_t filter_key(uint32_t k) { return k; }
+__host__ __device__ __forceinline__ uint32_t filter_key(uint64_t k) {
+  return static_cast<uint32_t>(k) ^ mix32(static_cast<uint32_t>(k >> 32) ^ 0x85EBCA6Bu);
+}
+
+// The word of segment `seg` that key k maps to (W = 1 << wps_shift words per
+// segment; k: filter_key of the key).
 __host__ __device__ inline uint32_t filter_word(uint32_t seg, uint32_t wps_shift, uint32_t k) {
   return (seg << wps_shift) + (mix32(k) & ((1u << wps_shift) - 1u));
 }
@@ -72,17 +82,20 @@ inline uint64_t filter_words(const sa::FenceLayout& f) {
   return shift == 0 ? 0 : filter_words(f.size[0], shift);
 }
 
-// Whether a filter built from the keys of segment `seg` may contain k.
+// Whether a filter built from the keys of segment `seg` may contain key.
+template <class K>
 __device__ __forceinline__ bool filter_may_contain(const uint32_t* filter, uint32_t seg_shift, uint32_t seg,
-                                                   uint32_t k) {
+                                                   K key) {
+  const uint32_t k = filter_key(key);
   const uint32_t w = __ldg(filter + filter_word(seg, seg_shift - 2, k));
   const uint32_t m = filter_mask(k);
   return (w & m) == m;
 }
 
 // One level's filter to build: its sorted keys [0, n) into `words`.
+template <class K>
 struct FilterBuild {
-  const uint32_t* keys;
+  const K* keys;
   uint32_t* words;
   uint64_t n;
   uint32_t seg_shift;  // filter_segment_shift(layout), >= 5
@@ -90,6 +103,7 @@ struct FilterBuild {
 
 // Builds the filters of `count` levels (count <= 32) in one launch on
 // `stream` (plus a memset for levels whose segments exceed a block's tile).
-void build_level_filters(const FilterBuild* levels, int count, cudaStream_t stream);
+template <class K>
+void build_level_filters(const FilterBuild<K>* levels, int count, cudaStream_t stream);
 
 }  // namespace gpudict::lsm

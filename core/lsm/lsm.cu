@@ -16,6 +16,7 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/key_traits.hpp"
 #include "core/lsm/cleanup_tiles.cuh"
 #include "core/lsm/level_filter.cuh"
 #include "core/lsm/lsm_impl.cuh"
@@ -34,7 +35,7 @@ Capabilities lsm_caps() {
   c.snapshots = true;
   c.native_concurrent = false;  // a concurrent batch runs as its updates, then its queries
   c.phased_duplicates = DuplicateRule::DeleteWinsElseAny;
-  c.key_types = {KeyType::U32};
+  c.key_types = {KeyType::U32, KeyType::U64};
   return c;
 }
 
@@ -65,11 +66,10 @@ std::vector<OptionSpec> lsm_options() {
 }
 
 std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config) {
-  if (config.key_type != KeyType::U32 || config.value_type != KeyType::U32)
-    throw InputError("lsm supports u32 keys and u32 values only (asked for " + std::string(type_name(config.key_type)) +
-                     " keys, " + std::string(type_name(config.value_type)) + " values)");
   const lsm::Options o = lsm::parse_options(config);
-  return std::make_unique<lsm::Lsm>(config, o);
+  return with_kv_types(config.key_type, config.value_type, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
+    return std::make_unique<lsm::Lsm<typename decltype(k)::type, typename decltype(v)::type>>(config, o);
+  });
 }
 
 void validate_lsm_options(const StructureConfig& config) { (void)lsm::parse_options(config); }
@@ -98,12 +98,14 @@ Options parse_options(const StructureConfig& config) {
   return o;
 }
 
-int Lsm::use_device(int device) {
+template <class K, class V>
+int Lsm<K, V>::use_device(int device) {
   GPUDICT_CUDA(cudaSetDevice(device));
   return device;
 }
 
-Lsm::Lsm(const StructureConfig& config, const Options& options)
+template <class K, class V>
+Lsm<K, V>::Lsm(const StructureConfig& config, const Options& options)
     : device_(use_device(config.device)),
       caps_(lsm_caps()),
       opt_(options),
@@ -115,7 +117,8 @@ Lsm::Lsm(const StructureConfig& config, const Options& options)
   h_u64_.reserve_discard(8);
 }
 
-Lsm::~Lsm() {
+template <class K, class V>
+Lsm<K, V>::~Lsm() {
   if (stream_) cudaStreamSynchronize(stream_);
   snapshots_.clear();
   live_ = LevelList{};
@@ -124,13 +127,15 @@ Lsm::~Lsm() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-void Lsm::release_dropped() {
+template <class K, class V>
+void Lsm<K, V>::release_dropped() {
   if (dropped_.empty()) return;
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
   dropped_.clear();
 }
 
-Params Lsm::parameters() const {
+template <class K, class V>
+Params Lsm<K, V>::parameters() const {
   int lg = 0;
   while ((1ull << lg) < b_) ++lg;
   std::string policy;
@@ -143,8 +148,9 @@ Params Lsm::parameters() const {
   if (policy.empty()) policy = "on cleanup steps only";
   return {
       {"batch_size", std::to_string(b_) + " (2^" + std::to_string(lg) + ")"},
-      {"levels", "room for b 2^i elements, holding 1 to b 2^i of them, or empty; SoA u32 keys, u32 values, u8 "
-                 "status (bit 0 = tombstone): 9 B per element, the status adds 1 B per 8 B pair"},
+      {"levels", "room for b 2^i elements, holding 1 to b 2^i of them, or empty; SoA " + std::string(kv_name<K, V>()) +
+                     " keys and values, u8 status (bit 0 = tombstone): " + std::to_string(sizeof(K) + sizeof(V) + 1) +
+                     " B per element, the status adds 1 B per " + std::to_string(sizeof(K) + sizeof(V)) + " B pair"},
       {"search", "per-level fence index (fanout 32, top <= 1024 keys, tops staged in shared memory up to 16 KiB); "
                  "levels most recent first, a lookup stops at the first record of its key"},
       {"update", "stable radix sort + reduce-by-key of the batch (delete wins, else the last insert); chunks of at "
@@ -168,7 +174,8 @@ Params Lsm::parameters() const {
   };
 }
 
-uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
+template <class K, class V>
+uint64_t Lsm<K, V>::device_bytes_needed(const WorkloadBounds& wb) const {
   // Every insert may be stored (replaced elements stay until a cleanup), so
   // the uncapped count, not the live keys' bound.
   const uint64_t R = wb.max_inserted, B = wb.max_batch, Q = wb.max_queries, S = wb.max_snapshots;
@@ -184,12 +191,12 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   // most 1 B per key; bounded as if every level had one).
   const bool filters = opt_.lookup_filter && Q > 0;
   auto storage = [&](uint64_t n) {
-    return level_bytes(n) + (filters ? filter_words(level_layout(n)) * sizeof(uint32_t) : 0);
+    return level_bytes<K, V>(n) + (filters ? filter_words(level_layout(n)) * sizeof(uint32_t) : 0);
   };
   const uint64_t per = storage(room_max);
   // Live levels + pool (at most one free storage per index: < 2 x the largest
   // level) + merge ping-pong (2 x half the largest level) + the chunk.
-  const uint64_t levels = per + 2 * storage(top) + level_bytes(top) + level_bytes(b_);
+  const uint64_t levels = per + 2 * storage(top) + level_bytes<K, V>(top) + level_bytes<K, V>(b_);
   // Build and cleanup empty the pool first. Build: the old levels are
   // dropped first; two sort buffers (key, value) of every pair and the new
   // levels. Cleanup: the old and the new levels (<= the old ones) and the
@@ -200,42 +207,47 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   while ((b_ << max_levels) <= room_max && max_levels < kMaxLevels) ++max_levels;
   uint64_t level_sizes[kMaxLevels];
   for (int i = 0; i < max_levels; ++i) level_sizes[i] = b_ << i;
-  const CleanupPlan cleanup_plan = plan_cleanup(level_sizes, max_levels);
+  const CleanupPlan cleanup_plan = plan_cleanup<K, V>(level_sizes, max_levels);
   // A stale check (maybe_cleanup) keeps the pool during its count pass.
-  const uint64_t rebuild = std::max({2 * stored_max * 8 + per, per + per + cleanup_scratch_bytes(cleanup_plan),
+  const uint64_t rebuild = std::max({2 * stored_max * (sizeof(K) + sizeof(V)) + per,
+                                     per + per + cleanup_scratch_bytes(cleanup_plan),
                                      levels + cleanup_scratch_bytes(cleanup_plan)});
   // Update scratch: sort buffers (key, payload) x 2, unique keys and payloads.
-  const uint64_t update = B * (2 * 4 + 2 * 4 + 4 + 4 + 4);
+  // Values by update index.
+  const uint64_t update = B * (2 * sizeof(K) + 2 * 4 + sizeof(V) + sizeof(K) + 4);
   // Queries: inputs and outputs, successor walk lists, count/range bounds for
   // a block of up to 2^20 queries over up to 32 levels (occupied levels are
   // at most max_levels), and a nominal candidate buffer: candidates
   // depend on the data (every stored record in [lo, hi] of every level), so
   // they are allocated per round as large as they come (36 B each for
-  // ranges, rounds of up to 2^24 candidates unless one query has more).
+  // ranges of u32/u32, rounds of up to 2^24 candidates unless one query has
+  // more; u64 keys add a sorted tag of 8 B, wider keys and values take more).
   const uint64_t qb = std::min<uint64_t>(Q, 1ull << 20);
-  const uint64_t queries = Q * (4 + 4 + 1 + 4 + 4 + 8 + 16) + qb * max_levels * 12 +
-                           (Q ? 36 * std::min<uint64_t>(1ull << 24, 16 * Q) : 0);
+  const uint64_t cand = 2 * 8 + 2 * 4 + 4 + sizeof(K) + sizeof(V) + (sizeof(K) > 4 ? 2 * 8 : 0);
+  const uint64_t queries = Q * (2 * sizeof(K) + 1 + sizeof(K) + sizeof(V) + 4 + sizeof(K) + 16) +
+                           qb * max_levels * 12 + (Q ? cand * std::min<uint64_t>(1ull << 24, 16 * Q) : 0);
   // CUB temporary storage: the largest of the calls, asked from CUB.
   uint64_t cub = 0;
   {
     size_t bytes = 0;
-    cub::DoubleBuffer<uint32_t> dk(nullptr, nullptr);
-    cub::DoubleBuffer<uint64_t> dp(nullptr, nullptr);
-    cub::DoubleBuffer<uint32_t> dv(nullptr, nullptr);
+    cub::DoubleBuffer<K> dk(nullptr, nullptr);
+    cub::DoubleBuffer<uint32_t> dp(nullptr, nullptr);
+    cub::DoubleBuffer<V> dv(nullptr, nullptr);
     cub::DoubleBuffer<uint64_t> dc(nullptr, nullptr);
+    cub::DoubleBuffer<uint32_t> dpos(nullptr, nullptr);
     auto take = [&](cudaError_t e) {
       if (e == cudaSuccess) cub = std::max<uint64_t>(cub, bytes);
       bytes = 0;
     };
-    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dp, std::max<uint64_t>(B, 1), 0, 32));
-    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, stored_max, 0, 32));
-    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dc, dv, 1ull << 24, 0, 64));
+    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dp, std::max<uint64_t>(B, 1), 0, 8 * sizeof(K)));
+    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, stored_max, 0, 8 * sizeof(K)));
+    take(cub::DeviceRadixSort::SortPairs(nullptr, bytes, dc, dpos, 1ull << 24, 0, 64));
     take(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<uint64_t*>(nullptr),
                                        static_cast<uint64_t*>(nullptr), qb * max_levels + 1));
     take(cub::DeviceScan::ExclusiveSum(nullptr, bytes, static_cast<uint64_t*>(nullptr),
                                        static_cast<uint64_t*>(nullptr), cleanup_plan.tiles + 1));
-    take(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const uint32_t*>(nullptr),
-                                    static_cast<const bool*>(nullptr), static_cast<uint32_t*>(nullptr),
+    take(cub::DeviceSelect::Flagged(nullptr, bytes, static_cast<const K*>(nullptr),
+                                    static_cast<const bool*>(nullptr), static_cast<K*>(nullptr),
                                     static_cast<unsigned long long*>(nullptr), stored_max));
     cudaGetLastError();
     cub += cub / 4 + 4096;
@@ -245,7 +257,8 @@ uint64_t Lsm::device_bytes_needed(const WorkloadBounds& wb) const {
   return std::max(levels, rebuild) + update + queries + cub + snaps + 8 * sizeof(unsigned long long);
 }
 
-void Lsm::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
+template <class K, class V>
+void Lsm<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
     throw InputError("lsm: batch arrays differ in length");
   const LevelList* snap = nullptr;
@@ -276,7 +289,8 @@ void Lsm::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   }
 }
 
-void Lsm::maybe_cleanup(DeviceTime& t) {
+template <class K, class V>
+void Lsm<K, V>::maybe_cleanup(DeviceTime& t) {
   ++since_cleanup_;
   bool due = opt_.cleanup_every != 0 && since_cleanup_ >= opt_.cleanup_every;
   // Stale share over x. A cleanup keeps only the live records, so it always
@@ -303,28 +317,33 @@ void Lsm::maybe_cleanup(DeviceTime& t) {
   }
 }
 
-void Lsm::cleanup(DeviceTime& t) { run_cleanup(t); }
+template <class K, class V>
+void Lsm<K, V>::cleanup(DeviceTime& t) { run_cleanup(t); }
 
-uint64_t Lsm::levels_stale() const {
+template <class K, class V>
+uint64_t Lsm<K, V>::levels_stale() const {
   uint64_t s = 0;
   for (const auto& l : live_.at) s += l ? l->local_stale : 0;
   return s;
 }
 
-void Lsm::snapshot(const std::string& name, DeviceTime& t) {
+template <class K, class V>
+void Lsm<K, V>::snapshot(const std::string& name, DeviceTime& t) {
   if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
   snapshots_.emplace(name, live_);  // copies the level references: no device work
   t.add(Phase::Snapshot, 0.0);
 }
 
-void Lsm::drop_snapshot(const std::string& name) {
+template <class K, class V>
+void Lsm<K, V>::drop_snapshot(const std::string& name) {
   auto it = snapshots_.find(name);
   if (it == snapshots_.end()) throw InputError("unknown snapshot '" + name + "'");
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
   snapshots_.erase(it);
 }
 
-uint64_t Lsm::scratch_bytes() const {
+template <class K, class V>
+uint64_t Lsm<K, V>::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_counters_.bytes() + d_level_stale_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + upd_values_.bytes() + chunk_.bytes() +
                cl_bounds_.bytes() + cl_kept_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
@@ -332,11 +351,12 @@ uint64_t Lsm::scratch_bytes() const {
                q_offset_out_.bytes() + range_keys_.bytes() + range_values_.bytes();
   for (int i = 0; i < 2; ++i)
     s += upd_keys_[i].bytes() + upd_payload_[i].bytes() + pp_[i].bytes() + cand_comp_[i].bytes() +
-         cand_pos_[i].bytes();
+         cand_pos_[i].bytes() + cand_tag_[i].bytes();
   return s;
 }
 
-Stats Lsm::stats() const {
+template <class K, class V>
+Stats Lsm<K, V>::stats() const {
   Stats s;
   const uint64_t n = stored();
   s.size = stale_exact_ ? n - stale_ : n;
@@ -382,6 +402,10 @@ Stats Lsm::stats() const {
   };
   return s;
 }
+
+template class Lsm<uint32_t, uint32_t>;
+template class Lsm<uint32_t, uint64_t>;
+template class Lsm<uint64_t, uint64_t>;
 
 }  // namespace lsm
 }  // namespace gpudict

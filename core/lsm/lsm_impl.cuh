@@ -50,8 +50,10 @@ struct Options {
 Options parse_options(const StructureConfig& config);
 
 // Scratch arrays in level format (ping-pong merge buffers, the chunk buffer).
+template <class K, class V>
 struct RunBuffers {
-  DeviceBuffer<uint32_t> keys, values;
+  DeviceBuffer<K> keys;
+  DeviceBuffer<V> values;
   DeviceBuffer<uint8_t> status;
   void reserve(uint64_t n, const char* what) {
     keys.reserve_discard(n, what);
@@ -66,8 +68,16 @@ struct RunBuffers {
   uint64_t bytes() const { return keys.bytes() + values.bytes() + status.bytes(); }
 };
 
+// K, V: the key and value types (u32/u32, u32/u64, u64/u64: with_kv_types).
+template <class K, class V>
 class Lsm final : public Dictionary {
  public:
+  using Level = lsm::Level<K, V>;
+  using LevelList = lsm::LevelList<K, V>;
+  using LevelPool = lsm::LevelPool<K, V>;
+  using LsmView = lsm::LsmView<K, V>;
+  using RunBuffers = lsm::RunBuffers<K, V>;
+
   Lsm(const StructureConfig& config, const Options& options);
   ~Lsm() override;
   Lsm(const Lsm&) = delete;
@@ -98,7 +108,7 @@ class Lsm final : public Dictionary {
   // (binary representation of ceil(u / b), smallest keys in the smallest
   // level, which holds what the full larger ones leave); replaces the live
   // list. Returns the device milliseconds.
-  double place_sorted(const uint32_t* keys, const uint32_t* values, uint64_t u);
+  double place_sorted(const K* keys, const V* values, uint64_t u);
   // The fresh levels for u sorted pairs (the set bits of ceil(u / b), sized:
   // every level full but the smallest), and their installation as the live
   // list (the old levels are dropped).
@@ -161,10 +171,10 @@ class Lsm final : public Dictionary {
   DeviceBuffer<unsigned long long> d_level_stale_;  // per chunk of a group: its level's local stale count
 
   // Update scratch.
-  DeviceBuffer<uint32_t> upd_keys_[2];
+  DeviceBuffer<K> upd_keys_[2];
   DeviceBuffer<uint32_t> upd_payload_[2];  // delete << 31 | update index
-  DeviceBuffer<uint32_t> upd_values_;      // by update index
-  DeviceBuffer<uint32_t> uniq_keys_;
+  DeviceBuffer<V> upd_values_;             // by update index
+  DeviceBuffer<K> uniq_keys_;
   DeviceBuffer<uint32_t> uniq_payload_;
   RunBuffers chunk_;
   RunBuffers pp_[2];  // merge intermediates; build's sort buffers
@@ -174,23 +184,32 @@ class Lsm final : public Dictionary {
   DeviceBuffer<uint64_t> tile_offset_;  // cleanup: their exclusive scan (the last entry: the total)
 
   // Query scratch.
-  DeviceBuffer<uint32_t> q_keys_, q_args_;
+  DeviceBuffer<K> q_keys_, q_args_;
   DeviceBuffer<uint8_t> q_found_;
-  DeviceBuffer<uint32_t> q_key_out_, q_value_out_;
-  DeviceBuffer<uint32_t> q_slow_item_, q_slow_key_;
+  DeviceBuffer<K> q_key_out_;
+  DeviceBuffer<V> q_value_out_;
+  DeviceBuffer<uint32_t> q_slow_item_;
+  DeviceBuffer<K> q_slow_key_;
   DeviceBuffer<uint64_t> q_bounds_;   // count/range: per (query, level) counts, scanned in place
   DeviceBuffer<uint32_t> q_first_;    // per (query, level) lower bound
   DeviceBuffer<uint64_t> q_starts_;   // per-query candidate offsets (when split in rounds)
-  DeviceBuffer<uint64_t> cand_comp_[2];  // (query << (32 + lb)) | (key << lb) | level rank
+  // u32 keys: (query << (32 + lb)) | (key << lb) | level rank; u64 keys:
+  // the key (range_queries.cu), with cand_tag_ = (query << lb) | rank.
+  DeviceBuffer<uint64_t> cand_comp_[2];
   DeviceBuffer<uint32_t> cand_pos_[2];   // position within its level
+  DeviceBuffer<uint64_t> cand_tag_[2];   // u64 keys: (query << lb) | level rank, sorted with the keys
   DeviceBuffer<uint32_t> cand_scan_;     // exclusive scan of the validity flags
   DeviceBuffer<uint32_t> cand_tiles_;
   DeviceBuffer<const uint8_t*> d_status_ptrs_;  // status array of each level rank (kMaxLevels)
   DeviceBuffer<uint64_t> q_size_out_, q_offset_out_;
-  DeviceBuffer<uint32_t> range_keys_, range_values_;
+  DeviceBuffer<K> range_keys_;
+  DeviceBuffer<V> range_values_;
 
   // Pinned host staging (reused across batches).
-  PinnedBuffer<uint32_t> h_keys_, h_args_, h_values_;
+  PinnedBuffer<K> h_keys_;
+  PinnedBuffer<uint32_t> h_args_;  // the update payloads
+  PinnedBuffer<K> h_qargs_;       // query bounds, successor keys
+  PinnedBuffer<V> h_values_;
   PinnedBuffer<uint64_t> h_u64_;
   PinnedBuffer<uint8_t> h_found_;
 };

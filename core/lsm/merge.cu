@@ -1,6 +1,7 @@
 // The stable two-run merge (merge.cuh), by merge path: the output is cut
 // into tiles of kMergeTile elements, one block per tile (22.5 KB of shared
-// memory: eight blocks per multiprocessor).
+// memory for u32/u32: eight blocks per multiprocessor; 30.5 KB for u32/u64,
+// 38.5 KB for u64/u64).
 //
 //  1. the block's first two warps find the split of its two tile boundaries
 //     d (the number of `newer` elements among the first d outputs; newer[i]
@@ -18,7 +19,8 @@
 //     and, when asked, counts the output's local stale records (a key equal
 //     to the one before it - the tile's first compares with the largest key
 //     before the tile, max(newer[i0 - 1], older[j0 - 1]) - or a tombstone).
-//     Every element is read once and written once (9 B in, 9 B out).
+//     Every element is read once and written once (9 B in, 9 B out for
+//     u32/u32; sizeof(K) + sizeof(V) + 1 at other widths).
 #include "core/lsm/merge.cuh"
 
 #include "core/common/cuda_check.hpp"
@@ -35,10 +37,12 @@ constexpr int kMergeThreads = 256;
 constexpr int kMergePerThread = 8;
 constexpr uint32_t kMergeTile = kMergeThreads * kMergePerThread;
 
-__global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a, const RunIn b, const RunOut out) {
+template <class K, class V>
+__global__ void __launch_bounds__(kMergeThreads)
+    merge_tile_kernel(const RunIn<K, V> a, const RunIn<K, V> b, const RunOut<K, V> out) {
   // The tile's input (a's part, then b's) and its output order, staged.
-  __shared__ uint32_t s_keys[kMergeTile];
-  __shared__ uint32_t s_values[kMergeTile];
+  __shared__ K s_keys[kMergeTile];
+  __shared__ V s_values[kMergeTile];
   __shared__ uint8_t s_status[kMergeTile];
   __shared__ uint16_t s_from[kMergeTile];  // output position -> input position
   __shared__ uint64_t s_split[2];
@@ -68,10 +72,10 @@ __global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a
     s_status[x] = in_a ? a.status[src] : b.status[src];
   }
   __syncthreads();
-  const uint32_t* s_a = s_keys;
-  const uint32_t* s_b = s_keys + na;
+  const K* s_a = s_keys;
+  const K* s_b = s_keys + na;
   for (uint32_t x = threadIdx.x; x < nt; x += kMergeThreads) {
-    const uint32_t key = s_keys[x];
+    const K key = s_keys[x];
     const uint32_t o = x < na ? x + sa::count_before(s_b, nb, key, false)
                               : (x - na) + sa::count_before(s_a, na, key, true);
     s_from[o] = static_cast<uint16_t>(x);
@@ -81,7 +85,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a
   unsigned stale = 0;
   for (uint32_t o = threadIdx.x; o < nt; o += kMergeThreads) {
     const uint32_t x = s_from[o];
-    const uint32_t key = s_keys[x];
+    const K key = s_keys[x];
     out.keys[d0 + o] = key;
     out.values[d0 + o] = s_values[x];
     out.status[d0 + o] = s_status[x];
@@ -91,7 +95,7 @@ __global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a
       if (o > 0) {
         dup = s_keys[s_from[o - 1]] == key;
       } else if (d0 > 0) {
-        uint32_t prev = 0;
+        K prev = 0;
         if (i0 > 0) prev = a.keys[i0 - 1];
         if (j0 > 0) prev = max(prev, b.keys[j0 - 1]);
         dup = prev == key;
@@ -104,12 +108,20 @@ __global__ void __launch_bounds__(kMergeThreads) merge_tile_kernel(const RunIn a
 
 }  // namespace
 
-void merge_runs(const RunIn& newer, const RunIn& older, const RunOut& out, cudaStream_t stream) {
+template <class K, class V>
+void merge_runs(const RunIn<K, V>& newer, const RunIn<K, V>& older, const RunOut<K, V>& out, cudaStream_t stream) {
   const uint64_t total = newer.n + older.n;
   if (total == 0) return;
   const uint64_t tiles = div_up(total, kMergeTile);
-  merge_tile_kernel<<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(newer, older, out);
+  merge_tile_kernel<K, V><<<static_cast<unsigned>(tiles), kMergeThreads, 0, stream>>>(newer, older, out);
   GPUDICT_CHECK_LAUNCH("merge_tile_kernel");
 }
+
+#define GPUDICT_LSM_MERGE(K, V) \
+  template void merge_runs<K, V>(const RunIn<K, V>&, const RunIn<K, V>&, const RunOut<K, V>&, cudaStream_t);
+GPUDICT_LSM_MERGE(uint32_t, uint32_t)
+GPUDICT_LSM_MERGE(uint32_t, uint64_t)
+GPUDICT_LSM_MERGE(uint64_t, uint64_t)
+#undef GPUDICT_LSM_MERGE
 
 }  // namespace gpudict::lsm

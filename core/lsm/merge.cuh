@@ -10,18 +10,20 @@
 
 namespace gpudict::lsm {
 
+template <class K, class V>
 struct RunIn {
-  const uint32_t* keys;
-  const uint32_t* values;
+  const K* keys;
+  const V* values;
   const uint8_t* status;
   uint64_t n;
 };
 
+template <class K, class V>
 struct RunOut {
-  uint32_t* keys;
-  uint32_t* values;
+  K* keys;
+  V* values;
   uint8_t* status;
-  uint32_t* fences;  // level-1 fences of the output (fences[o / 32] = keys[o]), or null
+  K* fences;  // level-1 fences of the output (fences[o / 32] = keys[o]), or null
   // Adds the output's local stale records (Level::local_stale: a key equal
   // to its predecessor's, or a tombstone), or null.
   unsigned long long* stale;
@@ -29,6 +31,7 @@ struct RunOut {
 
 // out[0, newer.n + older.n) = the stable merge (one kernel; nothing is
 // allocated).
-void merge_runs(const RunIn& newer, const RunIn& older, const RunOut& out, cudaStream_t stream);
+template <class K, class V>
+void merge_runs(const RunIn<K, V>& newer, const RunIn<K, V>& older, const RunOut<K, V>& out, cudaStream_t stream);
 
 }  // namespace gpudict::lsm

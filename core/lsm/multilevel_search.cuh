@@ -18,9 +18,12 @@
 //     in shared memory) and refined down the fence levels by groups of 8
 //     lanes, one aligned 128-byte window per fence level (sa::descend), two
 //     searches per group at a time. Lanes whose item is resolved (a lookup
-//     that found its key) cost nothing.
+//     that found its key) cost nothing. With u64 keys a window is 256 bytes
+//     (the same fanout 32) and a group 16 lanes: 2 groups per warp, 4
+//     searches per round instead of 8.
 //
 // Op contract (all device functions; S = Op::kSearches, 1 or 2):
+//   Key, Value                      the structure's key and value types (K, V)
 //   kSearches, kUpper0, kUpper1     searches per item and level; whether search s
 //                                   is an upper bound (keys <= q) or lower (keys < q)
 //   kStopWhenDone                   wants() never turns true again once false: the
@@ -51,15 +54,20 @@ namespace gpudict::lsm {
 inline constexpr int kSearchThreads = 256;
 inline constexpr int kSearchWarps = kSearchThreads / static_cast<int>(kWarpSize);
 inline constexpr int kSearchMinBlocks = 6;
+// u64 keys: 64-bit queries, tops and window keys; at 40 registers (6 blocks)
+// the kernels spilled 8 bytes, at 48 (5 blocks) they do not.
+inline constexpr int kSearchMinBlocksWide = 5;
+template <class K>
+inline constexpr int kSearchMinBlocksOf = sizeof(K) > 4 ? kSearchMinBlocksWide : kSearchMinBlocks;
 
 // Refines the searches with refine[s] set (pos[s] = the count at the level's
 // fence top on entry, the bound at the keys on exit) for the whole warp. All
 // 32 lanes must call it. wq/wc: this warp's 32 S slots of shared memory.
-template <int S>
-__device__ __forceinline__ void refine_compacted(const sa::SearchView<uint32_t>& ix, const uint32_t (&q)[S],
+template <class K, int S>
+__device__ __forceinline__ void refine_compacted(const sa::SearchView<K>& ix, const K (&q)[S],
                                                  const bool (&refine)[S], uint32_t (&pos)[S], bool upper0, bool upper1,
-                                                 uint32_t* wq, uint32_t* wc) {
-  constexpr int G = sa::WindowShape<uint32_t>::kGroup;  // lanes per window
+                                                 K* wq, uint32_t* wc) {
+  constexpr int G = sa::WindowShape<K>::kGroup;  // lanes per window
   constexpr int kPair = 2;                               // searches a group runs at once
   constexpr unsigned kPerRound = kWarpSize / G * kPair;
   const unsigned lane = lane_id();
@@ -85,14 +93,15 @@ __device__ __forceinline__ void refine_compacted(const sa::SearchView<uint32_t>&
   const unsigned lig = lane % G;
   const unsigned grp = lane / G;
   for (unsigned r0 = 0; r0 < total; r0 += kPerRound) {
-    uint32_t qq[kPair], cc[kPair];
+    K qq[kPair];
+    uint32_t cc[kPair];
     bool uu[kPair];
     unsigned idx[kPair];
 #pragma unroll
     for (int u = 0; u < kPair; ++u) {
       idx[u] = r0 + grp * kPair + u;
       const bool ok = idx[u] < total;
-      qq[u] = ok ? wq[idx[u]] : 0u;
+      qq[u] = ok ? wq[idx[u]] : K(0);
       cc[u] = ok ? wc[idx[u]] : 0u;  // 0: a valid window, result unused
       bool second = false;
       if constexpr (S == 2) second = idx[u] >= base[1];
@@ -103,7 +112,7 @@ __device__ __forceinline__ void refine_compacted(const sa::SearchView<uint32_t>&
     // descend() converge the lanes but do not order shared-memory accesses).
     // `total` is warp-uniform, so every lane runs every round.
     __syncwarp();
-    sa::descend<uint32_t, kPair>(ix, qq, uu, cc, lig);
+    sa::descend<K, kPair>(ix, qq, uu, cc, lig);
 #pragma unroll
     for (int u = 0; u < kPair; ++u)
       if (idx[u] < total && lig == 0) wc[idx[u]] = cc[u];
@@ -121,34 +130,39 @@ __device__ __forceinline__ void refine_compacted(const sa::SearchView<uint32_t>&
 // unless top entry c is k itself, when they may start exactly at c S, in
 // segment c. Then the filter of segment c - 1 does not decide and the level
 // is searched. Only exact-match (kFilter) ops ask.
-__device__ __forceinline__ bool top_equals(const LevelView& L, const uint32_t* s_top, uint32_t c,
-                                           uint32_t top_size, uint32_t k) {
+template <class K, class V>
+__device__ __forceinline__ bool top_equals(const LevelView<K, V>& L, const K* s_top, uint32_t c, uint32_t top_size,
+                                           K k) {
   if (c >= top_size) return false;
   return (L.smem_off >= 0 ? s_top[L.smem_off + c] : __ldg(L.ix.level[L.ix.top] + c)) == k;
 }
 
 template <class Op>
-__global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
-    multilevel_search_kernel(const __grid_constant__ LsmView v, const __grid_constant__ Op op, uint32_t items) {
+__global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocksOf<typename Op::Key>)
+    multilevel_search_kernel(const __grid_constant__ LsmView<typename Op::Key, typename Op::Value> v,
+                             const __grid_constant__ Op op, uint32_t items) {
+  using K = typename Op::Key;
+  using V = typename Op::Value;
   constexpr int S = Op::kSearches;
   static_assert(S == 1 || S == 2, "one or two searches per item and level");
-  extern __shared__ uint32_t s_top[];
-  __shared__ uint32_t s_last[kMaxLevels];
-  __shared__ uint32_t s_q[kSearchWarps][kWarpSize * S];
+  extern __shared__ uint4 s_top_raw[];  // one declaration for every K (16-byte aligned)
+  K* s_top = reinterpret_cast<K*>(s_top_raw);
+  __shared__ K s_last[kMaxLevels];
+  __shared__ K s_q[kSearchWarps][kWarpSize * S];
   __shared__ uint32_t s_c[kSearchWarps][kWarpSize * S];
 
   for (int l = 0; l < v.count; ++l) {
-    const LevelView& L = v.lv[l];
+    const LevelView<K, V>& L = v.lv[l];
     if (threadIdx.x == 0) s_last[l] = L.ix.level[0][L.n - 1];
     if (L.smem_off >= 0) {
-      const uint32_t* src = L.ix.level[L.ix.top];
+      const K* src = L.ix.level[L.ix.top];
       const uint32_t size = L.ix.size[L.ix.top];
       for (uint32_t t = threadIdx.x; t < size; t += blockDim.x) s_top[L.smem_off + t] = src[t];
     }
   }
   __syncthreads();
 
-  uint32_t* wq = s_q[warp_in_block()];
+  K* wq = s_q[warp_in_block()];
   uint32_t* wc = s_c[warp_in_block()];
   const uint64_t warps = static_cast<uint64_t>(gridDim.x) * kSearchWarps;
   for (uint64_t w = static_cast<uint64_t>(blockIdx.x) * kSearchWarps + warp_in_block(); w * kWarpSize < items;
@@ -157,9 +171,9 @@ __global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
     const bool active = item64 < items;
     const uint32_t item = static_cast<uint32_t>(item64);
     typename Op::State st{};
-    uint32_t q[S];
+    K q[S];
 #pragma unroll
-    for (int s = 0; s < S; ++s) q[s] = 0;
+    for (int s = 0; s < S; ++s) q[s] = K(0);
     if (active) op.setup(item, st, q);
 
     for (int l = 0; l < v.count; ++l) {
@@ -171,10 +185,10 @@ __global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
         any |= need[s];
       }
       if (Op::kStopWhenDone && !__any_sync(kFullMask, any)) break;
-      const LevelView& L = v.lv[l];
+      const LevelView<K, V>& L = v.lv[l];
       const int top = L.ix.top;
       const uint32_t top_size = L.ix.size[top];
-      const uint32_t last = s_last[l];
+      const K last = s_last[l];
       uint32_t pos[S];
       bool refine[S];
 #pragma unroll
@@ -198,7 +212,7 @@ __global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
           }
         }
       }
-      refine_compacted<S>(L.ix, q, refine, pos, Op::kUpper0, Op::kUpper1, wq, wc);
+      refine_compacted<K, S>(L.ix, q, refine, pos, Op::kUpper0, Op::kUpper1, wq, wc);
       if (active) op.level(L, l, item, st, q, pos, need);
     }
     if (active) op.finish(v, item, st);
@@ -206,9 +220,10 @@ __global__ void __launch_bounds__(kSearchThreads, kSearchMinBlocks)
 }
 
 template <class Op>
-void launch_multilevel(const LsmView& v, const Op& op, uint64_t items, cudaStream_t stream, const char* name) {
+void launch_multilevel(const LsmView<typename Op::Key, typename Op::Value>& v, const Op& op, uint64_t items,
+                       cudaStream_t stream, const char* name) {
   if (items == 0 || v.count == 0) return;
-  const size_t smem = static_cast<size_t>(v.smem_entries) * sizeof(uint32_t);
+  const size_t smem = static_cast<size_t>(v.smem_entries) * sizeof(typename Op::Key);
   auto kernel = multilevel_search_kernel<Op>;
   const unsigned grid = persistent_grid(kernel, kSearchThreads, smem, items, kSearchThreads);
   kernel<<<grid, kSearchThreads, smem, stream>>>(v, op, static_cast<uint32_t>(items));

@@ -34,26 +34,29 @@ namespace gpudict::lsm {
 
 namespace {
 
+template <class K, class V>
 struct LookupOp {
+  using Key = K;
+  using Value = V;
   static constexpr int kSearches = 1;
   static constexpr bool kUpper0 = false, kUpper1 = false, kStopWhenDone = true;
   static constexpr bool kFilter = true;  // exact match: levels' lookup filters apply
-  const uint32_t* in;
+  const K* in;
   uint8_t* found;
-  uint32_t* value;
+  V* value;
   struct State {
     bool done;
     bool found;
-    uint32_t value;
+    V value;
   };
-  __device__ __forceinline__ void setup(uint32_t i, State& st, uint32_t (&q)[1]) const {
+  __device__ __forceinline__ void setup(uint32_t i, State& st, K (&q)[1]) const {
     q[0] = in[i];
     st.done = false;
     st.found = false;
     st.value = 0;
   }
   __device__ __forceinline__ bool wants(const State& st, int) const { return !st.done; }
-  __device__ __forceinline__ void level(const LevelView& L, int, uint32_t, State& st, const uint32_t (&q)[1],
+  __device__ __forceinline__ void level(const LevelView<K, V>& L, int, uint32_t, State& st, const K (&q)[1],
                                         const uint32_t (&pos)[1], const bool (&searched)[1]) const {
     if (!searched[0]) return;
     const uint32_t p = pos[0];
@@ -63,55 +66,58 @@ struct LookupOp {
       if (st.found) st.value = __ldg(L.values + p);
     }
   }
-  __device__ __forceinline__ void finish(const LsmView&, uint32_t i, const State& st) const {
+  __device__ __forceinline__ void finish(const LsmView<K, V>&, uint32_t i, const State& st) const {
     found[i] = st.found ? 1 : 0;
     value[i] = st.value;
   }
 };
 
+template <class K, class V>
 struct SuccessorOp {
+  using Key = K;
+  using Value = V;
   static constexpr int kSearches = 1;
   static constexpr bool kUpper0 = true, kUpper1 = true, kStopWhenDone = false;
   static constexpr bool kFilter = false;
-  const uint32_t* in;
+  const K* in;
   uint8_t* found;
-  uint32_t* key;
-  uint32_t* value;
+  K* key;
+  V* value;
   uint32_t* slow_item;
-  uint32_t* slow_key;
+  K* slow_key;
   unsigned long long* slow_count;
   struct State {
-    uint32_t best;  // smallest candidate so far
+    K best;         // smallest candidate so far
     uint32_t pos;   // its position in level `rank`
     int rank;       // -1: none yet
   };
-  __device__ __forceinline__ void setup(uint32_t i, State& st, uint32_t (&q)[1]) const {
+  __device__ __forceinline__ void setup(uint32_t i, State& st, K (&q)[1]) const {
     q[0] = in[i];
     st.best = 0;
     st.pos = 0;
     st.rank = -1;
   }
   __device__ __forceinline__ bool wants(const State&, int) const { return true; }
-  __device__ __forceinline__ void level(const LevelView& L, int rank, uint32_t, State& st, const uint32_t (&)[1],
+  __device__ __forceinline__ void level(const LevelView<K, V>& L, int rank, uint32_t, State& st, const K (&)[1],
                                         const uint32_t (&pos)[1], const bool (&searched)[1]) const {
     if (!searched[0]) return;
     const uint32_t p = pos[0];
     if (p >= L.n) return;
-    const uint32_t k = __ldg(L.ix.level[0] + p);
+    const K k = __ldg(L.ix.level[0] + p);
     if (st.rank < 0 || k < st.best) {  // strictly smaller: equal keys keep the more recent rank
       st.best = k;
       st.pos = p;
       st.rank = rank;
     }
   }
-  __device__ __forceinline__ void finish(const LsmView& v, uint32_t i, const State& st) const {
+  __device__ __forceinline__ void finish(const LsmView<K, V>& v, uint32_t i, const State& st) const {
     if (st.rank < 0) {
       found[i] = 0;
       key[i] = 0;
       value[i] = 0;
       return;
     }
-    const LevelView& L = v.lv[st.rank];
+    const LevelView<K, V>& L = v.lv[st.rank];
     if ((__ldg(L.status + st.pos) & kTombstone) == 0) {
       found[i] = 1;
       key[i] = st.best;
@@ -126,33 +132,47 @@ struct SuccessorOp {
 
 constexpr int kWalkThreads = 256;
 
+// The smallest k of the warp's lanes (every lane passes one). 64-bit keys:
+// the minimum of the high halves, then of the low halves of the lanes that
+// hold it (the warp reduction instruction takes 32 bits).
+__device__ __forceinline__ uint32_t warp_min_key(uint32_t k) { return __reduce_min_sync(kFullMask, k); }
+__device__ __forceinline__ uint64_t warp_min_key(uint64_t k) {
+  const uint32_t hi = static_cast<uint32_t>(k >> 32);
+  const uint32_t mhi = __reduce_min_sync(kFullMask, hi);
+  const uint32_t lo = hi == mhi ? static_cast<uint32_t>(k) : 0xFFFFFFFFu;
+  return (static_cast<uint64_t>(mhi) << 32) | __reduce_min_sync(kFullMask, lo);
+}
+
 // One warp per listed query: the smallest live key > slow_key (docs above).
+template <class K, class V>
 __global__ void __launch_bounds__(kWalkThreads)
-    successor_walk_kernel(const __grid_constant__ LsmView v, const uint32_t* __restrict__ slow_item,
-                          const uint32_t* __restrict__ slow_key, const unsigned long long* __restrict__ slow_count,
-                          uint8_t* __restrict__ found, uint32_t* __restrict__ out_key,
-                          uint32_t* __restrict__ out_value) {
+    successor_walk_kernel(const __grid_constant__ LsmView<K, V> v, const uint32_t* __restrict__ slow_item,
+                          const K* __restrict__ slow_key, const unsigned long long* __restrict__ slow_count,
+                          uint8_t* __restrict__ found, K* __restrict__ out_key, V* __restrict__ out_value) {
   const unsigned lane = lane_id();
   const uint64_t count = *slow_count;
   const uint64_t warps = static_cast<uint64_t>(gridDim.x) * warps_per_block();
   const bool mine = static_cast<int>(lane) < v.count;
-  const uint32_t* keys = mine ? v.lv[lane].ix.level[0] : nullptr;
+  const K* keys = mine ? v.lv[lane].ix.level[0] : nullptr;
   const uint32_t n = mine ? v.lv[lane].n : 0u;
   for (uint64_t w = static_cast<uint64_t>(blockIdx.x) * warps_per_block() + warp_in_block(); w < count;
        w += warps) {
     const uint32_t item = slow_item[w];
-    const uint32_t from = slow_key[w];
+    const K from = slow_key[w];
     // A plain binary search: through the fence index (sa::count_before_indexed)
     // successors ran 6% slower (2.98 -> 2.80 G/s, 2^22 successors on 6
     // levels with deletes, H200).
     uint32_t p = mine ? sa::count_before(keys, n, from, true) : 0u;
     bool has = p < n;
-    uint32_t k = has ? keys[p] : 0u;
+    K k = has ? keys[p] : K(0);
     bool hit = false;
-    uint32_t rk = 0, rv = 0;
+    K rk = 0;
+    V rv = 0;
     while (true) {
       if (__ballot_sync(kFullMask, has) == 0) break;  // no key > from is left anywhere
-      const uint32_t m = __reduce_min_sync(kFullMask, has ? k : kMaxKey);
+      // Lanes without a key offer the largest key: some lane has one, and its
+      // key is <= that, so the minimum is a held key (ties go to a holder).
+      const K m = warp_min_key(has ? k : key_max<K>);
       const bool holds = has && k == m;
       const unsigned eq = __ballot_sync(kFullMask, holds);  // not empty: some lane with a key holds the minimum
       const int owner = __ffs(eq) - 1;                        // the most recent level holding m
@@ -172,7 +192,7 @@ __global__ void __launch_bounds__(kWalkThreads)
           ++p;
         } while (p < n && keys[p] == m);
         has = p < n;
-        k = has ? keys[p] : 0u;
+        k = has ? keys[p] : K(0);
       }
     }
     const unsigned hits = __ballot_sync(kFullMask, hit);
@@ -186,20 +206,22 @@ __global__ void __launch_bounds__(kWalkThreads)
 
 }  // namespace
 
-void Lsm::stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args) {
+template <class K, class V>
+void Lsm<K, V>::stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args) {
   const uint64_t q = ops.size();
   h_keys_.reserve_discard(q);
   q_keys_.reserve_discard(q, "lsm query keys");
-  for (uint64_t j = 0; j < q; ++j) h_keys_[j] = static_cast<uint32_t>(batch.keys[ops[j]]);
-  copy_to_device(stream_, q_keys_.data(), h_keys_.data(), q * sizeof(uint32_t));
+  for (uint64_t j = 0; j < q; ++j) h_keys_[j] = static_cast<K>(batch.keys[ops[j]]);
+  copy_to_device(stream_, q_keys_.data(), h_keys_.data(), q * sizeof(K));
   if (!with_args) return;
-  h_args_.reserve_discard(q);
+  h_qargs_.reserve_discard(q);
   q_args_.reserve_discard(q, "lsm query bounds");
-  for (uint64_t j = 0; j < q; ++j) h_args_[j] = static_cast<uint32_t>(batch.args[ops[j]]);
-  copy_to_device(stream_, q_args_.data(), h_args_.data(), q * sizeof(uint32_t));
+  for (uint64_t j = 0; j < q; ++j) h_qargs_[j] = static_cast<K>(batch.args[ops[j]]);
+  copy_to_device(stream_, q_args_.data(), h_qargs_.data(), q * sizeof(K));
 }
 
-std::vector<Level*> Lsm::levels_without_filter(const LevelList& list) {
+template <class K, class V>
+auto Lsm<K, V>::levels_without_filter(const LevelList& list) -> std::vector<Level*> {
   std::vector<Level*> todo;
   if (!opt_.lookup_filter) return todo;
   for (int i = 0; i < kMaxLevels; ++i) {
@@ -213,7 +235,8 @@ std::vector<Level*> Lsm::levels_without_filter(const LevelList& list) {
   return todo;
 }
 
-void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
+template <class K, class V>
+void Lsm<K, V>::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
                       BatchResults& r, DeviceTime& t) {
   const uint64_t q = ops.size();
   if (q == 0 || list.occupied() == 0) return;  // nothing stored: every lookup misses (results are reset)
@@ -228,7 +251,7 @@ void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, cons
   // for the levels written since the last one (every filter is built once
   // per level, levels are immutable).
   if (!unfiltered.empty()) {
-    std::vector<FilterBuild> jobs;
+    std::vector<FilterBuild<K>> jobs;
     for (Level* l : unfiltered) {
       jobs.push_back({l->kv.keys.data(), l->filter.data(), l->n(), filter_segment_shift(l->kv.layout)});
       l->filter_ready = true;  // stream order: built before the search below reads it
@@ -236,11 +259,11 @@ void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, cons
     build_level_filters(jobs.data(), static_cast<int>(jobs.size()), stream_);
   }
   const LsmView v = make_view(list);  // with the filters wanted and built
-  launch_multilevel(v, LookupOp{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
+  launch_multilevel(v, LookupOp<K, V>{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
                     "multilevel_search_kernel<Lookup>");
   t.add(phase, timer_.stop(stream_));
   copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
-  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
+  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
   for (uint64_t j = 0; j < q; ++j) {
     const uint32_t i = ops[j];
     r.found[i] = h_found_[j];
@@ -248,7 +271,8 @@ void Lsm::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, cons
   }
 }
 
-void Lsm::run_successors(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
+template <class K, class V>
+void Lsm<K, V>::run_successors(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
                          BatchResults& r, DeviceTime& t) {
   const uint64_t q = ops.size();
   const LsmView v = make_view(list);
@@ -260,31 +284,43 @@ void Lsm::run_successors(const Batch& batch, const std::vector<uint32_t>& ops, c
   q_slow_item_.reserve_discard(q, "lsm successor walk list");
   q_slow_key_.reserve_discard(q, "lsm successor walk list");
   h_found_.reserve_discard(q);
-  h_args_.reserve_discard(q);
+  h_qargs_.reserve_discard(q);
   h_values_.reserve_discard(q);
   unsigned long long* d_slow = d_counters_.data() + 3;
-  const SuccessorOp op{q_keys_.data(),        q_found_.data(),       q_key_out_.data(), q_value_out_.data(),
+  const SuccessorOp<K, V> op{q_keys_.data(),        q_found_.data(),       q_key_out_.data(), q_value_out_.data(),
                        q_slow_item_.data(), q_slow_key_.data(), d_slow};
   const unsigned walk_grid = static_cast<unsigned>(std::min<uint64_t>(
-      static_cast<uint64_t>(resident_blocks(successor_walk_kernel, kWalkThreads, 0)),
+      static_cast<uint64_t>(resident_blocks(successor_walk_kernel<K, V>, kWalkThreads, 0)),
       div_up(q, kWalkThreads / kWarpSize)));
   timer_.start(stream_);
   GPUDICT_CUDA(cudaMemsetAsync(d_slow, 0, sizeof(unsigned long long), stream_));
   launch_multilevel(v, op, q, stream_, "multilevel_search_kernel<Successor>");
-  successor_walk_kernel<<<walk_grid, kWalkThreads, 0, stream_>>>(v, q_slow_item_.data(), q_slow_key_.data(), d_slow,
+  successor_walk_kernel<K, V><<<walk_grid, kWalkThreads, 0, stream_>>>(v, q_slow_item_.data(), q_slow_key_.data(), d_slow,
                                                                  q_found_.data(), q_key_out_.data(),
                                                                  q_value_out_.data());
   GPUDICT_CHECK_LAUNCH("successor_walk_kernel");
   t.add(phase, timer_.stop(stream_));
   copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
-  copy_to_host(stream_, h_args_.data(), q_key_out_.data(), q * sizeof(uint32_t));
-  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(uint32_t));
+  copy_to_host(stream_, h_qargs_.data(), q_key_out_.data(), q * sizeof(K));
+  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
   for (uint64_t j = 0; j < q; ++j) {
     const uint32_t i = ops[j];
     r.found[i] = h_found_[j];
-    r.key[i] = h_args_[j];
+    r.key[i] = h_qargs_[j];
     r.value[i] = h_values_[j];
   }
 }
+
+#define GPUDICT_LSM_POINT(K, V)                                                                                   \
+  template void Lsm<K, V>::stage_queries(const Batch&, const std::vector<uint32_t>&, bool);                      \
+  template auto Lsm<K, V>::levels_without_filter(const LevelList&)->std::vector<Level*>;                          \
+  template void Lsm<K, V>::run_lookups(const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase,      \
+                                       BatchResults&, DeviceTime&);                                              \
+  template void Lsm<K, V>::run_successors(const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase,   \
+                                          BatchResults&, DeviceTime&);
+GPUDICT_LSM_POINT(uint32_t, uint32_t)
+GPUDICT_LSM_POINT(uint32_t, uint64_t)
+GPUDICT_LSM_POINT(uint64_t, uint64_t)
+#undef GPUDICT_LSM_POINT
 
 }  // namespace gpudict::lsm

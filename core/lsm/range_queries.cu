@@ -25,6 +25,14 @@
 //     scattered to their slots, so each query's pairs are contiguous, sorted
 //     by key, queries in batch order (BatchResults: value = pairs, key =
 //     offset).
+// u64 keys: a composite of query, key and rank does not fit 64 bits, so step
+// 3 writes the key (u64) and a tag (q << (32 + lb)) | (l << 32) | position,
+// and step 4 is two stable radix sorts: by key (64 bits, the tag as payload),
+// then by the tag's query bits (the key as payload; skipped for one query).
+// Stability keeps the gathered order (query, rank, position) within equal
+// keys, so the result is the same order as the u32 composite's. The order
+// check compares (query, key); step 5 compares (query, key) with the
+// candidate before.
 // Candidates depend on the data (every stored record in [lo, hi] of every
 // level, stale ones included), so rounds of queries are cut at about
 // kRoundBudget candidates (a single query with more runs alone); their
@@ -65,30 +73,33 @@ int bits_below(uint64_t x) {
   return b;
 }
 
+template <class K, class V>
 struct BoundsOp {
+  using Key = K;
+  using Value = V;
   static constexpr int kSearches = 2;
   static constexpr bool kUpper0 = false, kUpper1 = true, kStopWhenDone = false;
   static constexpr bool kFilter = false;
-  const uint32_t* lo;
-  const uint32_t* hi;
+  const K* lo;
+  const K* hi;
   uint64_t* count;  // items * levels + 1 entries
   uint32_t* first;  // items * levels entries
   uint32_t levels;
   uint32_t items;
   struct State {};
-  __device__ __forceinline__ void setup(uint32_t i, State&, uint32_t (&q)[2]) const {
+  __device__ __forceinline__ void setup(uint32_t i, State&, K (&q)[2]) const {
     q[0] = lo[i];
     q[1] = hi[i];
   }
   __device__ __forceinline__ bool wants(const State&, int) const { return true; }
-  __device__ __forceinline__ void level(const LevelView&, int rank, uint32_t i, State&, const uint32_t (&q)[2],
+  __device__ __forceinline__ void level(const LevelView<K, V>&, int rank, uint32_t i, State&, const K (&q)[2],
                                         const uint32_t (&pos)[2], const bool (&)[2]) const {
     const uint64_t x = static_cast<uint64_t>(i) * levels + static_cast<uint32_t>(rank);
     count[x] = q[0] <= q[1] ? pos[1] - pos[0] : 0u;  // upper_bound(hi) >= lower_bound(lo) when lo <= hi
     first[x] = pos[0];
     if (i == 0 && rank == 0) count[static_cast<uint64_t>(items) * levels] = 0;  // the scan's total
   }
-  __device__ __forceinline__ void finish(const LsmView&, uint32_t, const State&) const {}
+  __device__ __forceinline__ void finish(const LsmView<K, V>&, uint32_t, const State&) const {}
 };
 
 // starts[q] = offset of query q's first candidate (q = 0..items).
@@ -108,13 +119,16 @@ __global__ void candidate_tiles_kernel(const uint64_t* __restrict__ segs, uint32
   tile_seg[t] = sa::count_before<uint64_t>(segs, nseg, o, true) - 1;
 }
 
+// u32 keys: comp = the composite, pos = the position (tag unused); u64 keys:
+// comp = the key, tag = (q << (32 + lb)) | (l << 32) | position (pos unused).
+template <class K, class V>
 __global__ void __launch_bounds__(kGatherThreads)
-    gather_candidates_kernel(const __grid_constant__ LsmView v, const uint64_t* __restrict__ segs,
+    gather_candidates_kernel(const __grid_constant__ LsmView<K, V> v, const uint64_t* __restrict__ segs,
                              const uint32_t* __restrict__ first, const uint32_t* __restrict__ tile_seg, uint64_t base,
                              uint64_t total, uint32_t levels, int lb, uint64_t* __restrict__ comp,
-                             uint32_t* __restrict__ pos) {
+                             uint32_t* __restrict__ pos, uint64_t* __restrict__ tag) {
   __shared__ uint64_t s_off[kGatherStage];
-  __shared__ const uint32_t* s_keys[kMaxLevels];
+  __shared__ const K* s_keys[kMaxLevels];
   if (threadIdx.x < static_cast<unsigned>(v.count)) s_keys[threadIdx.x] = v.lv[threadIdx.x].ix.level[0];
   const uint64_t o0 = static_cast<uint64_t>(blockIdx.x) * kGatherTile;
   const uint64_t o1 = min(o0 + kGatherTile, total);
@@ -135,9 +149,30 @@ __global__ void __launch_bounds__(kGatherThreads)
     const uint32_t p = first[s] + static_cast<uint32_t>(g - off[x]);
     const uint32_t qrel = s / levels;
     const uint32_t rank = s - qrel * levels;
-    const uint32_t key = __ldg(s_keys[rank] + p);
-    comp[j] = (static_cast<uint64_t>(qrel) << (32 + lb)) | (static_cast<uint64_t>(key) << lb) | rank;
-    pos[j] = p;
+    const K key = __ldg(s_keys[rank] + p);
+    if constexpr (sizeof(K) == 4) {
+      comp[j] = (static_cast<uint64_t>(qrel) << (32 + lb)) | (static_cast<uint64_t>(key) << lb) | rank;
+      pos[j] = p;
+    } else {
+      comp[j] = key;
+      tag[j] = (static_cast<uint64_t>((qrel << lb) | rank) << 32) | p;
+    }
+  }
+}
+
+// u64 keys: flag = 1 if the candidates are not in non-decreasing (query, key)
+// order (within equal ones the gathered order is by rank already).
+__global__ void out_of_order_kernel64(const uint64_t* __restrict__ key, const uint64_t* __restrict__ tag, int lb,
+                                      uint64_t n, unsigned long long* flag) {
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  const int qshift = 32 + lb;
+  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i - lane_id() < n; i += stride) {
+    bool bad = false;
+    if (i > 0 && i < n) {
+      const uint64_t q = tag[i] >> qshift, qp = tag[i - 1] >> qshift;
+      bad = q < qp || (q == qp && key[i] < key[i - 1]);
+    }
+    if (__any_sync(kFullMask, bad) && lane_id() == 0) atomicOr(flag, 1ull);
   }
 }
 
@@ -152,6 +187,7 @@ __global__ void out_of_order_kernel(const uint64_t* __restrict__ comp, uint64_t 
 }
 
 // Validity of sorted candidate j (1 = counts / goes to the range output).
+// u64 keys: ValidFlag64.
 struct ValidFlag {
   const uint64_t* comp;
   const uint32_t* pos;
@@ -167,6 +203,22 @@ struct ValidFlag {
   }
 };
 
+struct ValidFlag64 {
+  const uint64_t* key;
+  const uint64_t* tag;
+  uint64_t total;
+  int lb;
+  const uint8_t* const* status;
+  __host__ __device__ uint32_t operator()(uint64_t j) const {
+    if (j >= total) return 0u;
+    const uint64_t t = tag[j];
+    const int qshift = 32 + lb;
+    if (j > 0 && key[j - 1] == key[j] && (tag[j - 1] >> qshift) == (t >> qshift)) return 0u;  // not the most recent
+    const uint32_t rank = static_cast<uint32_t>(t >> 32) & ((1u << lb) - 1u);
+    return (status[rank][static_cast<uint32_t>(t)] & kTombstone) ? 0u : 1u;
+  }
+};
+
 // Per query of the round: its valid pairs (scan difference) and first slot.
 __global__ void query_results_kernel(const uint64_t* __restrict__ segs, uint32_t levels, uint32_t nq, uint64_t base,
                                      const uint32_t* __restrict__ scan, uint64_t* __restrict__ size,
@@ -179,12 +231,14 @@ __global__ void query_results_kernel(const uint64_t* __restrict__ segs, uint32_t
   offset[q] = scan[b];
 }
 
-// The valid pairs to their slots (range).
-__global__ void scatter_pairs_kernel(const __grid_constant__ LsmView v, const uint64_t* __restrict__ comp,
-                                     const uint32_t* __restrict__ pos, const uint32_t* __restrict__ scan,
-                                     uint64_t total, int lb, uint32_t* __restrict__ out_keys,
-                                     uint32_t* __restrict__ out_values) {
-  __shared__ const uint32_t* s_values[kMaxLevels];
+// The valid pairs to their slots (range). u64 keys: comp = the key, the
+// rank and position from the tag.
+template <class K, class V>
+__global__ void scatter_pairs_kernel(const __grid_constant__ LsmView<K, V> v, const uint64_t* __restrict__ comp,
+                                     const uint32_t* __restrict__ pos, const uint64_t* __restrict__ tag,
+                                     const uint32_t* __restrict__ scan, uint64_t total, int lb,
+                                     K* __restrict__ out_keys, V* __restrict__ out_values) {
+  __shared__ const V* s_values[kMaxLevels];
   if (threadIdx.x < static_cast<unsigned>(v.count)) s_values[threadIdx.x] = v.lv[threadIdx.x].values;
   __syncthreads();
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
@@ -192,9 +246,16 @@ __global__ void scatter_pairs_kernel(const __grid_constant__ LsmView v, const ui
     const uint32_t slot = scan[j];
     if (scan[j + 1] == slot) continue;
     const uint64_t c = comp[j];
-    const uint32_t rank = static_cast<uint32_t>(c & ((1ull << lb) - 1));
-    out_keys[slot] = static_cast<uint32_t>(c >> lb);
-    out_values[slot] = __ldg(s_values[rank] + pos[j]);
+    if constexpr (sizeof(K) == 4) {
+      const uint32_t rank = static_cast<uint32_t>(c & ((1ull << lb) - 1));
+      out_keys[slot] = static_cast<uint32_t>(c >> lb);
+      out_values[slot] = __ldg(s_values[rank] + pos[j]);
+    } else {
+      const uint64_t t = tag[j];
+      const uint32_t rank = static_cast<uint32_t>(t >> 32) & ((1u << lb) - 1u);
+      out_keys[slot] = c;
+      out_values[slot] = __ldg(s_values[rank] + static_cast<uint32_t>(t));
+    }
   }
 }
 
@@ -206,7 +267,8 @@ struct Round {
 
 }  // namespace
 
-void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
+template <class K, class V>
+void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
                       Phase phase, BatchResults& r, DeviceTime& t) {
   const bool is_range = type == OpType::Range;
   const uint64_t Q = ops.size();
@@ -228,7 +290,7 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
     const uint64_t nb = Qb * L;
     q_bounds_.reserve_discard(nb + 1, "lsm count/range bounds");
     q_first_.reserve_discard(nb, "lsm count/range bounds");
-    const BoundsOp op{q_keys_.data() + qa, q_args_.data() + qa, q_bounds_.data(), q_first_.data(), L,
+    const BoundsOp<K, V> op{q_keys_.data() + qa, q_args_.data() + qa, q_bounds_.data(), q_first_.data(), L,
                       static_cast<uint32_t>(Qb)};
     auto scan_bounds = [&](void* p, size_t& bytes) {
       return cub::DeviceScan::ExclusiveSum(p, bytes, q_bounds_.data(), q_bounds_.data(), nb + 1, stream_);
@@ -280,13 +342,16 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
         throw RuntimeFailure("lsm: a count/range query has " + std::to_string(T) +
                              " candidates (at most 2^32 - 2 per query)");
       const int qbits = bits_below(Qr);
-      const int end_bit = qbits + 32 + lb;  // <= 20 + 32 + 5
+      const int end_bit = qbits + 32 + lb;  // <= 20 + 32 + 5 (u64 keys: the tag's bits)
       const uint64_t* segs = q_bounds_.data() + rd.ra * L;
       const uint32_t nseg = static_cast<uint32_t>(Qr * L);
       const uint32_t tiles = static_cast<uint32_t>(div_up(T, kGatherTile));
       for (int i = 0; i < 2; ++i) {
         cand_comp_[i].reserve_discard(T, "lsm count/range candidates");
-        cand_pos_[i].reserve_discard(T, "lsm count/range candidates");
+        if constexpr (sizeof(K) == 4)
+          cand_pos_[i].reserve_discard(T, "lsm count/range candidates");
+        else
+          cand_tag_[i].reserve_discard(T, "lsm count/range candidates");
       }
       cand_scan_.reserve_discard(T + 1, "lsm count/range candidates");
       cand_tiles_.reserve_discard(static_cast<uint64_t>(tiles) + 1, "lsm count/range candidates");
@@ -297,18 +362,34 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
         range_values_.reserve_discard(T, "lsm range results");
       }
       cub::DoubleBuffer<uint64_t> dc(cand_comp_[0].data(), cand_comp_[1].data());
-      cub::DoubleBuffer<uint32_t> dp(cand_pos_[0].data(), cand_pos_[1].data());
+      cub::DoubleBuffer<uint32_t> dp(cand_pos_[0].data(), cand_pos_[1].data());  // u32 keys
+      cub::DoubleBuffer<uint64_t> dt(cand_tag_[0].data(), cand_tag_[1].data());  // u64 keys
+      // u32 keys: the composite; u64 keys: by key (the tag as payload), then
+      // (sort_queries) by the tag's query bits, both stable.
       auto sort = [&](void* p, size_t& bytes) {
-        return cub::DeviceRadixSort::SortPairs(p, bytes, dc, dp, T, 0, end_bit, stream_);
+        if constexpr (sizeof(K) == 4)
+          return cub::DeviceRadixSort::SortPairs(p, bytes, dc, dp, T, 0, end_bit, stream_);
+        else
+          return cub::DeviceRadixSort::SortPairs(p, bytes, dc, dt, T, 0, 64, stream_);
       };
-      ValidFlag valid{nullptr, nullptr, T, lb, d_status_ptrs_.data()};
+      auto sort_queries = [&](void* p, size_t& bytes) {
+        return cub::DeviceRadixSort::SortPairs(p, bytes, dt, dc, T, 32 + lb, end_bit, stream_);
+      };
+      const bool two_sorts = sizeof(K) == 8 && qbits > 0;
       auto scan_valid = [&](void* p, size_t& bytes) {
-        valid.comp = dc.Current();
-        valid.pos = dp.Current();
-        auto in = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), valid);
-        return cub::DeviceScan::ExclusiveSum(p, bytes, in, cand_scan_.data(), T + 1, stream_);
+        auto items = thrust::counting_iterator<uint64_t>(0);
+        if constexpr (sizeof(K) == 4) {
+          const ValidFlag valid{dc.Current(), dp.Current(), T, lb, d_status_ptrs_.data()};
+          auto in = thrust::make_transform_iterator(items, valid);
+          return cub::DeviceScan::ExclusiveSum(p, bytes, in, cand_scan_.data(), T + 1, stream_);
+        } else {
+          const ValidFlag64 valid{dc.Current(), dt.Current(), T, lb, d_status_ptrs_.data()};
+          auto in = thrust::make_transform_iterator(items, valid);
+          return cub::DeviceScan::ExclusiveSum(p, bytes, in, cand_scan_.data(), T + 1, stream_);
+        }
       };
       if (L > 1) temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm candidates)", sort);
+      if (L > 1 && two_sorts) temp_.prepare("cub::DeviceRadixSort::SortPairs (lsm candidates' queries)", sort_queries);
       temp_.prepare("cub::DeviceScan::ExclusiveSum (lsm validity)", scan_valid);
 
       unsigned long long* d_flag = d_counters_.data() + 4;
@@ -316,14 +397,20 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
       candidate_tiles_kernel<<<blocks_for(static_cast<uint64_t>(tiles) + 1, 256), 256, 0, stream_>>>(
           segs, nseg, rd.base, T, tiles, cand_tiles_.data());
       GPUDICT_CHECK_LAUNCH("candidate_tiles_kernel");
-      gather_candidates_kernel<<<tiles, kGatherThreads, 0, stream_>>>(v, segs, q_first_.data() + rd.ra * L,
-                                                                     cand_tiles_.data(), rd.base, T, L, lb,
-                                                                     cand_comp_[0].data(), cand_pos_[0].data());
+      gather_candidates_kernel<K, V><<<tiles, kGatherThreads, 0, stream_>>>(
+          v, segs, q_first_.data() + rd.ra * L, cand_tiles_.data(), rd.base, T, L, lb, cand_comp_[0].data(),
+          cand_pos_[0].data(), cand_tag_[0].data());
       GPUDICT_CHECK_LAUNCH("gather_candidates_kernel");
       if (L > 1) {
         GPUDICT_CUDA(cudaMemsetAsync(d_flag, 0, sizeof(unsigned long long), stream_));
-        out_of_order_kernel<<<blocks_for(T, 256 * 8, 8192), 256, 0, stream_>>>(cand_comp_[0].data(), T, d_flag);
-        GPUDICT_CHECK_LAUNCH("out_of_order_kernel");
+        if constexpr (sizeof(K) == 4) {
+          out_of_order_kernel<<<blocks_for(T, 256 * 8, 8192), 256, 0, stream_>>>(cand_comp_[0].data(), T, d_flag);
+          GPUDICT_CHECK_LAUNCH("out_of_order_kernel");
+        } else {
+          out_of_order_kernel64<<<blocks_for(T, 256 * 8, 8192), 256, 0, stream_>>>(
+              cand_comp_[0].data(), cand_tag_[0].data(), lb, T, d_flag);
+          GPUDICT_CHECK_LAUNCH("out_of_order_kernel64");
+        }
       }
       ms += timer_.stop(stream_);
       bool in_order = true;
@@ -333,14 +420,16 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
       }
       timer_.start(stream_);
       if (!in_order) temp_.run("cub::DeviceRadixSort::SortPairs (lsm candidates)", sort);
+      if (!in_order && two_sorts) temp_.run("cub::DeviceRadixSort::SortPairs (lsm candidates' queries)", sort_queries);
       temp_.run("cub::DeviceScan::ExclusiveSum (lsm validity)", scan_valid);
       query_results_kernel<<<blocks_for(Qr, 256), 256, 0, stream_>>>(segs, L, static_cast<uint32_t>(Qr), rd.base,
                                                                       cand_scan_.data(), q_size_out_.data(),
                                                                       q_offset_out_.data());
       GPUDICT_CHECK_LAUNCH("query_results_kernel");
       if (is_range) {
-        scatter_pairs_kernel<<<blocks_for(T, 256 * 4, 8192), 256, 0, stream_>>>(
-            v, dc.Current(), dp.Current(), cand_scan_.data(), T, lb, range_keys_.data(), range_values_.data());
+        scatter_pairs_kernel<K, V><<<blocks_for(T, 256 * 4, 8192), 256, 0, stream_>>>(
+            v, dc.Current(), dp.Current(), dt.Current(), cand_scan_.data(), T, lb, range_keys_.data(),
+            range_values_.data());
         GPUDICT_CHECK_LAUNCH("scatter_pairs_kernel");
       }
       ms += timer_.stop(stream_);
@@ -358,8 +447,8 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
       if (is_range && pairs > 0) {
         h_keys_.reserve_discard(pairs);
         h_values_.reserve_discard(pairs);
-        copy_to_host(stream_, h_keys_.data(), range_keys_.data(), pairs * sizeof(uint32_t));
-        copy_to_host(stream_, h_values_.data(), range_values_.data(), pairs * sizeof(uint32_t));
+        copy_to_host(stream_, h_keys_.data(), range_keys_.data(), pairs * sizeof(K));
+        copy_to_host(stream_, h_values_.data(), range_values_.data(), pairs * sizeof(V));
         r.range_keys.resize(out_total + pairs);
         r.range_values.resize(out_total + pairs);
         for (uint64_t x = 0; x < pairs; ++x) {
@@ -372,5 +461,13 @@ void Lsm::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_
   }
   t.add(phase, ms);
 }
+
+#define GPUDICT_LSM_ORDERED(K, V)                                                                                   \
+  template void Lsm<K, V>::run_ordered(OpType, const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase, \
+                                       BatchResults&, DeviceTime&);
+GPUDICT_LSM_ORDERED(uint32_t, uint32_t)
+GPUDICT_LSM_ORDERED(uint32_t, uint64_t)
+GPUDICT_LSM_ORDERED(uint64_t, uint64_t)
+#undef GPUDICT_LSM_ORDERED
 
 }  // namespace gpudict::lsm

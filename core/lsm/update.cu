@@ -3,7 +3,8 @@
 //  1. copy the updates as keys, values and a u32 payload per update
 //     payload = is_delete << 31 | update index (the value stays behind in
 //     `values`, gathered by index later: sorting 8-byte pairs instead of
-//     12-byte ones is the cheaper sort);
+//     12-byte ones is the cheaper sort; at every width the sort moves the
+//     key and a 4-byte payload);
 //  2. stable radix sort of (key, payload), then one reduce-by-key with
 //        (a, b) -> (a.delete | b.delete) << 31 | max(a.index, b.index)
 //     (associative and commutative): one entry per key, a tombstone if the
@@ -71,10 +72,11 @@ struct ResolveOp {
 // is a level as it stands, into that level's local stale count.
 constexpr int kExpandThreads = 256;
 
+template <class K, class V>
 __global__ void __launch_bounds__(kExpandThreads)
-    expand_chunk_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ payload,
-                        const uint32_t* __restrict__ values, uint64_t first, uint64_t cnt,
-                        uint32_t* __restrict__ out_keys, uint32_t* __restrict__ out_values,
+    expand_chunk_kernel(const K* __restrict__ keys, const uint32_t* __restrict__ payload,
+                        const V* __restrict__ values, uint64_t first, uint64_t cnt,
+                        K* __restrict__ out_keys, V* __restrict__ out_values,
                         uint8_t* __restrict__ out_status, unsigned long long* __restrict__ tombstones,
                         unsigned long long* __restrict__ level_stale) {
   unsigned long long c = 0;
@@ -84,7 +86,7 @@ __global__ void __launch_bounds__(kExpandThreads)
     const uint32_t p = payload[s];
     const bool del = (p & kDeleteBit) != 0;
     out_keys[i] = keys[s];
-    out_values[i] = del ? 0u : values[p & ~kDeleteBit];
+    out_values[i] = del ? V(0) : values[p & ~kDeleteBit];
     out_status[i] = del ? kTombstone : uint8_t{0};
     c += del ? 1 : 0;
   }
@@ -94,24 +96,27 @@ __global__ void __launch_bounds__(kExpandThreads)
 
 // Whether each resolved key has a live record before the batch (exact stale
 // counting): a lookup that counts the live ones.
+template <class K, class V>
 struct PresenceOp {
+  using Key = K;
+  using Value = V;
   static constexpr int kSearches = 1;
   static constexpr bool kUpper0 = false, kUpper1 = false, kStopWhenDone = true;
   static constexpr bool kFilter = false;
-  const uint32_t* keys;
+  const K* keys;
   unsigned long long* live;
   const unsigned long long* count;  // resolved keys (items beyond it search nothing)
   struct State {
     bool done;
     bool live;
   };
-  __device__ __forceinline__ void setup(uint32_t i, State& st, uint32_t (&q)[1]) const {
+  __device__ __forceinline__ void setup(uint32_t i, State& st, K (&q)[1]) const {
     st.done = i >= *count;
-    q[0] = st.done ? 0u : keys[i];
+    q[0] = st.done ? K(0) : keys[i];
     st.live = false;
   }
   __device__ __forceinline__ bool wants(const State& st, int) const { return !st.done; }
-  __device__ __forceinline__ void level(const LevelView& L, int, uint32_t, State& st, const uint32_t (&q)[1],
+  __device__ __forceinline__ void level(const LevelView<K, V>& L, int, uint32_t, State& st, const K (&q)[1],
                                         const uint32_t (&pos)[1], const bool (&searched)[1]) const {
     if (!searched[0]) return;
     const uint32_t p = pos[0];
@@ -120,7 +125,7 @@ struct PresenceOp {
       st.live = (__ldg(L.status + p) & kTombstone) == 0;
     }
   }
-  __device__ __forceinline__ void finish(const LsmView&, uint32_t, const State& st) const {
+  __device__ __forceinline__ void finish(const LsmView<K, V>&, uint32_t, const State& st) const {
     const unsigned m = __activemask();
     const unsigned votes = __ballot_sync(m, st.live);
     if (votes != 0 && lane_id() == static_cast<unsigned>(__ffs(m) - 1))
@@ -144,7 +149,8 @@ struct ChunkPlan {
 
 }  // namespace
 
-void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
+template <class K, class V>
+void Lsm<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   uint64_t m = 0;
   for (OpType type : batch.types) m += is_update(type) ? 1 : 0;
   if (m == 0) return;
@@ -157,9 +163,9 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     for (size_t i = 0; i < batch.size(); ++i) {
       const OpType type = batch.types[i];
       if (!is_update(type)) continue;
-      h_keys_[j] = static_cast<uint32_t>(batch.keys[i]);
+      h_keys_[j] = static_cast<K>(batch.keys[i]);
       h_args_[j] = type == OpType::Delete ? (kDeleteBit | j) : j;
-      h_values_[j] = type == OpType::Delete ? 0u : static_cast<uint32_t>(batch.args[i]);
+      h_values_[j] = type == OpType::Delete ? V(0) : static_cast<V>(batch.args[i]);
       ++j;
     }
   }
@@ -170,9 +176,9 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   upd_values_.reserve_discard(m, "lsm update values");
   uniq_keys_.reserve_discard(m, "lsm resolved keys");
   uniq_payload_.reserve_discard(m, "lsm resolved payload");
-  copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(uint32_t));
+  copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
   copy_to_device(stream_, upd_payload_[0].data(), h_args_.data(), m * sizeof(uint32_t));
-  copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(uint32_t));
+  copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(V));
 
   // d_counters_: resolved keys, keys live before the batch, tombstones.
   unsigned long long* d_runs = d_counters_.data();
@@ -181,10 +187,10 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   // The resolve - the stable sort of (key, delete|index) and the
   // reduce-by-key - as one CUDA graph (a dozen small stream operations:
   // core/common/graph_cache.hpp), captured here, outside the timed segment.
-  cub::DoubleBuffer<uint32_t> dk(upd_keys_[0].data(), upd_keys_[1].data());
+  cub::DoubleBuffer<K> dk(upd_keys_[0].data(), upd_keys_[1].data());
   cub::DoubleBuffer<uint32_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
   auto sort = [&](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, 32, stream_);
+    return cub::DeviceRadixSort::SortPairs(p, bytes, dk, dp, m, 0, static_cast<int>(8 * sizeof(K)), stream_);
   };
   auto reduce = [&](void* p, size_t& bytes) {
     return cub::DeviceReduce::ReduceByKey(p, bytes, dk.Current(), uniq_keys_.data(), dp.Current(),
@@ -275,7 +281,7 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
     // The presence count searches for every resolved key: m is an upper
     // bound on their number, and the kernel reads the count on the device.
     if (exact && c0 == 0)
-      launch_multilevel(before, PresenceOp{uniq_keys_.data(), d_live, d_runs}, m, stream_,
+      launch_multilevel(before, PresenceOp<K, V>{uniq_keys_.data(), d_live, d_runs}, m, stream_,
                         "multilevel_search_kernel<Presence>");
     for (uint64_t c = c0; c < c1; ++c) {
       const ChunkPlan& p = plan[c - c0];
@@ -284,10 +290,10 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
       unsigned long long* level_stale = d_level_stale_.data() + (c - c0);
       out.set_size(p.size);
       const bool direct = !p.absorb && k == 0;  // the chunk is the new level as it stands
-      uint32_t* sk = direct ? out.kv.keys.data() : chunk_.keys.data();
-      uint32_t* sv = direct ? out.kv.values.data() : chunk_.values.data();
+      K* sk = direct ? out.kv.keys.data() : chunk_.keys.data();
+      V* sv = direct ? out.kv.values.data() : chunk_.values.data();
       uint8_t* ss = direct ? out.status.data() : chunk_.status.data();
-      expand_chunk_kernel<<<blocks_for(p.cnt, kExpandThreads, 4096), kExpandThreads, 0, stream_>>>(
+      expand_chunk_kernel<K, V><<<blocks_for(p.cnt, kExpandThreads, 4096), kExpandThreads, 0, stream_>>>(
           uniq_keys_.data(), uniq_payload_.data(), upd_values_.data(), p.first, p.cnt, sk, sv, ss, d_tombs,
           direct ? level_stale : nullptr);
       GPUDICT_CHECK_LAUNCH("expand_chunk_kernel");
@@ -298,18 +304,19 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
         // The older runs, most recent first: level 0 (absorb), or levels
         // 0..k-1 (carry).
         const int merges = p.absorb ? 1 : k;
-        RunIn a{sk, sv, ss, p.cnt};
+        RunIn<K, V> a{sk, sv, ss, p.cnt};
         for (int j = 0; j < merges; ++j) {
           const Level& lj = *live_.at[j];
-          const RunIn older{lj.kv.keys.data(), lj.kv.values.data(), lj.status.data(), lj.n()};
+          const RunIn<K, V> older{lj.kv.keys.data(), lj.kv.values.data(), lj.status.data(), lj.n()};
           const bool last = j == merges - 1;
           RunBuffers& tmp = pp_[j & 1];
-          const RunOut o = last ? RunOut{out.kv.keys.data(), out.kv.values.data(), out.status.data(),
-                                         out.kv.fences.data(), level_stale}
-                                : RunOut{tmp.keys.data(), tmp.values.data(), tmp.status.data(), nullptr, nullptr};
+          const RunOut<K, V> o = last ? RunOut<K, V>{out.kv.keys.data(), out.kv.values.data(), out.status.data(),
+                                                     out.kv.fences.data(), level_stale}
+                                      : RunOut<K, V>{tmp.keys.data(), tmp.values.data(), tmp.status.data(), nullptr,
+                                                     nullptr};
           merge_runs(a, older, o, stream_);
           trace_.mark(stream_, "merge");
-          a = RunIn{o.keys, o.values, o.status, a.n + older.n};
+          a = RunIn<K, V>{o.keys, o.values, o.status, a.n + older.n};
         }
         sa::build_fence_levels(out.kv, 1, stream_);
         for (int j = 0; j < merges; ++j) dropped_.push_back(std::move(live_.at[j]));
@@ -342,5 +349,9 @@ void Lsm::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   }
   t.add(phase, ms);
 }
+
+template void Lsm<uint32_t, uint32_t>::apply_updates(const Batch&, Phase, DeviceTime&);
+template void Lsm<uint32_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
+template void Lsm<uint64_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
 
 }  // namespace gpudict::lsm

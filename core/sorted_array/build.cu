@@ -29,7 +29,7 @@ namespace {
 // the pass runs at streaming bandwidth. `keys` is 16-byte aligned (cudaMalloc).
 template <class K>
 __global__ void count_adjacent_equal_kernel(const K* __restrict__ keys, uint64_t n, unsigned long long* out) {
-  static_assert(sizeof(K) == 4, "vector width assumes 4-byte keys");
+  static_assert(sizeof(K) == 4, "vector width assumes 4-byte keys (u64 keys: count_adjacent_equal_kernel64)");
   unsigned long long c = 0;
   const uint64_t quads = n / 4;
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
@@ -56,6 +56,33 @@ __global__ void count_adjacent_equal_kernel(const K* __restrict__ keys, uint64_t
   if (lane_id() == 0 && c) atomicAdd(out, c);
 }
 
+// The same for 8-byte keys: each thread takes 2 keys with one 16-byte load.
+__global__ void count_adjacent_equal_kernel64(const uint64_t* __restrict__ keys, uint64_t n,
+                                              unsigned long long* out) {
+  unsigned long long c = 0;
+  const uint64_t pairs = n / 2;
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  const ulonglong2* q2 = reinterpret_cast<const ulonglong2*>(keys);
+  const uint64_t start = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (uint64_t base = start - lane_id(); base < pairs; base += stride) {
+    const uint64_t i = base + lane_id();
+    ulonglong2 v = make_ulonglong2(0, 0);
+    if (i < pairs) v = q2[i];
+    c += v.x == v.y;
+    const unsigned long long next_first = __shfl_down_sync(0xFFFFFFFFu, v.x, 1);
+    if (i < pairs) {
+      const uint64_t nxt = 2 * i + 2;  // the key after this pair
+      if (nxt < n) {
+        const unsigned long long after = lane_id() == 31 || i + 1 >= pairs ? keys[nxt] : next_first;
+        c += v.y == after;
+      }
+    }
+  }
+  for (uint64_t i = 2 * pairs + start; i + 1 < n; i += stride) c += keys[i] == keys[i + 1];
+  c = warp_sum(c);
+  if (lane_id() == 0 && c) atomicAdd(out, c);
+}
+
 // Whether sorted position i is the last of its run of equal keys.
 template <class K>
 struct KeepLast {
@@ -75,7 +102,7 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
     throw RuntimeFailure("sorted-array holds at most " + std::to_string(kMaxKeys) + " keys (asked to build " +
                          std::to_string(n) + ")");
   cur_.n = 0;
-  cur_.layout = FenceLayout::for_size(0);
+  cur_.layout = FenceLayout::for_size(0, kTopMaxOf<K>);
   if (n == 0) {
     t.add(Phase::Build, 0.0);
     return;
@@ -105,8 +132,13 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   timer_.start(stream_);
   temp_.run("cub::DeviceRadixSort::SortPairs (build)", sort);
   GPUDICT_CUDA(cudaMemsetAsync(d_dups, 0, sizeof(unsigned long long), stream_));
-  count_adjacent_equal_kernel<K><<<blocks_for(n, 256 * 16, 8192), 256, 0, stream_>>>(dk.Current(), n, d_dups);
-  GPUDICT_CHECK_LAUNCH("count_adjacent_equal_kernel");
+  if constexpr (sizeof(K) == 4) {
+    count_adjacent_equal_kernel<K><<<blocks_for(n, 256 * 16, 8192), 256, 0, stream_>>>(dk.Current(), n, d_dups);
+    GPUDICT_CHECK_LAUNCH("count_adjacent_equal_kernel");
+  } else {
+    count_adjacent_equal_kernel64<<<blocks_for(n, 256 * 8, 8192), 256, 0, stream_>>>(dk.Current(), n, d_dups);
+    GPUDICT_CHECK_LAUNCH("count_adjacent_equal_kernel64");
+  }
   double ms = timer_.stop(stream_);
   copy_to_host(stream_, h_u64_.data(), d_dups, sizeof(unsigned long long));
   const uint64_t dups = h_u64_[0];
@@ -116,7 +148,7 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   if (dups > 0) {
     auto flags =
         thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), KeepLast<K>{cur_.keys.data(), n});
-    // One pass over (key, value) pairs: read 8 B and write 8 B per kept pair.
+    // One pass over (key, value) pairs: read and write one pair per kept pair.
     auto in = thrust::make_zip_iterator(thrust::make_tuple(cur_.keys.data(), cur_.values.data()));
     auto out = thrust::make_zip_iterator(thrust::make_tuple(alt_.keys.data(), alt_.values.data()));
     auto select = [&](void* p, size_t& bytes) {
@@ -132,7 +164,7 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   }
 
   cur_.n = kept;
-  cur_.layout = FenceLayout::for_size(kept);
+  cur_.layout = FenceLayout::for_size(kept, kTopMaxOf<K>);
   cur_.reserve_fences(kept, false);
   timer_.start(stream_);
   build_fence_levels(cur_, 0, stream_);
@@ -141,5 +173,7 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
 }
 
 template void SortedArray<uint32_t, uint32_t>::build(const KeyValues&, DeviceTime&);
+template void SortedArray<uint32_t, uint64_t>::build(const KeyValues&, DeviceTime&);
+template void SortedArray<uint64_t, uint64_t>::build(const KeyValues&, DeviceTime&);
 
 }  // namespace gpudict::sa

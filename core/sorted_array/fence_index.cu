@@ -100,7 +100,16 @@ void build_fence_levels(ArrayStore<K, V>& st, int from_level, cudaStream_t strea
   build_fence_levels(&one, 1, from_level, stream);
 }
 
-template void build_fence_levels<uint32_t, uint32_t>(ArrayStore<uint32_t, uint32_t>* const*, int, int, cudaStream_t);
-template void build_fence_levels<uint32_t, uint32_t>(ArrayStore<uint32_t, uint32_t>&, int, cudaStream_t);
+// Every (key, value) pair an ArrayStore is used with: the sorted array's and
+// the LSM's three, and u64 keys with u32 values (an index over u64 keys whose
+// values are positions, as the B-Tree's leaf directory).
+#define GPUDICT_FENCE_LEVELS(K, V)                                                            \
+  template void build_fence_levels<K, V>(ArrayStore<K, V>* const*, int, int, cudaStream_t); \
+  template void build_fence_levels<K, V>(ArrayStore<K, V>&, int, cudaStream_t);
+GPUDICT_FENCE_LEVELS(uint32_t, uint32_t)
+GPUDICT_FENCE_LEVELS(uint32_t, uint64_t)
+GPUDICT_FENCE_LEVELS(uint64_t, uint32_t)
+GPUDICT_FENCE_LEVELS(uint64_t, uint64_t)
+#undef GPUDICT_FENCE_LEVELS
 
 }  // namespace gpudict::sa

@@ -5,8 +5,23 @@
 // Fence index: level 0 is the key array; level l+1 holds every 32nd entry of
 // level l (L[l+1][i] = L[l][32 i]); levels are added until the top one has at
 // most kTopMax entries. Every level is padded to a multiple of 32 entries (one
-// 128-byte line for u32) so a search can always load a whole aligned
-// 32-entry window; padding is zero and never counted (bounds, not sentinels).
+// 128-byte line for u32 keys, two for u64) so a search can always load a whole
+// aligned 32-entry window; padding is zero and never counted (bounds, not
+// sentinels), so every key of either width, 0 and the largest included, is an
+// ordinary key.
+//
+// The fanout is 32 at both key widths (not 128 bytes / sizeof(K) = 16 for u64
+// keys): a level's window is one warp-instruction's load either way (8 lanes
+// x 16 B for u32, 16 lanes x 16 B for u64, search_index.cuh), so the 256-byte
+// u64 window costs the search no extra dependent load, while fanout 16 would
+// add a level (one more dependent load per search) from 2^17 keys on and
+// change the index geometry the LSM's level tops and filters are built on.
+//
+// Word width and the memory model: no kernel here (or in the LSM, which
+// shares this layout) reads a key or value while another thread of the same
+// launch may write it; kernels hand arrays to each other in stream order. So
+// a 64-bit key or value needs no single-copy-atomicity argument, and none of
+// the code relies on a pair of 32-bit halves being written together.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -19,8 +34,14 @@
 
 namespace gpudict::sa {
 
-inline constexpr uint32_t kFanout = 32;     // entries per window (one aligned line for u32)
+inline constexpr uint32_t kFanout = 32;     // entries per window (one aligned line for u32, two for u64)
 inline constexpr uint32_t kTopMax = 4096;   // largest top level (searched in shared memory)
+// The sorted array's largest top for keys of type K: 16 KiB of shared memory
+// per search block at both widths (4096 u32 keys, 2048 u64 keys), so the
+// search kernel keeps its 8 blocks per SM. For u64 keys a top of 2048 instead
+// of 4096 adds a level only where the would-be top has 2049..4096 entries.
+template <class K>
+inline constexpr uint64_t kTopMaxOf = kTopMax * sizeof(uint32_t) / sizeof(K);
 inline constexpr int kMaxLevels = 8;        // levels incl. level 0; 5 suffice for 2^31 keys
 // Positions are u32 and the merge keys 2*pos+1: stay below 2^31.
 inline constexpr uint64_t kMaxKeys = (1ull << 31) - (1ull << 16);
@@ -30,7 +51,8 @@ inline constexpr uint64_t div_up(uint64_t x, uint64_t m) { return (x + m - 1) / 
 
 // Level 1 of the fence index holds every kFanout-th key of level 0: whoever
 // writes the key at position o of a level also writes its fence.
-__host__ __device__ __forceinline__ void put_fence(uint32_t* fences, uint64_t o, uint32_t key) {
+template <class K>
+__host__ __device__ __forceinline__ void put_fence(K* fences, uint64_t o, K key) {
   if ((o & (kFanout - 1)) == 0) fences[o / kFanout] = key;
 }
 
@@ -115,10 +137,11 @@ struct ArrayStore {
     keys.reserve_discard(need, "sorted-array keys");
     values.reserve_discard(need, "sorted-array values");
   }
-  // Room for the fence levels of any size up to `n_keys`, and for the level-1
-  // fences that the merge writes (ceil(n/32) entries).
+  // Room for the fence levels of any size up to `n_keys` (tops of at most
+  // kTopMaxOf<K>), and for the level-1 fences that the merge writes (ceil(n/32)
+  // entries).
   void reserve_fences(uint64_t n_keys, bool slack) {
-    const FenceLayout f = FenceLayout::for_size(n_keys);
+    const FenceLayout f = FenceLayout::for_size(n_keys, kTopMaxOf<K>);
     uint64_t need = std::max<uint64_t>(f.fence_entries, round_up(div_up(n_keys, kFanout), kFanout));
     if (need == 0 || need <= fences.capacity()) return;
     if (slack) need = round_up(std::max<uint64_t>(need, fences.capacity() + fences.capacity() / 2), kFanout);

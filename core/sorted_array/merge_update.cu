@@ -1,6 +1,10 @@
 // A batch's inserts and deletes (phased: all of them, then the queries).
 //
 //  1. copy the updates (key, payload = is_delete << 32 | value) in batch order;
+//     with 64-bit values the payload is is_delete << 32 | j, j the update's
+//     index in batch order, and the values go to the device in that order
+//     too (the merge gathers a surviving insert's value by j), so the sort
+//     still moves 8-byte payloads;
 //  2. stable radix sort by key: a key's updates stay in batch order, so the
 //     last one of each run of equal keys is the one that takes effect;
 //  3. classify each sorted entry j (the search kernel with ClassifyOp):
@@ -43,6 +47,11 @@ constexpr int kMergePerThread = 8;
 constexpr uint32_t kMergeTile = kMergeThreads * kMergePerThread;  // elements + entries per tile
 
 constexpr uint64_t kDeleteBit = 1ull << 32;
+
+// Whether a value of type V rides in the payload's low 32 bits (u32 values)
+// or is gathered by the update index the payload holds there (u64 values).
+template <class V>
+inline constexpr bool kInlineValue = sizeof(V) <= 4;
 
 template <class K, class V>
 struct ClassifyOp {
@@ -100,7 +109,8 @@ __global__ void __launch_bounds__(kMergeThreads)
                        const K* __restrict__ b_keys, const uint64_t* __restrict__ b_payload,
                        const uint32_t* __restrict__ b_e, const int32_t* __restrict__ b_offset,
                        const uint8_t* __restrict__ b_write, uint32_t m, const uint32_t* __restrict__ split,
-                       K* __restrict__ out_keys, V* __restrict__ out_values, K* __restrict__ out_fences) {
+                       const V* __restrict__ b_values, K* __restrict__ out_keys, V* __restrict__ out_values,
+                       K* __restrict__ out_fences) {
   __shared__ uint32_t s_e[kMergeTile + 1];
   __shared__ int32_t s_off[kMergeTile + 1];
   const uint32_t tile = blockIdx.x;
@@ -156,7 +166,10 @@ __global__ void __launch_bounds__(kMergeThreads)
         const uint32_t o = (s_e[x] >> 1) + static_cast<uint32_t>(s_off[x]);
         const K key = b_keys[j];
         out_keys[o] = key;
-        out_values[o] = static_cast<V>(b_payload[j]);
+        if constexpr (kInlineValue<V>)
+          out_values[o] = static_cast<V>(b_payload[j]);
+        else
+          out_values[o] = b_values[static_cast<uint32_t>(b_payload[j])];  // by update index
         put_fence(out_fences, o, key);
       }
     }
@@ -182,13 +195,19 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
                          " resident + " + std::to_string(inserts) + " inserts)");
   h_keys_.reserve_discard(m);
   h_u64_.reserve_discard(m);
+  if constexpr (!kInlineValue<V>) h_values_.reserve_discard(m);
   {
     uint64_t j = 0;
     for (size_t i = 0; i < batch.size(); ++i) {
       const OpType type = batch.types[i];
       if (!is_update(type)) continue;
       h_keys_[j] = static_cast<K>(batch.keys[i]);
-      h_u64_[j] = type == OpType::Delete ? kDeleteBit : static_cast<uint64_t>(static_cast<V>(batch.args[i]));
+      if constexpr (kInlineValue<V>) {
+        h_u64_[j] = type == OpType::Delete ? kDeleteBit : static_cast<uint64_t>(static_cast<V>(batch.args[i]));
+      } else {
+        h_u64_[j] = (type == OpType::Delete ? kDeleteBit : 0) | j;  // j < kMaxKeys < 2^31
+        h_values_[j] = type == OpType::Delete ? V(0) : static_cast<V>(batch.args[i]);
+      }
       ++j;
     }
   }
@@ -205,10 +224,12 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
   upd_offset_.reserve_discard(m + 1, "sorted-array update offsets");
   upd_write_.reserve_discard(m, "sorted-array update flags");
   upd_split_.reserve_discard(static_cast<uint64_t>(tiles) + 1, "sorted-array merge splits");
+  if constexpr (!kInlineValue<V>) upd_values_.reserve_discard(m, "sorted-array update values");
   alt_.reserve_pairs(upper, true);
   alt_.reserve_fences(upper, true);
   copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
   copy_to_device(stream_, upd_payload_[0].data(), h_u64_.data(), m * sizeof(uint64_t));
+  if constexpr (!kInlineValue<V>) copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(V));
 
   const ArrayView<K, V> a = cur_.view();
   cub::DoubleBuffer<K> dk(upd_keys_[0].data(), upd_keys_[1].data());
@@ -232,8 +253,8 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
   GPUDICT_CHECK_LAUNCH("merge_partition_kernel");
   merge_tiles_kernel<K, V><<<tiles, kMergeThreads, 0, stream_>>>(
       a.keys(), a.values, static_cast<uint32_t>(n), dk.Current(), dp.Current(), upd_e_.data(), upd_offset_.data(),
-      upd_write_.data(), static_cast<uint32_t>(m), upd_split_.data(), alt_.keys.data(), alt_.values.data(),
-      alt_.fences.data());
+      upd_write_.data(), static_cast<uint32_t>(m), upd_split_.data(), kInlineValue<V> ? nullptr : upd_values_.data(),
+      alt_.keys.data(), alt_.values.data(), alt_.fences.data());
   GPUDICT_CHECK_LAUNCH("merge_tiles_kernel");
   double ms = timer_.stop(stream_);
 
@@ -245,7 +266,7 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
   const uint64_t n_new = static_cast<uint64_t>(static_cast<int64_t>(n) + change);
 
   alt_.n = n_new;
-  alt_.layout = FenceLayout::for_size(n_new);
+  alt_.layout = FenceLayout::for_size(n_new, kTopMaxOf<K>);
   // Settled: this segment follows the host's read of the new size, after
   // which its first launch arrives late (core/common/settle.hpp); the LSM's
   // update chunks are timed the same way.
@@ -257,5 +278,7 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
 }
 
 template void SortedArray<uint32_t, uint32_t>::apply_updates(const Batch&, Phase, DeviceTime&);
+template void SortedArray<uint32_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
+template void SortedArray<uint64_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
 
 }  // namespace gpudict::sa

@@ -4,7 +4,8 @@
 // is timed; the copies of inputs and results are not.
 //   lookup(k):     i = lower_bound(k); found iff i < n and keys[i] == k
 //   count(lo, hi): lo > hi: 0; else upper_bound(hi) - lower_bound(lo)
-//                  (upper_bound counts keys <= hi, so hi = max key needs no +1)
+//                  (upper_bound counts keys <= hi, so hi = the largest key of
+//                  either width needs no +1)
 //   range(lo, hi): the count's pairs, from lower_bound(lo)
 //   successor(k):  i = upper_bound(k); found iff i < n
 #include <cub/device/device_scan.cuh>
@@ -226,6 +227,12 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
 
 template void SortedArray<uint32_t, uint32_t>::run_queries(OpType, const Batch&, const std::vector<uint32_t>&,
                                                            const ArrayView<uint32_t, uint32_t>&, Phase,
+                                                           BatchResults&, DeviceTime&);
+template void SortedArray<uint32_t, uint64_t>::run_queries(OpType, const Batch&, const std::vector<uint32_t>&,
+                                                           const ArrayView<uint32_t, uint64_t>&, Phase,
+                                                           BatchResults&, DeviceTime&);
+template void SortedArray<uint64_t, uint64_t>::run_queries(OpType, const Batch&, const std::vector<uint32_t>&,
+                                                           const ArrayView<uint64_t, uint64_t>&, Phase,
                                                            BatchResults&, DeviceTime&);
 
 }  // namespace gpudict::sa

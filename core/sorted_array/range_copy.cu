@@ -105,5 +105,11 @@ void copy_ranges(const K* keys, const V* values, const uint32_t* first, const ui
 template void copy_ranges<uint32_t, uint32_t>(const uint32_t*, const uint32_t*, const uint32_t*, const uint64_t*,
                                               uint32_t, uint64_t, DeviceBuffer<uint32_t>&, uint32_t*, uint32_t*,
                                               cudaStream_t);
+template void copy_ranges<uint32_t, uint64_t>(const uint32_t*, const uint64_t*, const uint32_t*, const uint64_t*,
+                                              uint32_t, uint64_t, DeviceBuffer<uint32_t>&, uint32_t*, uint64_t*,
+                                              cudaStream_t);
+template void copy_ranges<uint64_t, uint64_t>(const uint64_t*, const uint64_t*, const uint32_t*, const uint64_t*,
+                                              uint32_t, uint64_t, DeviceBuffer<uint32_t>&, uint64_t*, uint64_t*,
+                                              cudaStream_t);
 
 }  // namespace gpudict::sa

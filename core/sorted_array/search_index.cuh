@@ -14,6 +14,11 @@
 // bytes of the window, counts, and the group adds up with 3 shuffles, so one
 // warp instruction reads four whole lines. A group serves its 8 lanes'
 // searches two at a time (two lines in flight per group).
+// With u64 keys the levels keep fanout 32 (layout.cuh), so a search has the
+// same number of levels as with u32 keys; a window is 256 bytes (two lines):
+// a group is 16 lanes, each loading 2 keys in its 16 bytes and adding up with
+// 4 shuffles, one warp instruction reads two whole windows (four lines, as
+// for u32), and a group serves its 16 lanes' searches two at a time.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -54,8 +59,8 @@ __device__ __forceinline__ uint32_t count_before(const K* a, uint32_t size, K q,
 // Entries of an indexed array that count before q, by one thread: a binary
 // search of the index's top, then one kFanout-entry window per level below
 // (descend's scheme, one thread per search instead of a lane group: the
-// window is one 128-byte line for u32 keys, so its binary search after the first load
-// hits L1). A binary search of the keys alone is a chain of ~24 dependent
+// window is one 128-byte line for u32 keys, two for u64, so its binary search
+// after the first load hits L1). A binary search of the keys alone is a chain of ~24 dependent
 // loads at 2^24 keys (the LSM cleanup's partition on an H200: 28-39 us that
 // way, 25-32 with the index).
 template <class K>
@@ -145,16 +150,20 @@ __device__ __forceinline__ void warp_refine(const SearchView<K>& ix, const K (&q
 
 inline constexpr int kSearchThreads = 256;
 inline constexpr int kSearchMinBlocks = 8;  // 2048 threads per SM: <= 32 registers
+// u64 keys: 64-bit queries, window keys and top entries need a few more
+// registers (at 32 the two-search ops spilled 8 bytes): 1536 threads per SM,
+// <= 40 registers.
+inline constexpr int kSearchMinBlocksWide = 6;
 
 // Blocks per SM the search kernel is compiled for: Op::kMinBlocks where an
 // Op's finish needs more registers (the B-Tree's leaf directory reads a whole
-// node), else kSearchMinBlocks.
-template <class Op, class = void>
+// node), else kSearchMinBlocks (kSearchMinBlocksWide for u64 keys).
+template <class K, class Op, class = void>
 struct SearchMinBlocks {
-  static constexpr int value = kSearchMinBlocks;
+  static constexpr int value = sizeof(K) > 4 ? kSearchMinBlocksWide : kSearchMinBlocks;
 };
-template <class Op>
-struct SearchMinBlocks<Op, std::void_t<decltype(Op::kMinBlocks)>> {
+template <class K, class Op>
+struct SearchMinBlocks<K, Op, std::void_t<decltype(Op::kMinBlocks)>> {
   static constexpr int value = Op::kMinBlocks;
 };
 
@@ -164,7 +173,7 @@ struct SearchMinBlocks<Op, std::void_t<decltype(Op::kMinBlocks)>> {
 //   setup(item, q[S], upper[S])               the searches of an item
 //   finish(view, item, q[S], pos[S])          consume their results
 template <class K, class V, class Op>
-__global__ void __launch_bounds__(kSearchThreads, SearchMinBlocks<Op>::value)
+__global__ void __launch_bounds__(kSearchThreads, SearchMinBlocks<K, Op>::value)
     search_kernel(const __grid_constant__ ArrayView<K, V> a, const __grid_constant__ Op op, uint32_t items) {
   constexpr int S = Op::kSearches;
   extern __shared__ uint4 search_smem[];

@@ -13,6 +13,7 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/key_traits.hpp"
 #include "core/sorted_array/search_index.cuh"
 #include "core/sorted_array/sorted_array_impl.cuh"
 
@@ -25,16 +26,14 @@ Capabilities sorted_array_caps() {
   c.snapshots = true;
   c.native_concurrent = false;  // a concurrent batch runs as its updates, then its queries
   c.phased_duplicates = DuplicateRule::LastWins;
-  c.key_types = {KeyType::U32};
+  c.key_types = {KeyType::U32, KeyType::U64};
   return c;
 }
 
 std::unique_ptr<Dictionary> make_sorted_array(const StructureConfig& config) {
-  if (config.key_type != KeyType::U32 || config.value_type != KeyType::U32)
-    throw InputError("sorted-array supports u32 keys and u32 values only (asked for " +
-                     std::string(type_name(config.key_type)) + " keys, " + std::string(type_name(config.value_type)) +
-                     " values)");
-  return std::make_unique<sa::SortedArray<uint32_t, uint32_t>>(config);
+  return with_kv_types(config.key_type, config.value_type, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
+    return std::make_unique<sa::SortedArray<typename decltype(k)::type, typename decltype(v)::type>>(config);
+  });
 }
 
 namespace sa {
@@ -50,8 +49,8 @@ SortedArray<K, V>::SortedArray(const StructureConfig& config)
     : device_(use_device(config.device)), caps_(sorted_array_caps()) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   d_scalars_ = DeviceBuffer<unsigned long long>(4, "sorted-array counters");
-  cur_.layout = FenceLayout::for_size(0);
-  alt_.layout = FenceLayout::for_size(0);
+  cur_.layout = FenceLayout::for_size(0, kTopMaxOf<K>);
+  alt_.layout = FenceLayout::for_size(0, kTopMaxOf<K>);
 }
 
 template <class K, class V>
@@ -64,12 +63,11 @@ SortedArray<K, V>::~SortedArray() {
 
 template <class K, class V>
 Params SortedArray<K, V>::parameters() const {
-  const std::string kv = std::string(type_name(sizeof(K) == 4 ? KeyType::U32 : KeyType::U64)) + "/" +
-                         std::string(type_name(sizeof(V) == 4 ? KeyType::U32 : KeyType::U64));
+  const std::string kv(kv_name<K, V>());
   return {
       {"layout", "SoA " + kv + ", sorted, unique keys"},
-      {"search", "fence index, fanout 32, levels up to a top of <= 4096 keys (in shared memory); "
-                 "one 128-byte window per level"},
+      {"search", "fence index, fanout 32, levels up to a top of <= " + std::to_string(kTopMaxOf<K>) +
+                     " keys (in shared memory); one " + std::to_string(kFanout * sizeof(K)) + "-byte window per level"},
       {"update", "stable radix sort of the batch, one merge-path pass into a ping-pong buffer"},
       {"duplicates", "last update of a key in batch order wins"},
       {"concurrent", "runs as the batch's updates, then its queries"},
@@ -82,14 +80,16 @@ uint64_t SortedArray<K, V>::device_bytes_needed(const WorkloadBounds& b) const {
   const uint64_t kv = sizeof(K) + sizeof(V);
   const uint64_t R = b.max_resident, B = b.max_batch, Q = b.max_queries, S = b.max_snapshots;
   const uint64_t R32 = round_up(R, kFanout) + kFanout;
-  const FenceLayout f = FenceLayout::for_size(R);
+  const FenceLayout f = FenceLayout::for_size(R, kTopMaxOf<K>);
   const uint64_t fence = (std::max<uint64_t>(f.fence_entries, round_up(div_up(R, kFanout), kFanout)) + kFanout) *
                          sizeof(K);
   // Live array + ping-pong buffer: updates grow capacity by x1.5.
   const uint64_t arrays = 2 * (R32 + R32 / 2) * kv + 2 * (fence + fence / 2);
   // Update scratch: two sort buffers of (key, payload), classify, scan, split.
   const uint64_t tiles = div_up(R + B, 2048) + 2;
-  uint64_t update = B * (2 * sizeof(K) + 2 * sizeof(uint64_t) + 4 + 4 + 4 + 1) + 8 + tiles * 4;
+  // u64 values: the values by update index too (u32 values ride in the payload).
+  uint64_t update = B * (2 * sizeof(K) + 2 * sizeof(uint64_t) + 4 + 4 + 4 + 1 + (sizeof(V) > 4 ? sizeof(V) : 0)) + 8 +
+                    tiles * 4;
   // CUB temporary storage (largest of the calls), asked from CUB itself.
   uint64_t cub = 0;
   {
@@ -191,6 +191,7 @@ uint64_t SortedArray<K, V>::scratch_bytes() const {
                upd_write_.bytes() + upd_split_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() +
                q_key_out_.bytes() + q_value_out_.bytes() + q_u32_.bytes() + q_range_count_.bytes() +
                q_range_offset_.bytes() + q_range_tiles_.bytes() + range_keys_.bytes() + range_values_.bytes();
+  b += upd_values_.bytes();
   for (int i = 0; i < 2; ++i) b += upd_keys_[i].bytes() + upd_payload_[i].bytes();
   return b;
 }
@@ -214,6 +215,8 @@ Stats SortedArray<K, V>::stats() const {
 }
 
 template class SortedArray<uint32_t, uint32_t>;
+template class SortedArray<uint32_t, uint64_t>;
+template class SortedArray<uint64_t, uint64_t>;
 
 }  // namespace sa
 }  // namespace gpudict

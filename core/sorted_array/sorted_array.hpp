@@ -10,12 +10,13 @@
 
 namespace gpudict {
 
-// What the sorted array supports: ordered queries, deletes, snapshots; u32 keys
-// and values; a concurrent batch runs as its updates then its queries; several
+// What the sorted array supports: ordered queries, deletes, snapshots; u32 and
+// u64 keys and values; a concurrent batch runs as its updates then its queries; several
 // updates of one key in a phased batch: the last (batch order) wins.
 Capabilities sorted_array_caps();
 
-// Throws InputError for a key or value type other than u32. Takes no options.
+// Instantiated for u32/u32, u32/u64 and u64/u64 (with_kv_types: u64 keys with
+// u32 values run on u64/u64). Takes no options.
 std::unique_ptr<Dictionary> make_sorted_array(const StructureConfig& config);
 
 }  // namespace gpudict

@@ -29,7 +29,6 @@ namespace gpudict::sa {
 
 template <class K, class V>
 class SortedArray final : public Dictionary {
-  static_assert(sizeof(V) <= 4, "the update payload packs (is_delete, value) in 64 bits");
 
  public:
   explicit SortedArray(const StructureConfig& config);
@@ -69,7 +68,8 @@ class SortedArray final : public Dictionary {
 
   // Update scratch.
   DeviceBuffer<K> upd_keys_[2];
-  DeviceBuffer<uint64_t> upd_payload_[2];  // (is_delete << 32) | value
+  DeviceBuffer<uint64_t> upd_payload_[2];  // (is_delete << 32) | value (u32 values) or update index (u64)
+  DeviceBuffer<V> upd_values_;             // u64 values: by update index (u32 values ride in the payload)
   DeviceBuffer<uint32_t> upd_e_;           // 2 * lower_bound + present
   DeviceBuffer<int32_t> upd_delta_;        // size change of each entry (m + 1)
   DeviceBuffer<int32_t> upd_offset_;       // exclusive scan of delta (m + 1)
