@@ -157,13 +157,14 @@ __global__ void __launch_bounds__(kRoomBlock) range_room_kernel(const Word* valu
 
 constexpr const char* kListSortName = "cub::DeviceRadixSort::SortPairs (btree operations)";
 
-// A list's sort by key (every bit of the key's width), carrying each
-// operation's slot, as a CUB call for CubTemp (prepared before a timed
-// region, run inside it).
+// A list's sort by key (bits [0, key_bits): every bit of the key's width),
+// carrying each operation's slot, as a CUB call for CubTemp (prepared
+// before a timed region, run inside it).
 template <class Word>
-auto list_sort(cub::DoubleBuffer<Word>& keys, cub::DoubleBuffer<uint32_t>& perm, uint64_t n, cudaStream_t s) {
-  return [&keys, &perm, n, s](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, static_cast<int>(8 * sizeof(Word)), s);
+auto list_sort(cub::DoubleBuffer<Word>& keys, cub::DoubleBuffer<uint32_t>& perm, uint64_t n, int key_bits,
+               cudaStream_t s) {
+  return [&keys, &perm, n, key_bits, s](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, key_bits, s);
   };
 }
 
@@ -310,7 +311,7 @@ int BTree<Word>::enqueue_update_sort(uint64_t n) {
   iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n < kTaggedLists ? d_types_.data() : nullptr,
                                                        n);
   GPUDICT_CHECK_LAUNCH("iota_kernel");
-  temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
+  temp_.run(kListSortName, list_sort(keys, perm, n, key_bits_, stream_));
   return keys.selector;  // keys and slots end in the same half
 }
 
@@ -319,7 +320,7 @@ void BTree<Word>::prepare_update_sort(uint64_t n) {
   if (n < 2) return;
   cub::DoubleBuffer<Word> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
+  temp_.prepare(kListSortName, list_sort(keys, perm, n, key_bits_, stream_));
   // The graph keeps the half CUB leaves the output in: the same at every
   // replay, but not for every n (CUB's single-tile sort of a short list
   // ends in the other half than its four onesweep passes).

@@ -94,7 +94,7 @@ std::unique_ptr<Dictionary> make_btree(const StructureConfig& config) {
     using K = typename decltype(k)::type;
     using V = typename decltype(v)::type;
     using Word = std::conditional_t<sizeof(K) == 8 || sizeof(V) == 8, uint64_t, uint32_t>;
-    return std::make_unique<btree::BTree<Word>>(config, o, kv_name<K, V>());
+    return std::make_unique<btree::BTree<Word>>(config, o, kv_name<K, V>(), static_cast<int>(KeyTraits<K>::bits));
   });
 }
 
@@ -201,8 +201,8 @@ int BTree<Word>::use_device(int device) {
 }
 
 template <class Word>
-BTree<Word>::BTree(const StructureConfig& config, const Options& options, std::string_view kv)
-    : device_(use_device(config.device)), kv_(kv), caps_(btree_caps()), opt_(options) {
+BTree<Word>::BTree(const StructureConfig& config, const Options& options, std::string_view kv, int key_bits)
+    : device_(use_device(config.device)), kv_(kv), key_bits_(key_bits), caps_(btree_caps()), opt_(options) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch_, cudaDevAttrMaxPitch, device_));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");

@@ -142,7 +142,7 @@ inline constexpr double kPointRangeMaxMean = 48.0;
 template <class Word>
 class BTree final : public Dictionary {
  public:
-  BTree(const StructureConfig& config, const Options& options, std::string_view kv);
+  BTree(const StructureConfig& config, const Options& options, std::string_view kv, int key_bits);
   ~BTree() override;
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
@@ -317,6 +317,9 @@ class BTree final : public Dictionary {
 
   int device_;
   std::string kv_;  // the (key, value) types, as kv_name<K, V>() names them
+  // The key's width in bits (32 or 64; less than Word's for u32 keys with
+  // u64 values): the update sort covers these bits only.
+  int key_bits_ = static_cast<int>(8 * sizeof(Word));
   Capabilities caps_;
   Options opt_;
   cudaStream_t stream_ = nullptr;
