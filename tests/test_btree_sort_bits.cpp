@@ -9,6 +9,7 @@
 #include "core/btree/sort_bits.hpp"
 
 using gpudict::btree::query_sort_bits;
+using gpudict::btree::query_sort_bits_of;
 
 TEST_CASE("btree query sort bits: nothing to order") {
   CHECK(query_sort_bits(5, 5, 1000).end == 0);
@@ -65,4 +66,31 @@ TEST_CASE("btree query sort bits: the window is a whole number of 8-bit passes w
       const uint64_t gap = (static_cast<uint64_t>(hi) + 1) / n;
       CHECK((1ull << b.begin) <= std::max<uint64_t>(1, gap));
     }
+}
+
+TEST_CASE("btree query sort bits: 64-bit keys") {
+  constexpr uint64_t kMax = ~0ull;
+  CHECK(query_sort_bits_of<uint64_t>(7, 7, 1000).end == 0);
+  CHECK(query_sort_bits_of<uint64_t>(0, kMax, 1).end == 0);
+  // The whole domain (a span of 2^64, which overflows 64-bit arithmetic):
+  // 2^22 keys, gap 2^42 -> 22 bits in 3 passes: bits 40..63.
+  const auto b = query_sort_bits_of<uint64_t>(0, kMax, 1ull << 22);
+  CHECK(b.begin == 40);
+  CHECK(b.end == 64);
+  // u32 keys held in 64-bit words: the same bits as at 32.
+  for (uint64_t n : {2ull, 100ull, 1ull << 16, 1ull << 22}) {
+    const auto w = query_sort_bits_of<uint64_t>(3, 0xFFFFFFF0ull, n);
+    const auto u = query_sort_bits(3, 0xFFFFFFF0u, n);
+    CHECK(w.begin == u.begin);
+    CHECK(w.end == u.end);
+  }
+  // Keys that differ only above bit 32 (k and k + 2^32): those bits are sorted.
+  const auto c = query_sort_bits_of<uint64_t>(5, 5 + (1ull << 32), 2);
+  CHECK(c.end == 33);
+  CHECK(c.begin < c.end);
+  CHECK(c.begin >= 25);
+  // Neighbours at the top of the domain.
+  const auto d = query_sort_bits_of<uint64_t>(kMax - 1, kMax, 2);
+  CHECK(d.begin == 0);
+  CHECK(d.end == 1);
 }

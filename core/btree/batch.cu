@@ -18,7 +18,7 @@
 //               the concurrent semantics also allow
 // Each list is staged by slot (its position in the list), sorted as (key,
 // slot) pairs when --sort on (the operations kernel's lists, with --op-words
-// on: as (key, operation word), OpsRef::op_words), and its results come
+// on: as (key, operation word), OpsRef<Word>::op_words), and its results come
 // back by slot. Only device
 // work is timed (sort, kernels, pool growth); staging and copies are not.
 // Operations kernel: an automatic pool grows before an update list by an eighth of its inserts;
@@ -58,7 +58,8 @@ __global__ void iota_kernel(uint32_t* out, const uint8_t* types, uint64_t n) {
 
 // Range sizes (value, by slot) in list order, widened; entry n is 0 so that
 // an exclusive scan over n + 1 entries ends with the total.
-__global__ void gather_counts_kernel(const uint32_t* value, const uint32_t* perm, unsigned long long* out,
+template <class Word>
+__global__ void gather_counts_kernel(const Word* value, const uint32_t* perm, unsigned long long* out,
                                      uint64_t n) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = value[perm ? perm[i] : i];
@@ -103,20 +104,22 @@ auto select_ranges(RangeAt at, const uint32_t* iota, uint32_t* out, unsigned lon
 
 // Selected positions (in sub_slots) -> their keys, slots (in place) and
 // upper bounds (args: by slot; null: in the words).
-__global__ void gather_sub_list_kernel(RangeAt at, const uint32_t* keys, const uint32_t* args, uint32_t* sub_keys,
-                                       uint32_t* sub_slots, uint32_t* sub_hi, uint64_t m) {
+template <class Word>
+__global__ void gather_sub_list_kernel(RangeAt at, const Word* keys, const Word* args, Word* sub_keys,
+                                       uint32_t* sub_slots, Word* sub_hi, uint64_t m) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= m) return;
   const uint32_t pos = sub_slots[i];
   const uint32_t j = at.slot(pos);
   sub_keys[i] = keys[pos];
   sub_slots[i] = j;
-  sub_hi[i] = at.words ? static_cast<uint32_t>(at.words[pos] >> 32) : args[j];
+  sub_hi[i] = at.words ? static_cast<Word>(at.words[pos] >> 32) : args[j];
 }
 
 // A concurrent range's room: its pre-batch count and slack for inserts of
 // the same batch landing in it.
-__device__ __forceinline__ uint32_t range_room(uint32_t count) {
+template <class Word>
+__device__ __forceinline__ uint32_t range_room(Word count) {
   const uint64_t room = static_cast<uint64_t>(count) + 16 + count / 4;
   return static_cast<uint32_t>(room < 0xFFFFFFF0ull ? room : 0xFFFFFFF0ull);
 }
@@ -129,7 +132,8 @@ __device__ __forceinline__ uint32_t range_room(uint32_t count) {
 // ranges), so the blocks' regions lie in no particular order (each range's
 // pairs are contiguous, which is all its offset promises).
 constexpr int kRoomBlock = 256;
-__global__ void __launch_bounds__(kRoomBlock) range_room_kernel(const uint32_t* value, const uint32_t* sub_slots,
+template <class Word>
+__global__ void __launch_bounds__(kRoomBlock) range_room_kernel(const Word* value, const uint32_t* sub_slots,
                                                                 uint32_t* cap, unsigned long long* off,
                                                                 unsigned long long* sub_off,
                                                                 unsigned long long* cursor, uint64_t m) {
@@ -153,17 +157,21 @@ __global__ void __launch_bounds__(kRoomBlock) range_room_kernel(const uint32_t* 
 
 constexpr const char* kListSortName = "cub::DeviceRadixSort::SortPairs (btree operations)";
 
-// A list's sort by key, carrying each operation's slot, as a CUB call for
-// CubTemp (prepared before a timed region, run inside it).
-auto list_sort(cub::DoubleBuffer<uint32_t>& keys, cub::DoubleBuffer<uint32_t>& perm, uint64_t n, cudaStream_t s) {
-  return [&keys, &perm, n, s](void* p, size_t& bytes) {
-    return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, 32, s);
+// A list's sort by key (bits [0, key_bits): every bit of the key's width),
+// carrying each operation's slot, as a CUB call for CubTemp (prepared
+// before a timed region, run inside it).
+template <class Word>
+auto list_sort(cub::DoubleBuffer<Word>& keys, cub::DoubleBuffer<uint32_t>& perm, uint64_t n, int key_bits,
+               cudaStream_t s) {
+  return [&keys, &perm, n, key_bits, s](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, keys, perm, n, 0, key_bits, s);
   };
 }
 
 }  // namespace
 
-void BTree::reserve_list(uint64_t n) {
+template <class Word>
+void BTree<Word>::reserve_list(uint64_t n) {
   const uint64_t m = std::max<uint64_t>(n, 1);
   for (int i = 0; i < 2; ++i) {
     d_keys_[i].reserve_discard(m, "btree operation keys");
@@ -194,47 +202,52 @@ void BTree::reserve_list(uint64_t n) {
   h_u64_.reserve_discard(m + 1);
 }
 
-SortBits BTree::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types) {
+template <class Word>
+SortBits BTree<Word>::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types) {
   const uint64_t n = ops.size();
   reserve_list(n);
-  uint32_t lo = 0xFFFFFFFFu, hi = 0;
+  Word lo = key_max<Word>, hi = 0;
   for (uint64_t s = 0; s < n; ++s) {
-    const uint32_t k = static_cast<uint32_t>(b.keys[ops[s]]);
+    const Word k = static_cast<Word>(b.keys[ops[s]]);
     h_keys_[s] = k;
     lo = std::min(lo, k);
     hi = std::max(hi, k);
   }
-  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(Word));
   if (with_args) {
-    for (uint64_t s = 0; s < n; ++s) h_args_[s] = static_cast<uint32_t>(b.args[ops[s]]);
-    copy_to_device(stream_, d_args_.data(), h_args_.data(), n * sizeof(uint32_t));
+    for (uint64_t s = 0; s < n; ++s) h_args_[s] = static_cast<Word>(b.args[ops[s]]);
+    copy_to_device(stream_, d_args_.data(), h_args_.data(), n * sizeof(Word));
   }
   if (with_types) {
     for (uint64_t s = 0; s < n; ++s) h_types_[s] = static_cast<uint8_t>(b.types[ops[s]]);
     copy_to_device(stream_, d_types_.data(), h_types_.data(), n);
   }
-  return query_sort_bits(lo, hi, n);
+  return query_sort_bits_of(lo, hi, n);
 }
 
 // A query list's sort carries the constant slots 0, 1, ... (d_iota_) into perm.
-void BTree::prepare_list_sort(uint64_t n, SortBits bits) {
+template <class Word>
+void BTree<Word>::prepare_list_sort(uint64_t n, SortBits bits) {
   prepare_keyed_sort(list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits);
 }
 
-GraphCache::Key BTree::keyed_sort_key(const void* vin, const void* vout, uint64_t value_bytes, uint64_t n,
+template <class Word>
+GraphCache::Key BTree<Word>::keyed_sort_key(const void* vin, const void* vout, uint64_t value_bytes, uint64_t n,
                                       SortBits bits) const {
   return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(vin), key_word(vout),
           key_word(temp_.data()),      value_bytes, n, static_cast<uint64_t>(bits.begin),
           static_cast<uint64_t>(bits.end)};
 }
 
-GraphCache::Key BTree::update_sort_key(uint64_t n) const {
+template <class Word>
+GraphCache::Key BTree<Word>::update_sort_key(uint64_t n) const {
   return {key_word(d_keys_[0].data()), key_word(d_keys_[1].data()), key_word(d_perm_[0].data()),
           key_word(d_perm_[1].data()), key_word(d_types_.data()), key_word(temp_.data()), n};
 }
 
-OpsRef BTree::list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type) {
-  OpsRef ops;
+template <class Word>
+OpsRef<Word> BTree<Word>::list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type) {
+  OpsRef<Word> ops;
   ops.n = n;
   ops.type = type;
   ops.args = with_args ? d_args_.data() : nullptr;
@@ -251,15 +264,17 @@ OpsRef BTree::list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type
   return ops;
 }
 
-OpsRef BTree::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
-  OpsRef ops = list_ref(n, with_args, with_types, type);
+template <class Word>
+OpsRef<Word> BTree<Word>::sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits) {
+  OpsRef<Word> ops = list_ref(n, with_args, with_types, type);
   // The sort carries the constant slots 0, 1, ... (d_iota_) into perm.
   if (sort_staged(ops, list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits))
     ops.perm = d_perm_[0].data();
   return ops;
 }
 
-SortBits BTree::stage_ops(const Batch& b, const std::vector<uint32_t>& ops) {
+template <class Word>
+SortBits BTree<Word>::stage_ops(const Batch& b, const std::vector<uint32_t>& ops) {
   const uint64_t n = ops.size();
   if (!worded(n)) return stage(b, ops, true, true);
   const SortBits bits = stage(b, ops, false, false);
@@ -272,43 +287,48 @@ SortBits BTree::stage_ops(const Batch& b, const std::vector<uint32_t>& ops) {
   return bits;
 }
 
-void BTree::prepare_ops_sort(uint64_t n, SortBits bits) {
+template <class Word>
+void BTree<Word>::prepare_ops_sort(uint64_t n, SortBits bits) {
   if (worded(n))
     prepare_keyed_sort(list_graph_, kListSortName, d_words_[0].data(), d_words_[1].data(), n, bits);
   else
     prepare_list_sort(n, bits);
 }
 
-OpsRef BTree::sort_ops(uint64_t n, SortBits bits) {
+template <class Word>
+OpsRef<Word> BTree<Word>::sort_ops(uint64_t n, SortBits bits) {
   if (!worded(n)) return sort_list(n, true, true, 0, bits);
-  OpsRef ops = list_ref(n, false, false, 0);
+  OpsRef<Word> ops = list_ref(n, false, false, 0);
   const bool sorted = sort_staged(ops, list_graph_, kListSortName, d_words_[0].data(), d_words_[1].data(), n, bits);
   ops.op_words = d_words_[sorted ? 1 : 0].data();
   return ops;
 }
 
-int BTree::enqueue_update_sort(uint64_t n) {
-  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+template <class Word>
+int BTree<Word>::enqueue_update_sort(uint64_t n) {
+  cub::DoubleBuffer<Word> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
   iota_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_perm_[0].data(), n < kTaggedLists ? d_types_.data() : nullptr,
                                                        n);
   GPUDICT_CHECK_LAUNCH("iota_kernel");
-  temp_.run(kListSortName, list_sort(keys, perm, n, stream_));
+  temp_.run(kListSortName, list_sort(keys, perm, n, key_bits_, stream_));
   return keys.selector;  // keys and slots end in the same half
 }
 
-void BTree::prepare_update_sort(uint64_t n) {
+template <class Word>
+void BTree<Word>::prepare_update_sort(uint64_t n) {
   if (n < 2) return;
-  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
+  cub::DoubleBuffer<Word> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<uint32_t> perm(d_perm_[0].data(), d_perm_[1].data());
-  temp_.prepare(kListSortName, list_sort(keys, perm, n, stream_));
+  temp_.prepare(kListSortName, list_sort(keys, perm, n, key_bits_, stream_));
   // The graph keeps the half CUB leaves the output in: the same at every
   // replay, but not for every n (CUB's single-tile sort of a short list
   // ends in the other half than its four onesweep passes).
   update_graph_.prepare(update_sort_key(n), stream_, [&] { return enqueue_update_sort(n); });
 }
 
-void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32_t*& perm_out) {
+template <class Word>
+void BTree<Word>::sort_update_list(uint64_t n, const Word*& keys_out, const uint32_t*& perm_out) {
   keys_out = d_keys_[0].data();
   perm_out = nullptr;
   if (n < 2) return;
@@ -317,14 +337,16 @@ void BTree::sort_update_list(uint64_t n, const uint32_t*& keys_out, const uint32
   perm_out = d_perm_[out].data();
 }
 
-void BTree::launch_phased_queries(const TreeRef& tree, const OpsRef& list) {
+template <class Word>
+void BTree<Word>::launch_phased_queries(const TreeRef<Word>& tree, const OpsRef<Word>& list) {
   if (opt_.query_tile == 0)
     launch_ops(opt_.tile, false, tree, list, stream_);
   else
     launch_queries(opt_.query_tile, tree, list, stream_);
 }
 
-uint32_t BTree::reserve_top_copy(uint64_t n) {
+template <class Word>
+uint32_t BTree<Word>::reserve_top_copy(uint64_t n) {
   if (!opt_.thread_ops) return 0;
   const uint32_t top_nodes = top_copy_nodes(n);
   if (top_nodes < 2) return 0;
@@ -332,7 +354,8 @@ uint32_t BTree::reserve_top_copy(uint64_t n) {
   return top_nodes;
 }
 
-void BTree::launch_rounds(const OpsRef& list, uint32_t top_nodes) {
+template <class Word>
+void BTree<Word>::launch_rounds(const OpsRef<Word>& list, uint32_t top_nodes) {
   // A list much larger than the tree would make thousands of tiles contend
   // for the same few nodes (at the start, one root leaf). Instead the sorted
   // list runs in rounds, each a strided subset spread over the whole key
@@ -343,12 +366,12 @@ void BTree::launch_rounds(const OpsRef& list, uint32_t top_nodes) {
   const uint64_t base = std::max<uint64_t>(h_hdr_[0].size, 1024);
   uint64_t stride = 1;
   while (n / stride > 2 * base && stride < (1ull << 30)) stride *= 2;
-  OpsRef r = list;
+  OpsRef<Word> r = list;
   r.start = 0;
   r.stride = stride;
   r.n = (n + stride - 1) / stride;
   r.leaf_groups = opt_.leaf_groups;
-  auto launch = [&](const OpsRef& round) {
+  auto launch = [&](const OpsRef<Word>& round) {
     if (opt_.thread_ops)
       launch_thread_ops(ref(), round, d_top_.data(), top_nodes, stream_);
     else
@@ -363,7 +386,8 @@ void BTree::launch_rounds(const OpsRef& list, uint32_t top_nodes) {
   }
 }
 
-void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
+template <class Word>
+void BTree<Word>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
     throw InputError("btree: batch arrays differ in length");
   if (!batch.snapshot.empty())
@@ -374,8 +398,8 @@ void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   if (batch.size() == 0) return;
   const BatchPlan plan(batch);
   for (uint32_t i : plan.of(OpType::Insert)) {  // the keys' span (one-pass range sizing; deletes ignored)
-    key_lo_ = std::min<uint32_t>(key_lo_, static_cast<uint32_t>(batch.keys[i]));
-    key_hi_ = std::max<uint32_t>(key_hi_, static_cast<uint32_t>(batch.keys[i]));
+    key_lo_ = std::min<Word>(key_lo_, static_cast<Word>(batch.keys[i]));
+    key_hi_ = std::max<Word>(key_hi_, static_cast<Word>(batch.keys[i]));
   }
   const bool concurrent = batch.mode == ExecMode::Concurrent;
   if (concurrent && plan.updates() > 0 && plan.queries() > 0) {
@@ -401,7 +425,8 @@ void BTree::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   }
 }
 
-void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t) {
+template <class Word>
+void BTree<Word>::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t) {
   while (!ops.empty()) {
     const uint64_t n = ops.size();
     uint64_t inserts = 0;
@@ -413,7 +438,7 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
     GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
     timer_.start(stream_);
     trace_.mark(stream_, "start");
-    OpsRef list = sort_ops(n, bits);
+    OpsRef<Word> list = sort_ops(n, bits);
     trace_.mark(stream_, "sort");
     list.done = d_done_.data();
     launch_rounds(list, top_nodes);
@@ -438,7 +463,8 @@ void BTree::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, 
   }
 }
 
-void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
+template <class Word>
+void BTree<Word>::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                         DeviceTime& t) {
   const uint64_t n = ops.size();
   if (n == 0) return;
@@ -465,12 +491,14 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  OpsRef list = by_directory ? list_ref(n, two_keys, false, code) : sort_list(n, two_keys, false, code, bits);
+  OpsRef<Word> list = by_directory ? list_ref(n, two_keys, false, code) : sort_list(n, two_keys, false, code, bits);
   trace_.mark(stream_, "sort");
   if (by_directory) {
     // The deferred lookups' list in the sort's slot buffer (no sort here).
-    dir_.launch_queries(ref(), list, d_perm_[0].data(),
-                        reinterpret_cast<uint32_t*>(d_scalars_.data() + kDeferredCount), stream_);
+    if constexpr (sizeof(Word) == 4) {  // (use_directory(): 32-bit trees only)
+      dir_.launch_queries(ref(), list, d_perm_[0].data(),
+                          reinterpret_cast<uint32_t*>(d_scalars_.data() + kDeferredCount), stream_);
+    }
     ++directory_lists_;
   } else {
     launch_phased_queries(ref(), list);
@@ -484,8 +512,8 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
     case OpType::Lookup:
     case OpType::Successor: {
       copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
-      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
-      if (type == OpType::Successor) copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
+      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
+      if (type == OpType::Successor) copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(Word));
       for (uint64_t s = 0; s < n; ++s) {
         const uint32_t i = ops[s];
         r.found[i] = h_found_[s];
@@ -495,7 +523,7 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
       break;
     }
     case OpType::Count: {
-      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
       for (uint64_t s = 0; s < n; ++s) r.value[ops[s]] = h_value_[s];
       break;
     }
@@ -535,7 +563,8 @@ void BTree::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>
   t.add(phase, ms);
 }
 
-void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
+template <class Word>
+void BTree<Word>::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
   const uint64_t n = b.size();
   const uint64_t m = plan.of(OpType::Range).size();
 
@@ -557,7 +586,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  OpsRef list = sort_ops(n, bits);
+  OpsRef<Word> list = sort_ops(n, bits);
   trace_.mark(stream_, "sort");
 
   // Range slots: a count on the tree as it is before the batch, plus slack
@@ -574,7 +603,7 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
     trace_.mark(stream_, "range list");
     // The counts by position in the sub-list, in d_value_[0, m): read by
     // the room kernel before the batch's kernel writes its results there.
-    OpsRef sizing = list_ref(m, false, false, static_cast<uint8_t>(OpType::Count));
+    OpsRef<Word> sizing = list_ref(m, false, false, static_cast<uint8_t>(OpType::Count));
     sizing.keys = d_sub_keys_.data();
     sizing.args = d_sub_hi_.data();
     sizing.use_finger = list.use_finger;
@@ -618,8 +647,8 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
     for (uint64_t x = 0; x < m; ++x) offset[h_cap_[x]] = h_u64_[x];
   }
   copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
-  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
-  copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(uint32_t));
+  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
+  copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(Word));
   std::vector<uint32_t> rerun;
   for (uint64_t i = 0; i < n; ++i) {
     switch (b.types[i]) {
@@ -647,8 +676,8 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   if (slots > 0) {
     h_keys_.reserve_discard(slots);
     h_args_.reserve_discard(slots);
-    copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), slots * sizeof(uint32_t));
-    copy_to_host(stream_, h_args_.data(), d_range_values_.data(), slots * sizeof(uint32_t));
+    copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), slots * sizeof(Word));
+    copy_to_host(stream_, h_args_.data(), d_range_values_.data(), slots * sizeof(Word));
     r.range_keys.resize(slots);
     r.range_values.resize(slots);
     for (uint64_t x = 0; x < slots; ++x) {
@@ -674,5 +703,8 @@ void BTree::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& 
   concurrent_range_reruns_ += rerun.size();
   if (!rerun.empty()) run_queries(OpType::Range, b, rerun, Phase::Concurrent, r, t);
 }
+
+template class BTree<uint32_t>;
+template class BTree<uint64_t>;
 
 }  // namespace gpudict::btree

@@ -28,7 +28,7 @@ Capabilities btree_caps() {
   c.snapshots = false;
   c.native_concurrent = true;
   c.phased_duplicates = DuplicateRule::AnyUpdate;  // a phased batch's updates run concurrently in one kernel
-  c.key_types = {KeyType::U32};
+  c.key_types = {KeyType::U32, KeyType::U64};
   c.semantics = Semantics::Map;
   return c;
 }
@@ -36,7 +36,7 @@ Capabilities btree_caps() {
 std::vector<OptionSpec> btree_options() {
   return {
       {"node-pool",
-       "node pool size in 128-byte nodes; 0: automatic (sized at the bulk build, grown between kernels when an "
+       "node pool size in nodes (128 bytes with u32 keys and values, 256 with a 64-bit key or value); 0: automatic (sized at the bulk build, grown between kernels when an "
        "update batch could fill it). A fixed pool that fills stops the run (exit 3)",
        "0", "UINT"},
       {"fill", "bulk build: fraction of the 14 slots of each node filled (keys per leaf, children per inner node)",
@@ -88,12 +88,14 @@ std::vector<OptionSpec> btree_options() {
 }
 
 std::unique_ptr<Dictionary> make_btree(const StructureConfig& config) {
-  if (config.key_type != KeyType::U32 || config.value_type != KeyType::U32)
-    throw InputError("btree supports u32 keys and u32 values only (asked for " +
-                     std::string(type_name(config.key_type)) + " keys, " + std::string(type_name(config.value_type)) +
-                     " values)");
   const btree::Options o = btree::parse_options(config);
-  return std::make_unique<btree::BTree>(config, o);
+  // The node's word: the wider of the key and value types (node.hpp).
+  return with_kv_types(config.key_type, config.value_type, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
+    using K = typename decltype(k)::type;
+    using V = typename decltype(v)::type;
+    using Word = std::conditional_t<sizeof(K) == 8 || sizeof(V) == 8, uint64_t, uint32_t>;
+    return std::make_unique<btree::BTree<Word>>(config, o, kv_name<K, V>(), static_cast<int>(KeyTraits<K>::bits));
+  });
 }
 
 void validate_btree_options(const StructureConfig& config) { (void)btree::parse_options(config); }
@@ -192,25 +194,15 @@ LevelPlan plan_levels(uint64_t keys, int leaf_keys, int inner_children) {
   return p;
 }
 
-void launch_ops(int tile, bool validated, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
-  switch (tile * 2 + (validated ? 1 : 0)) {
-    case 16: launch_ops_t<8, false>(tree, ops, stream); break;
-    case 17: launch_ops_t<8, true>(tree, ops, stream); break;
-    case 32: launch_ops_t<16, false>(tree, ops, stream); break;
-    case 33: launch_ops_t<16, true>(tree, ops, stream); break;
-    case 64: launch_ops_t<32, false>(tree, ops, stream); break;
-    case 65: launch_ops_t<32, true>(tree, ops, stream); break;
-    default: throw InputError("btree: tile of " + std::to_string(tile) + " lanes is not built");
-  }
-}
-
-int BTree::use_device(int device) {
+template <class Word>
+int BTree<Word>::use_device(int device) {
   GPUDICT_CUDA(cudaSetDevice(device));
   return device;
 }
 
-BTree::BTree(const StructureConfig& config, const Options& options)
-    : device_(use_device(config.device)), caps_(btree_caps()), opt_(options) {
+template <class Word>
+BTree<Word>::BTree(const StructureConfig& config, const Options& options, std::string_view kv, int key_bits)
+    : device_(use_device(config.device)), kv_(kv), key_bits_(key_bits), caps_(btree_caps()), opt_(options) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch_, cudaDevAttrMaxPitch, device_));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
@@ -225,50 +217,56 @@ BTree::BTree(const StructureConfig& config, const Options& options)
   reset_empty();
 }
 
-BTree::~BTree() {
+template <class Word>
+BTree<Word>::~BTree() {
   if (stream_) {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
 }
 
-TreeRef BTree::ref() const {
-  TreeRef r;
-  r.nodes = const_cast<Node*>(pool_.data());
+template <class Word>
+TreeRef<Word> BTree<Word>::ref() const {
+  TreeRef<Word> r;
+  r.nodes = const_cast<Node<Word>*>(pool_.data());
   r.hdr = const_cast<TreeHeader*>(hdr_.data());
   r.capacity = capacity_;
   return r;
 }
 
-uint64_t BTree::used_nodes() const { return std::min<uint64_t>(h_hdr_[0].next_free, capacity_); }
+template <class Word>
+uint64_t BTree<Word>::used_nodes() const { return std::min<uint64_t>(h_hdr_[0].next_free, capacity_); }
 
-void BTree::reset_empty() {
-  key_lo_ = 0xFFFFFFFFu;
+template <class Word>
+void BTree<Word>::reset_empty() {
+  key_lo_ = key_max<Word>;
   key_hi_ = 0;
-  Node root{};
+  Node<Word> root{};
   root.w[kHighWord] = 0;
   root.w[kLinkWord] = kNil;
   root.w[kLowWord] = 0;
-  root.w[kMetaWord] = meta_new(0, true);
+  root.w[kMetaWord] = meta_new<Word>(0, true);
   TreeHeader h = fresh_header();
   h.next_free = 1;
   h.leaves = 1;
   h.height = 1;
   h_hdr_[0] = h;
   dir_.clear();
-  GPUDICT_CUDA(cudaMemcpyAsync(pool_.data(), &root, sizeof(Node), cudaMemcpyHostToDevice, stream_));
+  GPUDICT_CUDA(cudaMemcpyAsync(pool_.data(), &root, sizeof(Node<Word>), cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaMemcpyAsync(hdr_.data(), &h, sizeof(TreeHeader), cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
-TreeHeader BTree::fresh_header() const {
+template <class Word>
+TreeHeader BTree<Word>::fresh_header() const {
   TreeHeader h{};
   h.grouped = h_hdr_[0].grouped;  // the run-long counters survive a new tree
   h.warp_taken = h_hdr_[0].warp_taken;
   return h;
 }
 
-void BTree::sync_header() {
+template <class Word>
+void BTree<Word>::sync_header() {
   copy_to_host(stream_, h_hdr_.data(), hdr_.data(), sizeof(TreeHeader));
   if (h_hdr_[0].error)
     throw RuntimeFailure("btree: internal error: an operation waited more than 2^24 times for a latch or a "
@@ -276,13 +274,15 @@ void BTree::sync_header() {
                          "the pool holds (a corrupt tree)");
 }
 
-void BTree::throw_pool_full(const std::string& when) const {
+template <class Word>
+void BTree<Word>::throw_pool_full(const std::string& when) const {
   throw RuntimeFailure("out of device memory for B-Tree nodes: " + when + " needs more than the pool of " +
-                       std::to_string(capacity_) + " nodes (" + format_bytes(capacity_ * sizeof(Node)) +
-                       "); enlarge it with --node-pool N (nodes of 128 bytes) or use --node-pool 0 (automatic)");
+                       std::to_string(capacity_) + " nodes (" + format_bytes(capacity_ * sizeof(Node<Word>)) +
+                       "); enlarge it with --node-pool N (nodes of " + std::to_string(sizeof(Node<Word>)) + " bytes) or use --node-pool 0 (automatic)");
 }
 
-void BTree::clear_overflow() {
+template <class Word>
+void BTree<Word>::clear_overflow() {
   TreeHeader& h = h_hdr_[0];
   h.overflow = 0;
   h.next_free = std::min<uint64_t>(h.next_free, capacity_);
@@ -290,7 +290,8 @@ void BTree::clear_overflow() {
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
-void BTree::fall_back_to_first_pool() {
+template <class Word>
+void BTree<Word>::fall_back_to_first_pool() {
   pool_.release();
   capacity_ = 0;
   try {
@@ -302,31 +303,34 @@ void BTree::fall_back_to_first_pool() {
   reset_empty();
 }
 
-void BTree::require_pool() const {
+template <class Word>
+void BTree<Word>::require_pool() const {
   if (capacity_ == 0)
     throw DeviceOutOfMemory("out of device memory for B-Tree nodes: this tree lost its pool when a bulk build could "
                             "not allocate its nodes, and not even a first pool of " + std::to_string(kInitialPool) +
                             " nodes could be allocated since");
 }
 
-DeviceBuffer<Node> BTree::allocate_nodes(uint64_t nodes, const std::string& what) {
+template <class Word>
+DeviceBuffer<Node<Word>> BTree<Word>::allocate_nodes(uint64_t nodes, const std::string& what) {
   try {
-    return DeviceBuffer<Node>(nodes, "btree node pool");
+    return DeviceBuffer<Node<Word>>(nodes, "btree node pool");
   } catch (const DeviceOutOfMemory& e) {  // device_allocate's message: what was needed and what is free
     throw DeviceOutOfMemory("out of device memory for B-Tree nodes: " + what + " (" + std::to_string(nodes) +
-                         " nodes, " + format_bytes(nodes * sizeof(Node)) + ") could not be allocated: " + e.what());
+                         " nodes, " + format_bytes(nodes * sizeof(Node<Word>)) + ") could not be allocated: " + e.what());
   }
 }
 
-double BTree::grow_pool(uint64_t capacity) {
+template <class Word>
+double BTree<Word>::grow_pool(uint64_t capacity) {
   if (capacity <= capacity_) return 0.0;
   capacity = std::min<uint64_t>(capacity, 0xFFFFFFF0ull);
   // The old pool is copied into the new one, so both are held at once.
-  DeviceBuffer<Node> bigger = allocate_nodes(
+  DeviceBuffer<Node<Word>> bigger = allocate_nodes(
       capacity, "growing the pool of " + std::to_string(capacity_) + " nodes (the old and the new pool held at once)");
   const uint64_t used = used_nodes();
   timer_.start(stream_);
-  if (used) GPUDICT_CUDA(cudaMemcpyAsync(bigger.data(), pool_.data(), used * sizeof(Node), cudaMemcpyDeviceToDevice,
+  if (used) GPUDICT_CUDA(cudaMemcpyAsync(bigger.data(), pool_.data(), used * sizeof(Node<Word>), cudaMemcpyDeviceToDevice,
                                          stream_));
   const double ms = timer_.stop(stream_);
   pool_ = std::move(bigger);
@@ -335,37 +339,50 @@ double BTree::grow_pool(uint64_t capacity) {
   return ms;
 }
 
-double BTree::reserve_nodes(uint64_t free_nodes) {
+template <class Word>
+double BTree<Word>::reserve_nodes(uint64_t free_nodes) {
   if (opt_.node_pool != 0) return 0.0;  // fixed: an overflow stops the run
   const uint64_t used = used_nodes();
   if (capacity_ - used >= free_nodes) return 0.0;
   return grow_pool(std::max<uint64_t>(used + free_nodes, capacity_ + capacity_ / 2));
 }
 
-void BTree::dump(std::vector<Node>& nodes, TreeHeader& header) const {
+template <class Word>
+void BTree<Word>::dump(std::vector<Node<Word>>& nodes, TreeHeader& header) const {
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
   GPUDICT_CUDA(cudaMemcpy(&header, hdr_.data(), sizeof(TreeHeader), cudaMemcpyDeviceToHost));
   const uint64_t used = std::min<uint64_t>(header.next_free, capacity_);
   nodes.resize(used);
-  if (used) GPUDICT_CUDA(cudaMemcpy(nodes.data(), pool_.data(), used * sizeof(Node), cudaMemcpyDeviceToHost));
+  if (used) GPUDICT_CUDA(cudaMemcpy(nodes.data(), pool_.data(), used * sizeof(Node<Word>), cudaMemcpyDeviceToHost));
 }
 
-void BTree::snapshot(const std::string&, DeviceTime&) {
+template <class Word>
+void BTree<Word>::snapshot(const std::string&, DeviceTime&) {
   throw InputError("btree does not support snapshots (structures that do: sorted-array, lsm)");
 }
 
-void BTree::drop_snapshot(const std::string&) {
+template <class Word>
+void BTree<Word>::drop_snapshot(const std::string&) {
   throw InputError("btree does not support snapshots (structures that do: sorted-array, lsm)");
 }
 
-Params BTree::parameters() const {
+template <class Word>
+Params BTree<Word>::parameters() const {
   char fill[64];
   std::snprintf(fill, sizeof fill, "%g: %d keys per leaf, %d children per inner node", opt_.fill,
                 leaf_fill(opt_.fill), inner_fill(opt_.fill));
+  const std::string node_text =
+      sizeof(Word) == 4 ? std::string("128 B: 14 (key, value) or (pivot, child) pairs of 4-byte words, high key, side "
+                                      "link, low key, meta word (count, leaf flag, latch, version); every u32 key and "
+                                      "value legal")
+                        : std::string("256 B: 32 words of 8 bytes, 14 (key, value) or (pivot, child) pairs, high key, "
+                                      "side link, low key, meta word (count, leaf flag, latch, 58-bit version); every "
+                                      "key and value of ") + kv_ + " legal (a u32 key or value zero-extended)";
   return {
-      {"node", "128 B: 14 (key, value) or (pivot, child) pairs, high key, side link, low key, meta word "
-               "(count, leaf flag, latch, version); every u32 key and value legal"},
-      {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced 128-byte node access)" +
+      {"kv", kv_},
+      {"node", node_text},
+      {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced access of a " +
+                   std::to_string(sizeof(Node<Word>)) + "-byte node)" +
                    (opt_.thread_ops ? std::string(" in --query-tile 0 and --ops-kernel tile") : std::string())},
       {"ops_kernel", opt_.thread_ops
                          ? "thread: one thread per operation of a concurrent or ops-updated list (leaf splits "
@@ -381,13 +398,17 @@ Params BTree::parameters() const {
       {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot), or of (key, operation "
                            "word) with --op-words on); operations start from the previous one's parent"
                          : "off: batch order, every operation from the root"},
-      {"op_words", opt_.op_words ? "on: concurrent and ops-updated lists of fewer than 2^29 operations carry "
+      {"op_words", sizeof(Word) == 8 ? "off: 64-bit arguments do not fit an operation word; the operations "
+                                       "kernel reads each operation's type and argument by slot"
+                   : opt_.op_words ? "on: concurrent and ops-updated lists of fewer than 2^29 operations carry "
                                    "(argument, type, slot) in one 8-byte word through the sort"
                                  : "off: the operations kernel reads each operation's type and argument by slot"},
       {"leaf_groups", opt_.leaf_groups ? "on: a warp's updates that fall into one leaf are applied together where "
                                          "they fit, under one latch (thread kernel)"
                                        : "off: one leaf latch per update"},
-      {"leaf_directory", opt_.leaf_directory
+      {"leaf_directory", sizeof(Word) == 8 ? "none: the directory reads 128-byte nodes of 32-bit words (u32/u32 "
+                                             "trees only); phased point queries descend from the root"
+                         : opt_.leaf_directory
                              ? "on: phased lookups and successors (--query-tile 1) of a bulk-built tree "
                                "find their leaf in the build's leaf directory, in batch order (no sort)"
                              : "off: phased point queries descend from the root"},
@@ -410,7 +431,8 @@ Params BTree::parameters() const {
   };
 }
 
-uint64_t BTree::scratch_bytes() const {
+template <class Word>
+uint64_t BTree<Word>::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
@@ -423,7 +445,8 @@ uint64_t BTree::scratch_bytes() const {
   return s;
 }
 
-uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
+template <class Word>
+uint64_t BTree<Word>::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t R = std::max<uint64_t>(wb.max_resident, 1), B = wb.max_batch, Q = wb.max_queries;
   // Nodes: a leaf holds at least min(7, bulk fill) keys unless deletes
   // emptied it (they never add leaves); inner nodes add at most 1/6 more.
@@ -432,31 +455,38 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   const uint64_t nodes = leaves + leaves / 6 + 64;
   // Automatic pool: up to 1.5 x that after growth, and the old pool while
   // the grown one is filled.
-  const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node) : (nodes * 5 / 2 + 1024) * sizeof(Node);
-  // A list: keys and slots (x2 for the sort), the constant slots, args,
-  // types, results, an update or concurrent list's operation words (x2);
-  // the bulk build sorts its pairs in the same key and slot buffers.
-  // Merged updates add 28 bytes per operation (node, N, list, new nodes, scan)
-  // and 16 for the two (low key, id) lists of new nodes (at most one new
-  // node per operation).
-  const uint64_t list = std::max(B * (4 * 4 + 4 + 4 + 1 + 1 + 1 + 4 + 4 + 4 + 8 + 8 + 28 + 16 + 16), R * 16);
+  const uint64_t pool = opt_.node_pool ? opt_.node_pool * sizeof(Node<Word>) : (nodes * 5 / 2 + 1024) * sizeof(Node<Word>);
+  // A list: keys (W bytes each, the node's word) and slots (x2 for the
+  // sort), the constant slots, args (W), types, results (found, done,
+  // value W, key W, room 4), an update or concurrent list's operation
+  // words (x2); the bulk build sorts its pairs in the same key and slot
+  // buffers (its values as words). Merged updates add 28 bytes per operation (node, N, list, new
+  // nodes, scan) and 4 W for the two (low key, id) lists of new nodes (at
+  // most one new node per operation). W = 4: 99 bytes per operation.
+  constexpr uint64_t W = sizeof(Word);
+  const uint64_t list =
+      std::max(B * (2 * W + 2 * 4 + 4 + W + 1 + 1 + 1 + W + W + 4 + 8 + 8 + 28 + 4 * W), R * 4 * W);
   uint64_t cub = 0;
   {
+    constexpr int kBits = static_cast<int>(8 * sizeof(Word));
     size_t bytes = 0;
-    cub::DoubleBuffer<uint32_t> dk(nullptr, nullptr), dv(nullptr, nullptr);
-    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, std::max(B, R), 0, 32) == cudaSuccess) cub = bytes;
+    cub::DoubleBuffer<Word> dk(nullptr, nullptr);
+    cub::DoubleBuffer<uint32_t> dv(nullptr, nullptr);
+    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, dk, dv, std::max(B, R), 0, kBits) == cudaSuccess) cub = bytes;
     cudaGetLastError();
     // A list's sort from the constant slots (no double buffer: CUB's own).
-    const uint32_t* in = nullptr;
-    uint32_t* out = nullptr;
-    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, in, out, B, 0, 32) == cudaSuccess)
+    const Word* in = nullptr;
+    Word* out = nullptr;
+    const uint32_t* sin = nullptr;
+    uint32_t* sout = nullptr;
+    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, sin, sout, B, 0, kBits) == cudaSuccess)
       cub = std::max<uint64_t>(cub, bytes);
     cudaGetLastError();
-    // A range list's, carrying 8-byte (hi, slot) values, and an update or
-    // concurrent list's, carrying 8-byte operation words.
-    const unsigned long long* hs_in = nullptr;
-    unsigned long long* hs_out = nullptr;
-    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, hs_in, hs_out, std::max(Q, B), 0, 32) ==
+    // A range list's, carrying (hi, slot) values (8 or 16 bytes), and an
+    // update or concurrent list's, carrying 8-byte operation words.
+    const HiSlot<Word>* hs_in = nullptr;
+    HiSlot<Word>* hs_out = nullptr;
+    if (cub::DeviceRadixSort::SortPairs(nullptr, bytes, in, out, hs_in, hs_out, std::max(Q, B), 0, kBits) ==
         cudaSuccess)
       cub = std::max<uint64_t>(cub, bytes);
     cudaGetLastError();
@@ -470,16 +500,19 @@ uint64_t BTree::device_bytes_needed(const WorkloadBounds& wb) const {
   // 8-byte stream words per tile: a tile per query for short lists, at most
   // the resident tiles (a few tens of thousands; 2^16 here) for long ones.
   // And the (hi, slot) words of a range list, staged and sorted, and a
-  // concurrent batch's range list (key, slot, bound, offset).
-  const uint64_t ranges = Q * (26 * 8 + 2 * 8 + 20) + std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 8 + 16);
+  // concurrent batch's range list (key, slot, bound, offset). A pair is 2 W
+  // bytes.
+  const uint64_t ranges = Q * (26 * 2 * W + 2 * sizeof(HiSlot<Word>) + (W + 4 + W + 8)) +
+                          std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 2 * W + 16);
   // The thread ops kernel's copy of the upper levels (top_copy.cuh).
-  const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node) : 0;
+  const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node<Word>) : 0;
   // The leaf directory: 4 bytes per bulk-built leaf and its fences (1/31 more).
   const uint64_t directory = use_directory() ? (R / leaf_fill(opt_.fill) + 64) * 4 * 32 / 31 + 1024 : 0;
   return pool + list + cub + ranges + top + directory + 4096;
 }
 
-Stats BTree::stats() const {
+template <class Word>
+Stats BTree<Word>::stats() const {
   const TreeHeader& h = h_hdr_[0];
   Stats s;
   s.size = h.size;
@@ -493,7 +526,7 @@ Stats BTree::stats() const {
       {"nodes", std::to_string(nodes)},
       {"leaves", std::to_string(h.leaves)},
       {"fill", fill},
-      {"node-bytes", std::to_string(nodes * sizeof(Node))},
+      {"node-bytes", std::to_string(nodes * sizeof(Node<Word>))},
       {"pool-nodes", std::to_string(capacity_)},
       {"pool-grows", std::to_string(grows_)},
       {"pool-retries", std::to_string(retries_)},
@@ -510,6 +543,9 @@ Stats BTree::stats() const {
   };
   return s;
 }
+
+template class BTree<uint32_t>;
+template class BTree<uint64_t>;
 
 }  // namespace btree
 }  // namespace gpudict

@@ -23,18 +23,23 @@
 namespace gpudict {
 
 // "" when the structure is sound, else the first problems found (a
-// Dictionary that is not a B-Tree is reported as such).
+// Dictionary that is not a B-Tree is reported as such). Trees of either
+// word width (node.hpp).
 std::string check_btree_structure(const Dictionary& d);
 
 // The same checks on a copy of the used pool and the counters (what
 // dump_btree gives), with `reported_size` as stats().size and
 // `pool_retries` the times the pool filled in a batch and grew (at most
 // one node lost each). Tests corrupt a copy to show the checker sees it.
-std::string check_btree_nodes(const std::vector<btree::Node>& nodes, const btree::TreeHeader& header,
+// Word: uint32_t or uint64_t (instantiated for both in check.cu).
+template <class Word>
+std::string check_btree_nodes(const std::vector<btree::Node<Word>>& nodes, const btree::TreeHeader& header,
                               uint64_t reported_size, uint64_t pool_retries);
 
 // The used part of the node pool and the counters, for tests that run
-// device code on a copy of a tree; false when `d` is not a B-Tree.
-bool dump_btree(const Dictionary& d, std::vector<btree::Node>& nodes, btree::TreeHeader& header);
+// device code on a copy of a tree; false when `d` is not a B-Tree of
+// nodes of Word.
+template <class Word>
+bool dump_btree(const Dictionary& d, std::vector<btree::Node<Word>>& nodes, btree::TreeHeader& header);
 
 }  // namespace gpudict

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/api/dictionary.hpp"
@@ -33,6 +34,7 @@
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/graph_cache.hpp"
+#include "core/common/key_traits.hpp"
 #include "core/common/trace_events.hpp"
 #include "core/common/pinned_buffer.cuh"
 
@@ -122,9 +124,8 @@ LevelPlan plan_levels(uint64_t keys, int leaf_keys, int inner_children);
 
 // CUB's radix sort of keys kin -> kout on key bits `bits`, carrying values
 // vin -> vout, as a CubTemp call.
-template <class V>
-auto keyed_sort_call(const uint32_t* kin, uint32_t* kout, const V* vin, V* vout, uint64_t n, cudaStream_t s,
-                     SortBits bits) {
+template <class K, class V>
+auto keyed_sort_call(const K* kin, K* kout, const V* vin, V* vout, uint64_t n, cudaStream_t s, SortBits bits) {
   return [=](void* p, size_t& bytes) {
     return cub::DeviceRadixSort::SortPairs(p, bytes, kin, kout, vin, vout, n, bits.begin, bits.end, s);
   };
@@ -134,9 +135,14 @@ auto keyed_sort_call(const uint32_t* kin, uint32_t* kout, const V* vin, V* vout,
 // ranges are expected to hold at most this many pairs each (ranges.cu).
 inline constexpr double kPointRangeMaxMean = 48.0;
 
+// Word: the node's word type (node.hpp), the wider of the key and value
+// types: uint32_t for u32 keys and values, uint64_t when either is 64-bit
+// (make_btree picks it; `kv` names the pair for parameters()). Keys,
+// arguments and results are of that width on the device.
+template <class Word>
 class BTree final : public Dictionary {
  public:
-  BTree(const StructureConfig& config, const Options& options);
+  BTree(const StructureConfig& config, const Options& options, std::string_view kv, int key_bits);
   ~BTree() override;
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
@@ -151,11 +157,11 @@ class BTree final : public Dictionary {
   Stats stats() const override;
 
   // The used part of the node pool and the counters (the structural checker).
-  void dump(std::vector<Node>& nodes, TreeHeader& header) const;
+  void dump(std::vector<Node<Word>>& nodes, TreeHeader& header) const;
 
  private:
   static int use_device(int device);
-  TreeRef ref() const;
+  TreeRef<Word> ref() const;
   uint64_t used_nodes() const;
   // An empty tree: the root as an empty leaf.
   void reset_empty();
@@ -171,7 +177,7 @@ class BTree final : public Dictionary {
   double grow_pool(uint64_t capacity);
   // The node pool's allocations: a failure is the issue's "out of device
   // memory for B-Tree nodes: ..." (exit 3), naming `what` needed them.
-  DeviceBuffer<Node> allocate_nodes(uint64_t nodes, const std::string& what);
+  DeviceBuffer<Node<Word>> allocate_nodes(uint64_t nodes, const std::string& what);
   // After a bulk build released the old pool and could not get its new one:
   // an empty tree in a first-size pool, so that the object stays usable
   // after the error; capacity 0 (no pool) if even that cannot be had.
@@ -190,9 +196,9 @@ class BTree final : public Dictionary {
   // Sorts the staged list (when sorting is on) on key bits `bits` (stage()'s)
   // and returns its descriptor with the result arrays; device work on the
   // stream, not timed here.
-  OpsRef sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits);
+  OpsRef<Word> sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits);
   // The staged list's descriptor as staged (unsorted, no finger).
-  OpsRef list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type);
+  OpsRef<Word> list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type);
   // The operations kernel's list (updates, concurrent batches): stages
   // operations `ops` (slot = position in `ops`) and returns the key bits to
   // sort on (locality only: its operations run concurrently, any order is
@@ -200,14 +206,15 @@ class BTree final : public Dictionary {
   // descriptor. A list of fewer than kMaxWordList operations with
   // --op-words on carries one op_word per operation through the sort
   // (OpsRef::op_words); others carry slots, with args and types by slot.
-  bool worded(uint64_t n) const { return opt_.op_words && n < kMaxWordList; }
+  // 64-bit arguments do not fit the word: such a tree's lists carry slots.
+  bool worded(uint64_t n) const { return sizeof(Word) == 4 && opt_.op_words && n < kMaxWordList; }
   SortBits stage_ops(const Batch& b, const std::vector<uint32_t>& ops);
   void prepare_ops_sort(uint64_t n, SortBits bits);
-  OpsRef sort_ops(uint64_t n, SortBits bits);
+  OpsRef<Word> sort_ops(uint64_t n, SortBits bits);
   // The staged update list sorted for merged updates (whatever --sort says):
   // keys and slots, a delete's slot tagged with kDeleteTag when n <
   // kTaggedLists; perm null for a list of one.
-  void sort_update_list(uint64_t n, const uint32_t*& keys, const uint32_t*& perm);
+  void sort_update_list(uint64_t n, const Word*& keys, const uint32_t*& perm);
   // Grows the CUB buffer for sort_list(n, ..., bits)'s sort and captures
   // that sort as a CUDA graph, outside a timed region; call it after any
   // other CUB sizing of the list (the graph keys on the CUB buffer).
@@ -231,7 +238,7 @@ class BTree final : public Dictionary {
   template <class V>
   void prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n, SortBits bits);
   template <class V>
-  bool sort_staged(OpsRef& ops, GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
+  bool sort_staged(OpsRef<Word>& ops, GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
                    SortBits bits);
   GraphCache::Key keyed_sort_key(const void* vin, const void* vout, uint64_t value_bytes, uint64_t n,
                                  SortBits bits) const;
@@ -242,10 +249,10 @@ class BTree final : public Dictionary {
   uint32_t reserve_top_copy(uint64_t n);
   // Launches a validated list (updates, concurrent batches), in rounds when
   // it is much larger than the tree; top_nodes from reserve_top_copy.
-  void launch_rounds(const OpsRef& list, uint32_t top_nodes);
+  void launch_rounds(const OpsRef<Word>& list, uint32_t top_nodes);
   // A query list while no writer runs: one thread per query (--query-tile
   // 1), the lock-step query kernel, or with --query-tile 0 the operations kernel.
-  void launch_phased_queries(const TreeRef& tree, const OpsRef& list);
+  void launch_phased_queries(const TreeRef<Word>& tree, const OpsRef<Word>& list);
   void run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t);
   void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                    DeviceTime& t);
@@ -254,29 +261,29 @@ class BTree final : public Dictionary {
   // ranges.cu
   // Room for `pairs` pairs of range output; `list`, made before, is pointed
   // at it.
-  void reserve_range_pairs(uint64_t pairs, OpsRef* list = nullptr);
+  void reserve_range_pairs(uint64_t pairs, OpsRef<Word>* list = nullptr);
   // Where a range list's results lie on the device. hi_slot (device): each
-  // list position's (hi << 32) | slot, sizes (d_value_) and offsets
+  // list position's (hi, slot) (HiSlot), sizes (d_value_) and offsets
   // (d_range_off_) being stored by position; null: by slot. region_lines >
   // 0: tile t's pairs lie in lines [t R, t R + used_lines) of
   // d_range_keys_/values_ (R = region_lines); 0: the pairs are contiguous.
   struct RangeLayout {
-    const unsigned long long* hi_slot = nullptr;
+    const HiSlot<Word>* hi_slot = nullptr;
     uint64_t region_lines = 0, used_lines = 0;
     double expect = -1.0;  // the list's estimated pairs (run_ranges); negative: none
   };
   // Stages range list `ops`: keys as stage() does, and each range's upper
-  // bound with its slot, (hi << 32) | slot, in d_hi_slot_[0] (the value its
-  // sort carries).
+  // bound with its slot, (hi, slot), in d_hi_slot_[0] (the value its sort
+  // carries).
   SortBits stage_ranges(const Batch& b, const std::vector<uint32_t>& ops);
   // The range list's sort (prepared by prepare_range_sort, like
   // prepare_list_sort) and its descriptor; `sorted`: whether it sorted (the
   // (hi, slot) words are then in list order, else by slot).
   void prepare_range_sort(uint64_t n, SortBits bits);
-  OpsRef sort_range_list(uint64_t n, SortBits bits, bool& sorted);
+  OpsRef<Word> sort_range_list(uint64_t n, SortBits bits, bool& sorted);
   // Starts a range list's timed segment: the timer, and the list's sort;
   // records in layout where its sizes and offsets will lie.
-  OpsRef start_range_list(uint64_t n, SortBits bits, RangeLayout& layout);
+  OpsRef<Word> start_range_list(uint64_t n, SortBits bits, RangeLayout& layout);
   // A staged list of n ranges: the pairs expected in all (the keys' span
   // and mean density), the output room to reserve for them at a scale, and
   // a path's scale learned from a list that needed `used` pairs (lines)
@@ -303,24 +310,29 @@ class BTree final : public Dictionary {
   // level. merge_levels runs the levels on the sorted list (dry: counts the
   // new nodes without writing) and returns the nodes they take.
   void run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t);
-  uint64_t merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
+  uint64_t merge_levels(const Word* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
                         bool timing = false);
   void reserve_merge(uint64_t items);
   uint64_t scratch_bytes() const;
 
   int device_;
+  std::string kv_;  // the (key, value) types, as kv_name<K, V>() names them
+  // The key's width in bits (32 or 64; less than Word's for u32 keys with
+  // u64 values): the update sort covers these bits only.
+  int key_bits_ = static_cast<int>(8 * sizeof(Word));
   Capabilities caps_;
   Options opt_;
   cudaStream_t stream_ = nullptr;
   EventTimer timer_;
   TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a batch on stderr
 
-  DeviceBuffer<Node> pool_;
-  DeviceBuffer<Node> d_top_;  // the thread ops kernel's copy of the upper levels (top_copy.cuh)
+  DeviceBuffer<Node<Word>> pool_;
+  DeviceBuffer<Node<Word>> d_top_;  // the thread ops kernel's copy of the upper levels (top_copy.cuh)
   LeafDirectory dir_;         // the bulk build's leaves by low key (leaf_directory.cuh)
   // Whether bulk builds make a leaf directory: on, and the phased queries
-  // that read it run one thread per query (--query-tile 1).
-  bool use_directory() const { return opt_.leaf_directory && opt_.query_tile == 1; }
+  // that read it run one thread per query (--query-tile 1). The directory
+  // reads 32-bit nodes (leaf_directory.cuh): none in a 64-bit tree.
+  bool use_directory() const { return sizeof(Word) == 4 && opt_.leaf_directory && opt_.query_tile == 1; }
   uint64_t directory_lists_ = 0;  // phased query lists answered through dir_
   uint64_t capacity_ = 0;
   DeviceBuffer<TreeHeader> hdr_;
@@ -340,25 +352,28 @@ class BTree final : public Dictionary {
   static constexpr int kDeferredCount = kRangeCursor + 1;    // d_scalars_[7]: directory lookups left to the root
 
   // One list of operations (also the bulk build's sort buffers).
-  DeviceBuffer<uint32_t> d_keys_[2], d_perm_[2];
+  DeviceBuffer<Word> d_keys_[2];
+  DeviceBuffer<uint32_t> d_perm_[2];
   DeviceBuffer<uint32_t> d_iota_;  // 0, 1, 2, ...: the slots a list's sort carries (reserve_list)
-  DeviceBuffer<uint32_t> d_args_;
+  DeviceBuffer<Word> d_args_;
   DeviceBuffer<uint8_t> d_types_;
   DeviceBuffer<unsigned long long> d_words_[2];  // a worded list's op_words: staged, sorted
   DeviceBuffer<uint8_t> d_found_, d_done_;
-  DeviceBuffer<uint32_t> d_value_, d_key_out_, d_range_cap_;
+  DeviceBuffer<Word> d_value_, d_key_out_;
+  DeviceBuffer<uint32_t> d_range_cap_;
   DeviceBuffer<unsigned long long> d_range_off_;   // range offsets: by slot, or by list position (RangeLayout)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
-  DeviceBuffer<uint32_t> d_range_keys_, d_range_values_;
+  DeviceBuffer<Word> d_range_keys_, d_range_values_;
   // A concurrent batch's ranges, picked from its sorted list: keys, slots,
   // upper bounds and first output positions (by position in this sub-list).
-  DeviceBuffer<uint32_t> d_sub_keys_, d_sub_slots_, d_sub_hi_;
+  DeviceBuffer<Word> d_sub_keys_, d_sub_hi_;
+  DeviceBuffer<uint32_t> d_sub_slots_;
   DeviceBuffer<unsigned long long> d_sub_off_;
-  DeviceBuffer<unsigned long long> d_hi_slot_[2];  // a one-pass range list's (hi << 32) | slot: staged, sorted
+  DeviceBuffer<HiSlot<Word>> d_hi_slot_[2];  // a one-pass range list's (hi, slot): staged, sorted
   // One-pass ranges (ranges.cu): the tiles' stream lengths and, for a list
   // run again, their first lines; what sizes the output.
   DeviceBuffer<unsigned long long> d_tile_lines_, d_tile_base_;
-  uint32_t key_lo_ = 0xFFFFFFFFu, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
+  Word key_lo_ = key_max<Word>, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
   double range_scale_ = 1.0;        // lock-step ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
   double point_range_scale_ = 1.0;  // ranges one thread each: the output's scale over the estimate, in [1, 16]
   double range_ratio_ = 1.0;        // the last range list's pairs over its estimate (choosing its kernel)
@@ -373,17 +388,19 @@ class BTree final : public Dictionary {
   // key, id) for the next level.
   DeviceBuffer<uint32_t> d_mtarget_, d_mmerged_, d_mleft_;  // d_mleft_: sub-segments left to the write kernel
   DeviceBuffer<unsigned long long> d_mfresh_, d_mbase_;
-  DeviceBuffer<uint32_t> d_sep_keys_[2], d_sep_vals_[2];
+  DeviceBuffer<Word> d_sep_keys_[2], d_sep_vals_[2];  // (low key, node id) of each level's new nodes
 
   // Pinned host staging (reused across batches).
-  PinnedBuffer<uint32_t> h_keys_, h_args_, h_value_, h_key_out_, h_cap_;
-  PinnedBuffer<unsigned long long> h_hi_slot_;  // stage_ranges(), then collect_ranges()
+  PinnedBuffer<Word> h_keys_, h_args_, h_value_, h_key_out_;
+  PinnedBuffer<uint32_t> h_cap_;
+  PinnedBuffer<HiSlot<Word>> h_hi_slot_;  // stage_ranges(), then collect_ranges()
   PinnedBuffer<uint8_t> h_types_, h_found_, h_done_;
   PinnedBuffer<unsigned long long> h_u64_;
 };
 
+template <class Word>
 template <class V>
-void BTree::prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
+void BTree<Word>::prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
                                SortBits bits) {
   if (!list_sorts(n, bits)) return;
   const auto sort = keyed_sort_call(d_keys_[0].data(), d_keys_[1].data(), vin, vout, n, stream_, bits);
@@ -391,8 +408,9 @@ void BTree::prepare_keyed_sort(GraphCache& graph, const char* what, const V* vin
   graph.prepare(keyed_sort_key(vin, vout, sizeof(V), n, bits), stream_, [&] { temp_.run(what, sort); });
 }
 
+template <class Word>
 template <class V>
-bool BTree::sort_staged(OpsRef& ops, GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
+bool BTree<Word>::sort_staged(OpsRef<Word>& ops, GraphCache& graph, const char* what, const V* vin, V* vout, uint64_t n,
                         SortBits bits) {
   ops.use_finger = opt_.sort && n >= 2;  // in key order: sorted below, or as staged
   if (!list_sorts(n, bits)) return false;

@@ -6,7 +6,8 @@
 // levels. A node's low key, pivots and high key are the first keys of the
 // leaves below (0 for each level's leftmost node, so keys below the current
 // minimum still route), computed from the sorted keys by index arithmetic.
-// Node writes: a tile of 8 lanes per node, one 16-byte store each.
+// Node writes: a tile of 8 lanes per node, four words each (one 16-byte
+// store at u32, two at u64).
 #include <algorithm>
 #include <cstdint>
 
@@ -28,20 +29,38 @@ __device__ __forceinline__ uint64_t first_leaf(const LevelPlan& p, int level, ui
 
 // Low key of node i of `level`: the first key of its first leaf; 0 for the
 // leftmost node of every level.
-__device__ __forceinline__ uint32_t low_of(const LevelPlan& p, const uint32_t* keys, int level, uint64_t i) {
+template <class Word>
+__device__ __forceinline__ Word low_of(const LevelPlan& p, const Word* keys, int level, uint64_t i) {
   const uint64_t leaf = first_leaf(p, level, i);
-  return leaf == 0 ? 0u : keys[leaf * p.keys / p.size[0]];
+  return leaf == 0 ? Word{0} : keys[leaf * p.keys / p.size[0]];
 }
 
-__global__ void build_leaves_kernel(const uint32_t* __restrict__ keys, const uint32_t* __restrict__ values,
-                                    LevelPlan p, Node* __restrict__ nodes) {
+// Words 4 r .. 4 r + 3 of a node (v.x .. v.w) from lane r of its tile of 8.
+template <class Word>
+struct Quad {
+  Word x = 0, y = 0, z = 0, w = 0;
+};
+template <class Word>
+__device__ __forceinline__ void store_quad(Node<Word>* node, uint32_t r, const Quad<Word>& v) {
+  if constexpr (sizeof(Word) == 4) {
+    reinterpret_cast<uint4*>(node->w)[r] = make_uint4(v.x, v.y, v.z, v.w);
+  } else {
+    ulonglong2* q = reinterpret_cast<ulonglong2*>(node->w) + 2 * r;
+    q[0] = make_ulonglong2(v.x, v.y);
+    q[1] = make_ulonglong2(v.z, v.w);
+  }
+}
+
+template <class Word>
+__global__ void build_leaves_kernel(const Word* __restrict__ keys, const Word* __restrict__ values,
+                                    LevelPlan p, Node<Word>* __restrict__ nodes) {
   const uint64_t g = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 8;
   const uint32_t r = threadIdx.x & 7;
   const uint64_t L = p.size[0];
   if (g >= L) return;
   const uint64_t s = g * p.keys / L, e = (g + 1) * p.keys / L;
   const uint32_t cnt = static_cast<uint32_t>(e - s);
-  uint4 v = make_uint4(0, 0, 0, 0);
+  Quad<Word> v;
   if (r < 7) {
     const uint32_t p0 = 2 * r, p1 = 2 * r + 1;
     if (p0 < cnt) {
@@ -54,17 +73,18 @@ __global__ void build_leaves_kernel(const uint32_t* __restrict__ keys, const uin
     }
   } else {
     const bool last = g + 1 == L;
-    v.x = last ? 0u : keys[e];                   // high key
+    v.x = last ? Word{0} : keys[e];              // high key
     v.y = last ? kNil : p.id(0, g + 1);          // link
-    v.z = g == 0 ? 0u : keys[s];                 // low key
-    v.w = meta_new(cnt, true);
+    v.z = g == 0 ? Word{0} : keys[s];            // low key
+    v.w = meta_new<Word>(cnt, true);
   }
-  reinterpret_cast<uint4*>(nodes[p.id(0, g)].w)[r] = v;
+  store_quad(&nodes[p.id(0, g)], r, v);
 }
 
 // Every inner node of every level (tile g -> level and index).
-__global__ void build_inner_kernel(const uint32_t* __restrict__ keys, LevelPlan p, uint64_t inner_nodes,
-                                   Node* __restrict__ nodes) {
+template <class Word>
+__global__ void build_inner_kernel(const Word* __restrict__ keys, LevelPlan p, uint64_t inner_nodes,
+                                   Node<Word>* __restrict__ nodes) {
   uint64_t g = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 8;
   const uint32_t r = threadIdx.x & 7;
   if (g >= inner_nodes) return;
@@ -76,7 +96,7 @@ __global__ void build_inner_kernel(const uint32_t* __restrict__ keys, LevelPlan 
   const uint64_t M = p.size[level], N = p.size[level - 1];
   const uint64_t c0 = g * N / M, c1 = (g + 1) * N / M;
   const uint32_t cnt = static_cast<uint32_t>(c1 - c0);
-  uint4 v = make_uint4(0, 0, 0, 0);
+  Quad<Word> v;
   if (r < 7) {
     const uint64_t a = c0 + 2 * r, b = c0 + 2 * r + 1;
     if (a < c1) {
@@ -89,17 +109,18 @@ __global__ void build_inner_kernel(const uint32_t* __restrict__ keys, LevelPlan 
     }
   } else {
     const bool last = g + 1 == M;
-    v.x = last ? 0u : low_of(p, keys, level, g + 1);
+    v.x = last ? Word{0} : low_of(p, keys, level, g + 1);
     v.y = last ? kNil : p.id(level, g + 1);
     v.z = low_of(p, keys, level, g);
-    v.w = meta_new(cnt, false);
+    v.w = meta_new<Word>(cnt, false);
   }
-  reinterpret_cast<uint4*>(nodes[p.id(level, g)].w)[r] = v;
+  store_quad(&nodes[p.id(level, g)], r, v);
 }
 
 }  // namespace
 
-void BTree::build(const KeyValues& initial, DeviceTime& t) {
+template <class Word>
+void BTree<Word>::build(const KeyValues& initial, DeviceTime& t) {
   if (initial.keys.size() != initial.values.size())
     throw InputError("btree: initial keys and values differ in length");
   const uint64_t n = initial.size();
@@ -112,28 +133,32 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     return;
   }
   dir_.clear();  // the old tree's leaves
-  key_lo_ = 0xFFFFFFFFu;
+  key_lo_ = key_max<Word>;
   key_hi_ = 0;
   for (uint64_t k : initial.keys) {
-    key_lo_ = std::min<uint32_t>(key_lo_, static_cast<uint32_t>(k));
-    key_hi_ = std::max<uint32_t>(key_hi_, static_cast<uint32_t>(k));
+    key_lo_ = std::min<Word>(key_lo_, static_cast<Word>(k));
+    key_hi_ = std::max<Word>(key_hi_, static_cast<Word>(k));
   }
+  // The values sort in the slot buffers, as words: a 64-bit word takes two
+  // of their 32-bit entries (cudaMalloc's alignment suits either).
+  constexpr uint64_t kSlotsPerWord = sizeof(Word) / sizeof(uint32_t);
   for (int i = 0; i < 2; ++i) {
     d_keys_[i].reserve_discard(n, "btree build keys");
-    d_perm_[i].reserve_discard(n, "btree build values");
+    d_perm_[i].reserve_discard(n * kSlotsPerWord, "btree build values");
   }
+  Word* const vals[2] = {reinterpret_cast<Word*>(d_perm_[0].data()), reinterpret_cast<Word*>(d_perm_[1].data())};
   h_keys_.reserve_discard(n);
   h_args_.reserve_discard(n);
   for (uint64_t i = 0; i < n; ++i) {
-    h_keys_[i] = static_cast<uint32_t>(initial.keys[i]);
-    h_args_[i] = static_cast<uint32_t>(initial.values[i]);
+    h_keys_[i] = static_cast<Word>(initial.keys[i]);
+    h_args_[i] = static_cast<Word>(initial.values[i]);
   }
-  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(uint32_t));
-  copy_to_device(stream_, d_perm_[0].data(), h_args_.data(), n * sizeof(uint32_t));
+  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(Word));
+  copy_to_device(stream_, vals[0], h_args_.data(), n * sizeof(Word));
 
   double ms = 0.0;
-  cub::DoubleBuffer<uint32_t> keys(d_keys_[0].data(), d_keys_[1].data());
-  cub::DoubleBuffer<uint32_t> values(d_perm_[0].data(), d_perm_[1].data());
+  cub::DoubleBuffer<Word> keys(d_keys_[0].data(), d_keys_[1].data());
+  cub::DoubleBuffer<Word> values(vals[0], vals[1]);
   const uint64_t u = sort_pairs_keep_last(temp_, keys, values, n, d_scalars_.data(), h_u64_.data(), timer_, stream_,
                                           &ms);
 
@@ -168,7 +193,9 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
     build_inner_kernel<<<blocks_for(inner * 8, 256), 256, 0, stream_>>>(keys.Current(), plan, inner, pool_.data());
     GPUDICT_CHECK_LAUNCH("build_inner_kernel");
   }
-  if (directory) dir_.build(pool_.data(), plan.id(0, 0), stream_);
+  if constexpr (sizeof(Word) == 4) {  // (use_directory(): 32-bit trees only)
+    if (directory) dir_.build(pool_.data(), plan.id(0, 0), stream_);
+  }
   ms += timer_.stop(stream_);
 
   TreeHeader& h = h_hdr_[0];
@@ -181,5 +208,8 @@ void BTree::build(const KeyValues& initial, DeviceTime& t) {
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
   t.add(Phase::Build, ms);
 }
+
+template class BTree<uint32_t>;
+template class BTree<uint64_t>;
 
 }  // namespace gpudict::btree

@@ -40,15 +40,18 @@ struct Problems {
 
 }  // namespace
 
-bool dump_btree(const Dictionary& d, std::vector<Node>& nodes, btree::TreeHeader& header) {
-  const auto* tree = dynamic_cast<const btree::BTree*>(&d);
+template <class Word>
+bool dump_btree(const Dictionary& d, std::vector<Node<Word>>& nodes, btree::TreeHeader& header) {
+  const auto* tree = dynamic_cast<const btree::BTree<Word>*>(&d);
   if (!tree) return false;
   tree->dump(nodes, header);
   return true;
 }
 
-std::string check_btree_structure(const Dictionary& d) {
-  std::vector<Node> nodes;
+namespace {
+
+template <class Word>
+std::string check_dumped(const Dictionary& d, std::vector<Node<Word>>& nodes) {
   btree::TreeHeader h{};
   if (!dump_btree(d, nodes, h)) return "not a btree";
   const Stats st = d.stats();
@@ -58,8 +61,20 @@ std::string check_btree_structure(const Dictionary& d) {
   return check_btree_nodes(nodes, h, st.size, retries);
 }
 
-std::string check_btree_nodes(const std::vector<Node>& nodes, const btree::TreeHeader& h, uint64_t reported_size,
-                              uint64_t pool_retries) {
+}  // namespace
+
+std::string check_btree_structure(const Dictionary& d) {
+  if (dynamic_cast<const btree::BTree<uint64_t>*>(&d) != nullptr) {
+    std::vector<Node<uint64_t>> nodes;
+    return check_dumped(d, nodes);
+  }
+  std::vector<Node<uint32_t>> nodes;
+  return check_dumped(d, nodes);
+}
+
+template <class Word>
+std::string check_btree_nodes(const std::vector<Node<Word>>& nodes, const btree::TreeHeader& h,
+                              uint64_t reported_size, uint64_t pool_retries) {
   Problems bad;
   const uint64_t used = nodes.size();
   if (used == 0) return "the pool holds no root";
@@ -72,17 +87,17 @@ std::string check_btree_nodes(const std::vector<Node>& nodes, const btree::TreeH
   seen[btree::kRoot] = 1;
   uint64_t depth = 0, keys = 0, leaves = 0;
   bool have_prev_key = false;
-  uint32_t prev_key = 0;
+  Word prev_key = 0;
   while (!level.empty() && bad.n < 8) {
     ++depth;
     const bool leaf_level = is_leaf(level.front());
     std::vector<uint32_t> next;
     for (size_t x = 0; x < level.size(); ++x) {
       const uint32_t id = level[x];
-      const Node& nd = nodes[id];
-      const uint32_t meta = nd.w[kMetaWord];
+      const Node<Word>& nd = nodes[id];
+      const Word meta = nd.w[kMetaWord];
       const int c = count(id);
-      const uint32_t low = nd.w[kLowWord], high = nd.w[kHighWord];
+      const Word low = nd.w[kLowWord], high = nd.w[kHighWord];
       const bool bounded = link(id) != kNil;
       if (btree::meta_latched(meta)) bad.add("node ", id, " is latched at rest");
       if (c > kCapacity) bad.add("node ", id, " holds ", c, " pairs");
@@ -95,7 +110,7 @@ std::string check_btree_nodes(const std::vector<Node>& nodes, const btree::TreeH
         bad.add("node ", id, ": high key ", high, " but its right sibling's low key is ", nodes[want_link].w[kLowWord]);
       if (x == 0 && low != 0) bad.add("node ", id, ": the leftmost node of depth ", depth, " has low key ", low);
       for (int i = 0; i < c; ++i) {
-        const uint32_t k = nd.w[2 * i];
+        const Word k = nd.w[2 * i];
         if (i > 0 && k <= nd.w[2 * i - 2]) bad.add("node ", id, ": keys not strictly increasing at pair ", i);
         if (k < low || (bounded && k >= high))
           bad.add("node ", id, ": key ", k, " outside [", low, ", ", bounded ? std::to_string(high) : "inf", ")");
@@ -103,7 +118,7 @@ std::string check_btree_nodes(const std::vector<Node>& nodes, const btree::TreeH
       if (is_leaf(id)) {
         ++leaves;
         for (int i = 0; i < c; ++i) {
-          const uint32_t k = nd.w[2 * i];
+          const Word k = nd.w[2 * i];
           if (have_prev_key && k <= prev_key) bad.add("leaf ", id, ": key ", k, " after key ", prev_key, " in leaf order");
           have_prev_key = true;
           prev_key = k;
@@ -117,11 +132,12 @@ std::string check_btree_nodes(const std::vector<Node>& nodes, const btree::TreeH
       }
       if (nd.w[0] != low) bad.add("inner node ", id, ": pivot 0 is ", nd.w[0], ", its low key ", low);
       for (int i = 0; i < c; ++i) {
-        const uint32_t child = nd.w[2 * i + 1];
-        if (child >= used) {
-          bad.add("inner node ", id, ": child ", child, " beyond the used pool (", used, " nodes)");
+        const Word child_word = nd.w[2 * i + 1];
+        if (child_word >= used) {  // (a 64-bit word is checked whole: no high bits may be set)
+          bad.add("inner node ", id, ": child ", child_word, " beyond the used pool (", used, " nodes)");
           continue;
         }
+        const uint32_t child = static_cast<uint32_t>(child_word);
         if (seen[child]) {
           bad.add("node ", child, " is reachable twice (child of ", id, ")");
           continue;
@@ -160,5 +176,12 @@ std::string check_btree_nodes(const std::vector<Node>& nodes, const btree::TreeH
   if (reported_size != keys) bad.add("stats().size is ", reported_size, ", the leaves hold ", keys);
   return bad.str();
 }
+
+template bool dump_btree<uint32_t>(const Dictionary&, std::vector<Node<uint32_t>>&, btree::TreeHeader&);
+template bool dump_btree<uint64_t>(const Dictionary&, std::vector<Node<uint64_t>>&, btree::TreeHeader&);
+template std::string check_btree_nodes<uint32_t>(const std::vector<Node<uint32_t>>&, const btree::TreeHeader&,
+                                                 uint64_t, uint64_t);
+template std::string check_btree_nodes<uint64_t>(const std::vector<Node<uint64_t>>&, const btree::TreeHeader&,
+                                                 uint64_t, uint64_t);
 
 }  // namespace gpudict

@@ -4,8 +4,11 @@
 
 namespace gpudict::btree {
 
-GPUDICT_BTREE_DEFINE_LAUNCH(8, false)
-GPUDICT_BTREE_DEFINE_LAUNCH(16, false)
-GPUDICT_BTREE_DEFINE_LAUNCH(32, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(uint32_t, 8, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(uint32_t, 16, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(uint32_t, 32, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(uint64_t, 8, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(uint64_t, 16, false)
+GPUDICT_BTREE_DEFINE_LAUNCH(uint64_t, 32, false)
 
 }  // namespace gpudict::btree

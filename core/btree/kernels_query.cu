@@ -17,13 +17,21 @@ namespace gpudict::btree {
 
 namespace {
 
-template <unsigned G, uint8_t kType>
+template <class Word, unsigned G, uint8_t kType>
 QueryGrid grid_t(uint64_t n) {
   // Every resident tile gets an equal contiguous run of the list (a run of
   // a sorted list keeps the finger useful), launched in one wave.
-  const size_t smem = kType == kRange ? kRangeStageBytes<G> : 0;  // ranges: the tiles' output rings
+  const size_t smem = kType == kRange ? kRangeStageBytes<Word, G> : 0;  // ranges: the tiles' output rings
+  if (smem > 48 * 1024) {  // above the default limit of dynamic shared memory (u64 rings at G = 4)
+    static const bool raised = [smem] {
+      GPUDICT_CUDA(cudaFuncSetAttribute(query_kernel<Word, G, kType>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(smem)));
+      return true;
+    }();
+    (void)raised;
+  }
   const uint64_t resident =
-      static_cast<uint64_t>(resident_blocks(query_kernel<G, kType>, kBlock, smem)) * (kBlock / G);
+      static_cast<uint64_t>(resident_blocks(query_kernel<Word, G, kType>, kBlock, smem)) * (kBlock / G);
   const uint64_t per_tile = std::max<uint64_t>(1, (n + resident - 1) / resident);
   if (per_tile > 0xFFFFFFFFull) throw RuntimeFailure("btree: query list too long for one launch");
   QueryGrid g;
@@ -34,55 +42,56 @@ QueryGrid grid_t(uint64_t n) {
   return g;
 }
 
-template <unsigned G, uint8_t kType>
-void launch_queries_t(const TreeRef& tree, OpsRef ops, cudaStream_t stream) {
-  const QueryGrid g = grid_t<G, kType>(ops.n);
+template <class Word, unsigned G, uint8_t kType>
+void launch_queries_t(const TreeRef<Word>& tree, OpsRef<Word> ops, cudaStream_t stream) {
+  const QueryGrid g = grid_t<Word, G, kType>(ops.n);
   ops.per_tile = g.per_tile;
   ops.tiles = g.tiles;
-  query_kernel<G, kType><<<static_cast<unsigned>(g.blocks), kBlock, g.smem, stream>>>(tree, ops);
+  query_kernel<Word, G, kType><<<static_cast<unsigned>(g.blocks), kBlock, g.smem, stream>>>(tree, ops);
   GPUDICT_CHECK_LAUNCH("btree query_kernel");
 }
 
-template <unsigned G>
+template <class Word, unsigned G>
 QueryGrid grid_g(uint8_t type, uint64_t n) {
   switch (type) {
-    case kLookup: return grid_t<G, kLookup>(n);
-    case kSuccessor: return grid_t<G, kSuccessor>(n);
-    case kCount: return grid_t<G, kCount>(n);
-    case kRange: return grid_t<G, kRange>(n);
+    case kLookup: return grid_t<Word, G, kLookup>(n);
+    case kSuccessor: return grid_t<Word, G, kSuccessor>(n);
+    case kCount: return grid_t<Word, G, kCount>(n);
+    case kRange: return grid_t<Word, G, kRange>(n);
     default: throw RuntimeFailure("btree: the lock-step query kernel serves queries only");
   }
 }
 
-template <unsigned G>
-void launch_queries_g(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+template <class Word, unsigned G>
+void launch_queries_g(const TreeRef<Word>& tree, const OpsRef<Word>& ops, cudaStream_t stream) {
   switch (ops.type) {
-    case kLookup: launch_queries_t<G, kLookup>(tree, ops, stream); break;
-    case kSuccessor: launch_queries_t<G, kSuccessor>(tree, ops, stream); break;
-    case kCount: launch_queries_t<G, kCount>(tree, ops, stream); break;
-    case kRange: launch_queries_t<G, kRange>(tree, ops, stream); break;
+    case kLookup: launch_queries_t<Word, G, kLookup>(tree, ops, stream); break;
+    case kSuccessor: launch_queries_t<Word, G, kSuccessor>(tree, ops, stream); break;
+    case kCount: launch_queries_t<Word, G, kCount>(tree, ops, stream); break;
+    case kRange: launch_queries_t<Word, G, kRange>(tree, ops, stream); break;
     default: throw RuntimeFailure("btree: the lock-step query kernel serves queries only");
   }
 }
 
-template <uint8_t kType>
-void launch_points_t(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
-  point_query_kernel<kType><<<blocks_for(ops.n, kBlock), kBlock, 0, stream>>>(tree, ops);
+template <class Word, uint8_t kType>
+void launch_points_t(const TreeRef<Word>& tree, const OpsRef<Word>& ops, cudaStream_t stream) {
+  point_query_kernel<Word, kType><<<blocks_for(ops.n, kBlock), kBlock, 0, stream>>>(tree, ops);
   GPUDICT_CHECK_LAUNCH("btree point_query_kernel");
 }
 
-void launch_points(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+template <class Word>
+void launch_points(const TreeRef<Word>& tree, const OpsRef<Word>& ops, cudaStream_t stream) {
   switch (ops.type) {
-    case kLookup: launch_points_t<kLookup>(tree, ops, stream); break;
-    case kSuccessor: launch_points_t<kSuccessor>(tree, ops, stream); break;
-    case kCount: launch_points_t<kCount>(tree, ops, stream); break;
+    case kLookup: launch_points_t<Word, kLookup>(tree, ops, stream); break;
+    case kSuccessor: launch_points_t<Word, kSuccessor>(tree, ops, stream); break;
+    case kCount: launch_points_t<Word, kCount>(tree, ops, stream); break;
     default: throw RuntimeFailure("btree: the point query kernel serves lookups, successors and counts (ranges: launch_point_ranges)");
   }
 }
 
 // A phased list of ranges with one thread per range (--query-tile 1):
 // thread i serves list position i (a whole list, stride 1, whose sort
-// carried (hi << 32) | slot in hi_slot) in two walks over its leaves.
+// carried (hi, slot) in hi_slot) in two walks over its leaves.
 //
 // The first walk counts. A block scan of the counts and one atomicAdd per
 // block on `cursor` give each range its offset: the block's ranges lie
@@ -107,7 +116,7 @@ void launch_points(const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) 
 // A block whose output would end past `room` pairs stores none: the host
 // reads the cursor, makes room for all and runs the list again (nothing
 // changes the tree in between).
-inline constexpr uint32_t kRangeRing = 256;  // pairs per warp: 2 KiB, 16 KiB per block
+inline constexpr uint32_t kRangeRing = 256;  // pairs per warp: 2 KiB, 16 KiB per block (u64: 4 and 32 KiB)
 static_assert((kRangeRing & (kRangeRing - 1)) == 0, "the ring is indexed modulo its size");
 
 __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v) {
@@ -116,25 +125,37 @@ __device__ __forceinline__ unsigned long long warp_min_u64(unsigned long long v)
   return v;
 }
 
+// A (key, value) pair in the ring: two words of the tree's width.
+template <class Word>
+struct RingPairOf {
+  using type = uint2;
+};
+template <>
+struct RingPairOf<uint64_t> {
+  using type = ulonglong2;
+};
+
+template <class Word>
 __global__ void __launch_bounds__(kBlock)
-    point_range_kernel(TreeRef tree, OpsRef ops, unsigned long long* cursor, uint64_t room) {
+    point_range_kernel(TreeRef<Word> tree, OpsRef<Word> ops, unsigned long long* cursor, uint64_t room) {
+  using RingPair = typename RingPairOf<Word>::type;
   using Scan = cub::BlockScan<unsigned long long, kBlock>;
   __shared__ typename Scan::TempStorage scan;
   __shared__ unsigned long long block_base;
-  __shared__ uint2 rings[kBlock / kWarpSize][kRangeRing];  // (key, value)
+  __shared__ RingPair rings[kBlock / kWarpSize][kRangeRing];  // (key, value)
   const uint64_t pos = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const bool mine = pos < ops.n;
-  uint32_t k = 0, hi = 0;
+  Word k = 0, hi = 0;
   if (mine) {
     k = ops.keys[pos];
-    hi = static_cast<uint32_t>(ops.hi_slot[pos] >> 32);
+    hi = hs_hi(ops.hi_slot[pos]);
   }
   const auto read = readonly_reader(tree);
   uint32_t leaf = kNil;
   uint64_t count = 0;
   bool ok = true;
   if (mine && k <= hi) {  // else an empty range
-    uint32_t w[kNodeWords], meta;
+    Word w[kNodeWords], meta;
     ok = descend_to_leaf(tree, k, w, meta, leaf, read) &&
          walk_range(tree, k, hi, w, meta, read, false, nullptr, nullptr, 0, count);
     if (!ok) {
@@ -148,7 +169,7 @@ __global__ void __launch_bounds__(kBlock)
   __syncthreads();
   offset += block_base;
   if (mine) {
-    ops.value[pos] = static_cast<uint32_t>(count);
+    ops.value[pos] = static_cast<Word>(count);
     ops.range_offset[pos] = offset;
   }
   if (block_total == 0 || block_base + block_total > room) return;  // the same for the whole block
@@ -156,13 +177,13 @@ __global__ void __launch_bounds__(kBlock)
   // The second walk, through the warp's ring (every lane of the warp takes
   // part, those without pairs too).
   const unsigned lane = lane_id();
-  uint2* ring = rings[warp_in_block()];
+  RingPair* ring = rings[warp_in_block()];
   const uint64_t end = __shfl_sync(kFullMask, offset + count, kWarpSize - 1);  // the warp's output: [F, end)
   uint64_t window = __shfl_sync(kFullMask, offset, 0);                         // F
   bool active = count > 0;
   uint64_t next = offset;  // the next position this lane has to put
   uint64_t base = offset;  // the position of the current leaf's first pair in the range
-  uint32_t w[kNodeWords], meta = 0;
+  Word w[kNodeWords], meta = 0;
   int a = 0, b = 0;        // the current leaf's pairs in the range: [a, b)
   uint64_t steps = 0;
   auto enter = [&]() {     // the leaf just read
@@ -184,7 +205,7 @@ __global__ void __launch_bounds__(kBlock)
       const uint32_t at = static_cast<uint32_t>(base) - static_cast<uint32_t>(a);  // ring index of pair 0, mod 2^32
 #pragma unroll
       for (int i = 0; i < kCapacity; ++i)
-        if (i >= i0 && i < i1) ring[(at + static_cast<uint32_t>(i)) & (kRangeRing - 1)] = make_uint2(w[2 * i], w[2 * i + 1]);
+        if (i >= i0 && i < i1) ring[(at + static_cast<uint32_t>(i)) & (kRangeRing - 1)] = RingPair{w[2 * i], w[2 * i + 1]};
       next = stop;
       if (next == leaf_end) {  // this leaf is done
         if (w[kLinkWord] == kNil || hi < w[kHighWord]) {
@@ -193,7 +214,7 @@ __global__ void __launch_bounds__(kBlock)
           atomicExch(&tree.hdr->error, 1ull);
           active = false;
         } else {
-          read(w[kLinkWord], w, meta);
+          read(static_cast<uint32_t>(w[kLinkWord]), w, meta);
           enter();
           base = leaf_end;
         }
@@ -202,9 +223,9 @@ __global__ void __launch_bounds__(kBlock)
     const uint64_t frontier = warp_min_u64(active ? next : end);
     __syncwarp();  // the ring's puts before the stores that read them
     for (uint64_t p = window + lane; p < frontier; p += kWarpSize) {
-      const uint2 v = ring[static_cast<uint32_t>(p) & (kRangeRing - 1)];
-      __stcs(ops.range_keys + p, v.x);  // streaming: the output is not read again on the device
-      __stcs(ops.range_values + p, v.y);
+      const RingPair v = ring[static_cast<uint32_t>(p) & (kRangeRing - 1)];
+      __stcs(ops.range_keys + p, static_cast<Word>(v.x));  // streaming: the output is not read again on the device
+      __stcs(ops.range_values + p, static_cast<Word>(v.y));
     }
     __syncwarp();  // the stores' reads before the next step's puts
     window = frontier;
@@ -214,7 +235,8 @@ __global__ void __launch_bounds__(kBlock)
 
 }  // namespace
 
-void launch_point_ranges(const TreeRef& tree, const OpsRef& ops, unsigned long long* cursor, uint64_t room,
+template <class Word>
+void launch_point_ranges(const TreeRef<Word>& tree, const OpsRef<Word>& ops, unsigned long long* cursor, uint64_t room,
                          cudaStream_t stream) {
   if (ops.n == 0) return;
   if (ops.stride != 1 || ops.start != 0 || ops.hi_slot == nullptr || ops.range_cap != nullptr)
@@ -223,15 +245,17 @@ void launch_point_ranges(const TreeRef& tree, const OpsRef& ops, unsigned long l
   GPUDICT_CHECK_LAUNCH("btree point_range_kernel");
 }
 
+template <class Word>
 QueryGrid query_grid(int qtile, uint8_t type, uint64_t n) {
   switch (qtile) {
-    case 4: return grid_g<4>(type, n);
-    case 8: return grid_g<8>(type, n);
+    case 4: return grid_g<Word, 4>(type, n);
+    case 8: return grid_g<Word, 8>(type, n);
     default: throw InputError("btree: query tile of " + std::to_string(qtile) + " lanes is not built");
   }
 }
 
-void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStream_t stream) {
+template <class Word>
+void launch_queries(int qtile, const TreeRef<Word>& tree, const OpsRef<Word>& ops, cudaStream_t stream) {
   if (ops.n == 0) return;
   // A concurrent range's bounded slot (range_cap) is the operations kernel's business.
   if (ops.range_cap != nullptr) throw RuntimeFailure("btree: the lock-step query kernel writes unbounded ranges only");
@@ -242,10 +266,19 @@ void launch_queries(int qtile, const TreeRef& tree, const OpsRef& ops, cudaStrea
     throw RuntimeFailure("btree: lock-step ranges need a whole list of stride 1, its (hi, slot) words and their output lines");
   switch (qtile) {
     case 1: launch_points(tree, ops, stream); break;
-    case 4: launch_queries_g<4>(tree, ops, stream); break;
-    case 8: launch_queries_g<8>(tree, ops, stream); break;
+    case 4: launch_queries_g<Word, 4>(tree, ops, stream); break;
+    case 8: launch_queries_g<Word, 8>(tree, ops, stream); break;
     default: throw InputError("btree: query tile of " + std::to_string(qtile) + " lanes is not built");
   }
 }
+
+#define GPUDICT_BTREE_QUERY_LAUNCHES(Word)                                                                       \
+  template void launch_point_ranges<Word>(const TreeRef<Word>&, const OpsRef<Word>&, unsigned long long*,       \
+                                          uint64_t, cudaStream_t);                                              \
+  template QueryGrid query_grid<Word>(int, uint8_t, uint64_t);                                                  \
+  template void launch_queries<Word>(int, const TreeRef<Word>&, const OpsRef<Word>&, cudaStream_t);
+GPUDICT_BTREE_QUERY_LAUNCHES(uint32_t)
+GPUDICT_BTREE_QUERY_LAUNCHES(uint64_t)
+#undef GPUDICT_BTREE_QUERY_LAUNCHES
 
 }  // namespace gpudict::btree

@@ -19,12 +19,14 @@ inline constexpr int kTopCopyThreads = 1024;
 // and a thread that splits the leaf needs that parent's version. One block;
 // each thread copies whole nodes. Runs while no other kernel changes the
 // tree.
-__global__ void __launch_bounds__(kTopCopyThreads) top_copy_kernel(TreeRef tree, Node* top, uint32_t max_nodes) {
+template <class Word>
+__global__ void __launch_bounds__(kTopCopyThreads)
+    top_copy_kernel(TreeRef<Word> tree, Node<Word>* top, uint32_t max_nodes) {
   using Scan = cub::BlockScan<uint32_t, kTopCopyThreads>;
   __shared__ typename Scan::TempStorage scan_tmp;
   __shared__ uint32_t s_total;
   const uint32_t tid = threadIdx.x;
-  const Node* nodes = tree.nodes;
+  const Node<Word>* nodes = tree.nodes;
   uint32_t levels = 0;
   // The root is copied when it is above the leaves' parents.
   if (max_nodes >= 2 && !meta_leaf(nodes[kRoot].w[kMetaWord]) &&
@@ -37,7 +39,7 @@ __global__ void __launch_bounds__(kTopCopyThreads) top_copy_kernel(TreeRef tree,
       // Its children are the leaves' parents (the first child's first
       // child tells: a level is all leaves or all inner nodes), or the
       // leaves themselves: the copy ends here.
-      const uint32_t child = top[b].w[1];
+      const uint32_t child = static_cast<uint32_t>(top[b].w[1]);
       if (meta_leaf(nodes[child].w[kMetaWord]) || meta_leaf(nodes[nodes[child].w[1]].w[kMetaWord])) break;
       if (tid == 0) s_total = 0;
       __syncthreads();
@@ -61,7 +63,7 @@ __global__ void __launch_bounds__(kTopCopyThreads) top_copy_kernel(TreeRef tree,
           const uint4* src = reinterpret_cast<const uint4*>(nodes[top[c].w[2 * i + 1]].w);
           uint4* dst = reinterpret_cast<uint4*>(top[slot].w);
 #pragma unroll
-          for (int q = 0; q < kNodeWords / 4; ++q) dst[q] = __ldg(src + q);
+          for (int q = 0; q < static_cast<int>(sizeof(Node<Word>) / sizeof(uint4)); ++q) dst[q] = __ldg(src + q);
           top[c].w[2 * i + 1] = slot;
         }
         carry += chunk;
@@ -78,17 +80,27 @@ __global__ void __launch_bounds__(kTopCopyThreads) top_copy_kernel(TreeRef tree,
 
 }  // namespace
 
-void launch_top_copy(const TreeRef& tree, Node* top, uint32_t max_nodes, cudaStream_t stream) {
+template <class Word>
+void launch_top_copy(const TreeRef<Word>& tree, Node<Word>* top, uint32_t max_nodes, cudaStream_t stream) {
   top_copy_kernel<<<1, kTopCopyThreads, 0, stream>>>(tree, top, max_nodes);
   GPUDICT_CHECK_LAUNCH("btree top_copy_kernel");
 }
 
-void launch_thread_ops(const TreeRef& tree, const OpsRef& ops, Node* top, uint32_t top_nodes, cudaStream_t stream) {
+template <class Word>
+void launch_thread_ops(const TreeRef<Word>& tree, const OpsRef<Word>& ops, Node<Word>* top, uint32_t top_nodes,
+                       cudaStream_t stream) {
   if (ops.n == 0) return;
   if (top_nodes < 2) top = nullptr;
   if (top) launch_top_copy(tree, top, top_nodes, stream);
   thread_ops_kernel<<<blocks_for(ops.n, kThreadOpsBlock), kThreadOpsBlock, 0, stream>>>(tree, ops, top);
   GPUDICT_CHECK_LAUNCH("btree thread_ops_kernel");
 }
+
+template void launch_top_copy<uint32_t>(const TreeRef<uint32_t>&, Node<uint32_t>*, uint32_t, cudaStream_t);
+template void launch_top_copy<uint64_t>(const TreeRef<uint64_t>&, Node<uint64_t>*, uint32_t, cudaStream_t);
+template void launch_thread_ops<uint32_t>(const TreeRef<uint32_t>&, const OpsRef<uint32_t>&, Node<uint32_t>*,
+                                          uint32_t, cudaStream_t);
+template void launch_thread_ops<uint64_t>(const TreeRef<uint64_t>&, const OpsRef<uint64_t>&, Node<uint64_t>*,
+                                          uint32_t, cudaStream_t);
 
 }  // namespace gpudict::btree

@@ -32,7 +32,7 @@ constexpr uint32_t kMaxDirectoryMoves = 8;
 
 // Entry i: the low key of leaf i as the build wrote it (0 for leaf 0, whose
 // range starts at 0 whatever its first key).
-__global__ void directory_keys_kernel(const Node* __restrict__ nodes, uint32_t first_leaf, uint64_t leaves,
+__global__ void directory_keys_kernel(const Node<uint32_t>* __restrict__ nodes, uint32_t first_leaf, uint64_t leaves,
                                       uint32_t* __restrict__ dir) {
   const uint64_t g = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (g < leaves) dir[g] = nodes[first_leaf + g].w[kLowWord];
@@ -54,11 +54,11 @@ __global__ void directory_keys_kernel(const Node* __restrict__ nodes, uint32_t f
 constexpr int kLeafQ = 2;
 __global__ void __launch_bounds__(sa::kSearchThreads, 6)
     directory_lookup_kernel(const __grid_constant__ sa::ArrayView<uint32_t, uint32_t> dir,
-                            const __grid_constant__ TreeRef tree, const __grid_constant__ OpsRef ops,
+                            const __grid_constant__ TreeRef<uint32_t> tree, const __grid_constant__ OpsRef<uint32_t> ops,
                             uint32_t first_leaf, uint32_t items, uint32_t* __restrict__ deferred,
                             uint32_t* __restrict__ deferred_count) {
   constexpr int G = sa::WindowShape<uint32_t>::kGroup;  // 8 lanes: one 128-byte line
-  static_assert(G * 16 == sizeof(Node), "a group's lanes read one node line, 16 bytes each");
+  static_assert(G * 16 == sizeof(Node<uint32_t>), "a group's lanes read one node line, 16 bytes each");
   extern __shared__ uint4 directory_smem[];
   uint32_t* top = reinterpret_cast<uint32_t*>(directory_smem);
   const uint32_t top_size = dir.ix.size[dir.ix.top];
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(sa::kSearchThreads, 6)
 // The lookups the directory kernel deferred, one thread each from the root
 // (as point_query_kernel). Launched after every directory lookup list: the
 // count is on the device; usually 0, and the kernel's few blocks return.
-__global__ void __launch_bounds__(kBlock) directory_fixup_kernel(TreeRef tree, OpsRef ops,
+__global__ void __launch_bounds__(kBlock) directory_fixup_kernel(TreeRef<uint32_t> tree, OpsRef<uint32_t> ops,
                                                                  const uint32_t* __restrict__ deferred,
                                                                  const uint32_t* __restrict__ deferred_count) {
   const uint32_t n = *deferred_count;
@@ -165,8 +165,8 @@ struct DirectorySuccessorOp {
   static constexpr int kSearches = 1;
   // A whole node in registers (as the point kernel): 5 blocks of 256 per SM.
   static constexpr int kMinBlocks = 5;
-  TreeRef tree;
-  OpsRef ops;
+  TreeRef<uint32_t> tree;
+  OpsRef<uint32_t> ops;
   uint32_t first_leaf;
 
   __device__ __forceinline__ void setup(uint32_t i, uint32_t (&q)[1], bool (&upper)[1]) const {
@@ -209,7 +209,7 @@ bool LeafDirectory::reserve(uint64_t leaves) {
   return true;
 }
 
-void LeafDirectory::build(const Node* nodes, uint32_t first_leaf, cudaStream_t stream) {
+void LeafDirectory::build(const Node<uint32_t>* nodes, uint32_t first_leaf, cudaStream_t stream) {
   const uint64_t leaves = dir_.n;
   if (leaves == 0) throw RuntimeFailure("btree: the leaf directory built without reserve()");
   directory_keys_kernel<<<blocks_for(leaves, 256), 256, 0, stream>>>(nodes, first_leaf, leaves, dir_.keys.data());
@@ -219,7 +219,7 @@ void LeafDirectory::build(const Node* nodes, uint32_t first_leaf, cudaStream_t s
   valid_ = true;
 }
 
-void LeafDirectory::launch_queries(const TreeRef& tree, const OpsRef& ops, uint32_t* deferred,
+void LeafDirectory::launch_queries(const TreeRef<uint32_t>& tree, const OpsRef<uint32_t>& ops, uint32_t* deferred,
                                    uint32_t* deferred_count, cudaStream_t stream) const {
   if (!valid_) throw RuntimeFailure("btree: the leaf directory queried before a bulk build made it");
   if (ops.perm != nullptr || ops.start != 0 || ops.stride != 1 || ops.n >= (1ull << 32))

@@ -24,7 +24,9 @@
 // moves right (k >= high key) reach the leaf that holds k: the splits since
 // the build cost a query one more line per split it crosses, and a query
 // that has read 8 leaves and must still move right is answered from the
-// root. The directory is made only when the leaves lie below the root (a
+// root. Trees of 32-bit words only (u32 keys and values: its kernels read
+// a leaf as one 128-byte line in 16-byte pieces); a tree with 64-bit keys
+// or values has none. The directory is made only when the leaves lie below the root (a
 // root leaf that splits moves its content to a new node), is rebuilt by
 // the next bulk build and dropped by a bulk build of no keys.
 #pragma once
@@ -48,7 +50,7 @@ class LeafDirectory {
   // The entries for the reserved number of bulk-built leaves, nodes
   // first_leaf, first_leaf + 1, ...: their low keys as the build wrote
   // them. Device work on the stream (the build times it).
-  void build(const Node* nodes, uint32_t first_leaf, cudaStream_t stream);
+  void build(const Node<uint32_t>* nodes, uint32_t first_leaf, cudaStream_t stream);
   void clear() {
     valid_ = false;
     dir_.n = 0;
@@ -62,7 +64,7 @@ class LeafDirectory {
   // still behind after 8 leaves is answered from the root instead (lookups:
   // listed in `deferred`, room for ops.n, counted in *deferred_count, and
   // answered by a second kernel). No writer may run meanwhile.
-  void launch_queries(const TreeRef& tree, const OpsRef& ops, uint32_t* deferred, uint32_t* deferred_count,
+  void launch_queries(const TreeRef<uint32_t>& tree, const OpsRef<uint32_t>& ops, uint32_t* deferred, uint32_t* deferred_count,
                       cudaStream_t stream) const;
   // Whether the directory still fits the tree: bulk-built leaves are at
   // least two thirds of its leaves now. (Past that, many queries would

@@ -60,7 +60,11 @@ namespace gpudict::btree {
 namespace {
 
 constexpr unsigned kCut = 16;     // a long segment is cut every kCut positions
-constexpr int kMergeBlock = 128;  // threads per block of the merge kernels
+// Threads per block of the merge kernels: 128 at u32; 64 at u64, whose
+// node rows are twice the bytes (two rows a thread: 33.8 KB of static
+// shared memory a block either way, under the 48 KB limit).
+template <class Word>
+constexpr int kMergeBlock = sizeof(Word) == 4 ? 128 : 64;
 constexpr int kRow = 33;          // a node image in shared memory: 32 words, padded (no bank conflicts)
 constexpr int kPairWords = 2 * kCapacity;
 // merge_walk's emit gets an existing pair's value, or kItemFlag + the
@@ -68,10 +72,11 @@ constexpr int kPairWords = 2 * kCapacity;
 constexpr uint64_t kItemFlag = 1ull << 32;
 
 // One level's sorted items.
+template <class Word>
 struct Items {
-  const uint32_t* keys = nullptr;  // by position, sorted
+  const Word* keys = nullptr;      // by position, sorted
   const uint32_t* perm = nullptr;  // level 0: the slot of each position (null: the position)
-  const uint32_t* vals = nullptr;  // by slot: value (level 0) or child node (above)
+  const Word* vals = nullptr;      // by slot: value (level 0) or child node (above)
   const uint8_t* types = nullptr;  // by slot, level 0 without tags (null: every item inserts)
   bool tagged = false;             // perm carries kDeleteTag on deletes
   uint64_t n = 0;
@@ -87,13 +92,14 @@ struct Items {
 };
 
 // Where each level's work goes (device arrays, by item position).
+template <class Word>
 struct LevelOut {
   uint32_t* target = nullptr;                // node of the item at this level
   unsigned long long* fresh = nullptr;       // new nodes of the sub-segment starting here (0 elsewhere); [n] = 0
   const unsigned long long* base = nullptr;  // exclusive scan of `fresh`
   uint32_t* merged = nullptr;                // N of the sub-segment starting here (listed heads only)
-  uint32_t* sep_keys = nullptr;              // next level's items: low key and id of every new node
-  uint32_t* sep_vals = nullptr;
+  Word* sep_keys = nullptr;                  // next level's items: low key and id of every new node
+  Word* sep_vals = nullptr;
   unsigned long long* flags = nullptr;       // [0] the root's segment needs more than one node;
                                              // [1] keys added minus removed; [2] sub-segments left to the
                                              // write kernel (splits, long segments); [3] new nodes
@@ -101,14 +107,16 @@ struct LevelOut {
   uint64_t left_n = 0;                       // the write kernel's copy of flags[2]
 };
 
-__device__ __forceinline__ bool is_head(const uint32_t* target, const uint32_t* keys, uint64_t i) {
+template <class Word>
+__device__ __forceinline__ bool is_head(const uint32_t* target, const Word* keys, uint64_t i) {
   if (i == 0) return true;
   const uint32_t t = target[i];
   if (t != target[i - 1]) return true;
   return i % kCut == 0 && target[i - kCut] == t && keys[i] != keys[i - 1];
 }
 
-__device__ __forceinline__ uint64_t next_head(const uint32_t* target, const uint32_t* keys, uint64_t i, uint64_t n) {
+template <class Word>
+__device__ __forceinline__ uint64_t next_head(const uint32_t* target, const Word* keys, uint64_t i, uint64_t n) {
   ++i;
   while (i < n && !is_head(target, keys, i)) ++i;
   return i;
@@ -125,17 +133,18 @@ __device__ __forceinline__ int nodes_for(int N, bool first, int fill) {
 // The warp loads the node of every lane that has one (`node`, when `has`)
 // into that lane's row of `rows`: lane l copies word l of each node with an
 // asynchronous global-to-shared copy, so all of the warp's nodes are in
-// flight at once and each is one coalesced 128-byte access (instead of
+// flight at once and each is one coalesced access of the node (instead of
 // eight scattered 16-byte loads per thread, one node after another). Every
 // lane of the warp calls it.
-__device__ __forceinline__ void warp_load_nodes(const Node* nodes, uint32_t node, bool has, uint32_t* rows) {
+template <class Word>
+__device__ __forceinline__ void warp_load_nodes(const Node<Word>* nodes, uint32_t node, bool has, Word* rows) {
   const unsigned lane = lane_id();
-  uint32_t* warp_rows = rows + warp_in_block() * kWarpSize * kRow;
+  Word* warp_rows = rows + warp_in_block() * kWarpSize * kRow;
   const unsigned mask = __ballot_sync(kFullMask, has);
 #pragma unroll 8
   for (int j = 0; j < 32; ++j) {
     const uint32_t id = __shfl_sync(kFullMask, node, j);
-    if ((mask >> j) & 1u) __pipeline_memcpy_async(warp_rows + j * kRow + lane, nodes[id].w + lane, 4);
+    if ((mask >> j) & 1u) __pipeline_memcpy_async(warp_rows + j * kRow + lane, nodes[id].w + lane, sizeof(Word));
   }
   __pipeline_commit();
   __pipeline_wait_prior(0);
@@ -143,9 +152,10 @@ __device__ __forceinline__ void warp_load_nodes(const Node* nodes, uint32_t node
 }
 
 // The converse: the warp stores the row of every lane with `has` to its node.
-__device__ __forceinline__ void warp_store_nodes(Node* nodes, uint32_t node, bool has, const uint32_t* rows) {
+template <class Word>
+__device__ __forceinline__ void warp_store_nodes(Node<Word>* nodes, uint32_t node, bool has, const Word* rows) {
   const unsigned lane = lane_id();
-  const uint32_t* warp_rows = rows + warp_in_block() * kWarpSize * kRow;
+  const Word* warp_rows = rows + warp_in_block() * kWarpSize * kRow;
   __syncwarp();
   const unsigned mask = __ballot_sync(kFullMask, has);
 #pragma unroll 8
@@ -163,7 +173,8 @@ struct SubSeg {
   bool last = false;   // the last of its segment
 };
 
-__device__ __forceinline__ SubSeg sub_segment(const uint32_t* target, const Items& it, uint64_t i) {
+template <class Word>
+__device__ __forceinline__ SubSeg sub_segment(const uint32_t* target, const Items<Word>& it, uint64_t i) {
   SubSeg g;
   g.begin = i;
   g.t = target[i];
@@ -174,11 +185,12 @@ __device__ __forceinline__ SubSeg sub_segment(const uint32_t* target, const Item
 }
 
 // The dry run's pushed-down root: one child, no bounds.
-__device__ __forceinline__ void virtual_root_row(uint32_t* row) {
+template <class Word>
+__device__ __forceinline__ void virtual_root_row(Word* row) {
   for (int w = 0; w < kNodeWords; ++w) row[w] = 0;
   row[1] = kNil;
   row[kLinkWord] = kNil;
-  row[kMetaWord] = meta_new(1, false);
+  row[kMetaWord] = meta_new<Word>(1, false);
 }
 
 // Merges the sub-segment's winning items with the node's pairs (its staged
@@ -186,16 +198,16 @@ __device__ __forceinline__ void virtual_root_row(uint32_t* row) {
 // the segment ends), in key order: emit(key, value) for every resulting pair.
 // Returns the pairs emitted; `added` / `removed` count keys new to the node
 // and keys deleted from it.
-template <class Emit>
-__device__ __forceinline__ int merge_walk(const Items& it, const SubSeg& g, const uint32_t* row, Emit&& emit,
+template <class Word, class Emit>
+__device__ __forceinline__ int merge_walk(const Items<Word>& it, const SubSeg& g, const Word* row, Emit&& emit,
                                           int& added, int& removed) {
   int a = 0, eb = static_cast<int>(meta_count(row[kMetaWord]));
   if (!g.first) {
-    const uint32_t lo = it.keys[g.begin];
+    const Word lo = it.keys[g.begin];
     while (a < eb && row[2 * a] < lo) ++a;
   }
   if (!g.last) {
-    const uint32_t hi = it.keys[g.end];
+    const Word hi = it.keys[g.end];
     while (eb > a && row[2 * (eb - 1)] >= hi) --eb;
   }
   uint64_t u = g.begin;
@@ -204,7 +216,7 @@ __device__ __forceinline__ int merge_walk(const Items& it, const SubSeg& g, cons
     while (u < g.end && !it.winner(u)) ++u;
     const bool ha = a < eb, hu = u < g.end;
     if (!ha && !hu) break;
-    const uint32_t ke = ha ? row[2 * a] : 0u, ku = hu ? it.keys[u] : 0u;
+    const Word ke = ha ? row[2 * a] : Word{0}, ku = hu ? it.keys[u] : Word{0};
     if (ha && (!hu || ke < ku)) {
       emit(ke, static_cast<uint64_t>(row[2 * a + 1]));
       ++a;
@@ -230,26 +242,41 @@ __device__ __forceinline__ int merge_walk(const Items& it, const SubSeg& g, cons
 // child for a key is exact; a link is followed where a key is at or past a
 // node's high key, as in any B-link descent). Read-only loads: nothing
 // writes the upper levels during this kernel.
-__global__ void route_kernel(TreeRef tree, const uint32_t* __restrict__ keys, uint64_t n, int root_level, int level,
+template <class Word>
+__global__ void route_kernel(TreeRef<Word> tree, const Word* __restrict__ keys, uint64_t n, int root_level, int level,
                              uint32_t* __restrict__ target) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const uint32_t k = keys[i];
+  const Word k = keys[i];
   uint32_t node = kRoot;
   int l = root_level;
   while (l > level) {
-    const uint4* p = reinterpret_cast<const uint4*>(tree.nodes[node].w);
-    const uint4 tail = __ldg(p + 7);
-    if (tail.y != kNil && k >= tail.x) {  // right of this node: its sibling
-      node = tail.y;
-      continue;
-    }
-    const int c = static_cast<int>(meta_count(tail.w));
     uint32_t child = kNil;  // pivot 0 is the node's low key <= k: the loop always sets it
-    for (int q = 0; q < 7; ++q) {
-      const uint4 v = __ldg(p + q);
-      if (2 * q < c && v.x <= k) child = v.y;
-      if (2 * q + 1 < c && v.z <= k) child = v.w;
+    if constexpr (sizeof(Word) == 4) {
+      const uint4* p = reinterpret_cast<const uint4*>(tree.nodes[node].w);
+      const uint4 tail = __ldg(p + 7);
+      if (tail.y != kNil && k >= tail.x) {  // right of this node: its sibling
+        node = tail.y;
+        continue;
+      }
+      const int c = static_cast<int>(meta_count(tail.w));
+      for (int q = 0; q < 7; ++q) {
+        const uint4 v = __ldg(p + q);
+        if (2 * q < c && v.x <= k) child = v.y;
+        if (2 * q + 1 < c && v.z <= k) child = v.w;
+      }
+    } else {  // 16-byte loads of one (key, value) pair each; words 28..31 in the last two
+      const ulonglong2* p = reinterpret_cast<const ulonglong2*>(tree.nodes[node].w);
+      const ulonglong2 high_link = __ldg(p + kHighWord / 2), low_meta = __ldg(p + kLowWord / 2);
+      if (high_link.y != kNil && k >= high_link.x) {  // right of this node: its sibling
+        node = static_cast<uint32_t>(high_link.y);
+        continue;
+      }
+      const int c = static_cast<int>(meta_count(low_meta.y));
+      for (int q = 0; q < kCapacity; ++q) {
+        const ulonglong2 v = __ldg(p + q);
+        if (q < c && v.x <= k) child = static_cast<uint32_t>(v.y);
+      }
     }
     node = child;
     --l;
@@ -259,14 +286,16 @@ __global__ void route_kernel(TreeRef tree, const uint32_t* __restrict__ keys, ui
 
 // A merged pair into the node row being assembled: an existing pair's
 // value, or the value of item `from - kItemFlag`.
-__device__ __forceinline__ void put_pair(uint32_t* orow, int slot, uint32_t key, uint64_t from, const Items& it) {
+template <class Word>
+__device__ __forceinline__ void put_pair(Word* orow, int slot, same_t<Word> key, uint64_t from, const Items<Word>& it) {
   orow[2 * slot] = key;
-  orow[2 * slot + 1] = from >= kItemFlag ? it.vals[it.slot(from - kItemFlag)] : static_cast<uint32_t>(from);
+  orow[2 * slot + 1] = from >= kItemFlag ? it.vals[it.slot(from - kItemFlag)] : static_cast<Word>(from);
 }
 
 // Completes a node row: unused pairs zero, the bounds and the meta word.
-__device__ __forceinline__ void seal_row(uint32_t* orow, int count, uint32_t high, uint32_t link, uint32_t low,
-                                         uint32_t meta) {
+template <class Word>
+__device__ __forceinline__ void seal_row(Word* orow, int count, same_t<Word> high, same_t<Word> link,
+                                         same_t<Word> low, same_t<Word> meta) {
   for (int z = 2 * count; z < kPairWords; ++z) orow[z] = 0;
   orow[kHighWord] = high;
   orow[kLinkWord] = link;
@@ -278,11 +307,12 @@ __device__ __forceinline__ void seal_row(uint32_t* orow, int count, uint32_t hig
 // case - a segment of one sub-segment whose merge fits its node - is written
 // here at once, in place (settled); only splits and long segments are left
 // to the write kernel, listed. kDry: nothing is written.
-template <bool kDry>
-__global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items it, LevelOut out, int fill,
-                                                            bool leaf_level, bool virtual_root) {
-  __shared__ uint32_t in_rows[kMergeBlock * kRow];
-  __shared__ uint32_t out_rows[kDry ? 1 : kMergeBlock * kRow];
+template <class Word, bool kDry>
+__global__ void __launch_bounds__(kMergeBlock<Word>)
+    count_kernel(TreeRef<Word> tree, Items<Word> it, LevelOut<Word> out, int fill, bool leaf_level,
+                 bool virtual_root) {
+  __shared__ Word in_rows[kMergeBlock<Word> * kRow];
+  __shared__ Word out_rows[kDry ? 1 : kMergeBlock<Word> * kRow];
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i == it.n) out.fresh[i] = 0;
   const bool head = i < it.n && is_head(out.target, it.keys, i);
@@ -291,8 +321,8 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
   if (head) g = sub_segment(out.target, it, i);
   const bool virt = head && virtual_root && g.t == kRoot;
   warp_load_nodes(tree.nodes, g.t, head && !virt, in_rows);
-  uint32_t* row = in_rows + threadIdx.x * kRow;
-  uint32_t* orow = out_rows + (kDry ? 0 : threadIdx.x * kRow);
+  Word* row = in_rows + threadIdx.x * kRow;
+  Word* orow = out_rows + (kDry ? 0 : threadIdx.x * kRow);
   bool pending = false;
   bool settled = false;  // merged and written back in place here
   long long delta = 0;
@@ -302,7 +332,7 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
     int added = 0, removed = 0, slot = 0;
     const int N = merge_walk(
         it, g, row,
-        [&](uint32_t key, uint64_t from) {
+        [&](Word key, uint64_t from) {
           if constexpr (!kDry) {
             if (slot < kCapacity) put_pair(orow, slot, key, from, it);
           }
@@ -356,12 +386,12 @@ __global__ void __launch_bounds__(kMergeBlock) count_kernel(TreeRef tree, Items 
 // shared memory; a sub-segment's last node is stored by the warp,
 // coalesced, the others (splits) by the thread. kDry: separators only (the
 // fixed pool's counting run).
-template <bool kDry>
-__global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items it, LevelOut out, int fill,
-                                                            bool leaf_level, bool firsts, uint32_t pool_base,
-                                                            uint32_t pushed_root, bool virtual_root) {
-  __shared__ uint32_t in_rows[kMergeBlock * kRow];
-  __shared__ uint32_t out_rows[kDry ? 1 : kMergeBlock * kRow];
+template <class Word, bool kDry>
+__global__ void __launch_bounds__(kMergeBlock<Word>)
+    write_kernel(TreeRef<Word> tree, Items<Word> it, LevelOut<Word> out, int fill, bool leaf_level, bool firsts,
+                 uint32_t pool_base, uint32_t pushed_root, bool virtual_root) {
+  __shared__ Word in_rows[kMergeBlock<Word> * kRow];
+  __shared__ Word out_rows[kDry ? 1 : kMergeBlock<Word> * kRow];
   // One thread per listed sub-segment (the count kernel's list).
   const uint64_t k = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   // The count kernel listed exactly the heads it did not settle.
@@ -374,15 +404,15 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
   const uint32_t t = (g.t == kRoot && pushed_root != kNil) ? pushed_root : g.t;
   const bool virt = mine && virtual_root && g.t == kRoot;
   warp_load_nodes(tree.nodes, t, mine && !virt, in_rows);
-  uint32_t* row = in_rows + threadIdx.x * kRow;
-  uint32_t* orow = out_rows + (kDry ? 0 : threadIdx.x * kRow);
+  Word* row = in_rows + threadIdx.x * kRow;
+  Word* orow = out_rows + (kDry ? 0 : threadIdx.x * kRow);
   long long delta = 0;
   bool pending = false;  // orow holds this thread's last node, for the warp to store
   uint32_t pending_id = 0;
   if (mine) {
     if (virt) virtual_root_row(row);
-    const uint32_t old_high = row[kHighWord], old_link = row[kLinkWord], old_low = row[kLowWord],
-                   old_meta = row[kMetaWord];
+    const Word old_high = row[kHighWord], old_link = row[kLinkWord], old_low = row[kLowWord],
+               old_meta = row[kMetaWord];
     const int N = static_cast<int>(out.merged[i]);
     const int k = nodes_for(N, g.first, fill);
     const uint64_t base = out.base[i];
@@ -391,7 +421,7 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
     };
     // Bounds of the last node: the next sub-segment of the segment that has
     // nodes, else the node's old ones.
-    uint32_t end_high = old_high, end_link = old_link;
+    Word end_high = old_high, end_link = old_link;
     if (!g.last) {
       uint64_t h = g.end;
       while (h < it.n && out.target[h] == g.t && out.fresh[h] == 0) h = next_head(out.target, it.keys, h, it.n);
@@ -400,13 +430,13 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
         end_link = pool_base + static_cast<uint32_t>(out.base[h]);
       }
     }
-    uint32_t* sep_k = out.sep_keys + base;
-    uint32_t* sep_v = out.sep_vals + base;
+    Word* sep_k = out.sep_keys + base;
+    Word* sep_v = out.sep_vals + base;
     // Node q holds merged pairs [q N / k, (q + 1) N / k).
     int q = 0, o = 0, slot = 0;
     int next_bound = k > 0 ? N / k : 0;  // (q + 1) N / k for q = 0
-    uint32_t low = g.first ? old_low : it.keys[g.begin];
-    auto finish = [&](uint32_t high, uint32_t link) {
+    Word low = g.first ? old_low : it.keys[g.begin];
+    auto finish = [&](Word high, Word link) {
       const uint32_t id = id_of(q);
       if (!(g.first && q == 0)) {
         sep_k[q - (g.first ? 1 : 0)] = low;
@@ -415,11 +445,16 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
       if constexpr (!kDry) {
         seal_row(orow, slot, high, link, low,
                  (g.first && q == 0) ? meta_release(old_meta, static_cast<uint32_t>(slot), leaf_level)
-                                     : meta_new(static_cast<uint32_t>(slot), leaf_level));
+                                     : meta_new<Word>(static_cast<uint32_t>(slot), leaf_level));
         if (q + 1 < k) {  // a split's earlier node: stored now, the row is reused
-          uint4* dst = reinterpret_cast<uint4*>(tree.nodes[id].w);
-          for (int z = 0; z < 8; ++z)
-            dst[z] = make_uint4(orow[4 * z], orow[4 * z + 1], orow[4 * z + 2], orow[4 * z + 3]);
+          if constexpr (sizeof(Word) == 4) {
+            uint4* dst = reinterpret_cast<uint4*>(tree.nodes[id].w);
+            for (int z = 0; z < 8; ++z)
+              dst[z] = make_uint4(orow[4 * z], orow[4 * z + 1], orow[4 * z + 2], orow[4 * z + 3]);
+          } else {
+            ulonglong2* dst = reinterpret_cast<ulonglong2*>(tree.nodes[id].w);
+            for (int z = 0; z < kNodeWords / 2; ++z) dst[z] = make_ulonglong2(orow[2 * z], orow[2 * z + 1]);
+          }
         } else {
           pending = true;
           pending_id = id;
@@ -429,7 +464,7 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
     int added = 0, removed = 0;
     merge_walk(
         it, g, row,
-        [&](uint32_t key, uint64_t from) {
+        [&](Word key, uint64_t from) {
           if (o == next_bound && o > 0) {  // node q is complete: this pair starts node q + 1
             finish(key, id_of(q + 1));
             ++q;
@@ -456,14 +491,15 @@ __global__ void __launch_bounds__(kMergeBlock) write_kernel(TreeRef tree, Items 
 
 // The root splits: its content moves to node `to`, the root becomes an
 // inner node with that single child (pivot 0 = low key 0, no bounds).
-__global__ void push_down_kernel(TreeRef tree, uint32_t to) {
+template <class Word>
+__global__ void push_down_kernel(TreeRef<Word> tree, uint32_t to) {
   const unsigned l = threadIdx.x;
-  uint32_t* root = tree.nodes[kRoot].w;
-  const uint32_t w = root[l];
-  const uint32_t meta = root[kMetaWord];
+  Word* root = tree.nodes[kRoot].w;
+  const Word w = root[l];
+  const Word meta = root[kMetaWord];
   __syncwarp();
-  tree.nodes[to].w[l] = l == kMetaWord ? meta_new(meta_count(meta), meta_leaf(meta)) : w;
-  uint32_t nw = 0;
+  tree.nodes[to].w[l] = l == kMetaWord ? meta_new<Word>(meta_count(meta), meta_leaf(meta)) : w;
+  Word nw = 0;
   if (l == 1) nw = to;
   if (l == kLinkWord) nw = kNil;
   if (l == kMetaWord) nw = meta_release(meta, 1, false);
@@ -486,7 +522,8 @@ constexpr const char* kFreshScanName = "cub::DeviceScan::ExclusiveSum (btree mer
 
 }  // namespace
 
-void BTree::reserve_merge(uint64_t items) {
+template <class Word>
+void BTree<Word>::reserve_merge(uint64_t items) {
   const uint64_t m = std::max<uint64_t>(items, 1) + 1;
   d_mtarget_.reserve_discard(m, "btree merged updates");
   d_mfresh_.reserve_discard(m, "btree merged updates");
@@ -495,10 +532,11 @@ void BTree::reserve_merge(uint64_t items) {
   d_mleft_.reserve_discard(m, "btree merged updates");
 }
 
-uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
+template <class Word>
+uint64_t BTree<Word>::merge_levels(const Word* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
                              bool timing) {
   // Level 0's items: the sorted list (keys, slots) with the staged values and types.
-  Items it;
+  Items<Word> it;
   it.keys = keys;
   it.perm = perm;
   it.vals = d_args_.data();
@@ -523,7 +561,7 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
       reserve_merge(it.n);
       temp_.prepare(kFreshScanName, exclusive_sum_u64(d_mfresh_.data(), d_mbase_.data(), it.n + 1, stream_));
     }
-    LevelOut out;
+    LevelOut<Word> out;
     out.target = d_mtarget_.data();
     out.fresh = d_mfresh_.data();
     out.base = d_mbase_.data();
@@ -537,10 +575,10 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     GPUDICT_CHECK_LAUNCH("btree route_kernel");
     trace_.mark(stream_, "route");
     if (dry)
-      count_kernel<true><<<blocks_for(it.n + 1, kMergeBlock), kMergeBlock, 0, stream_>>>(ref(), it, out, fill,
+      count_kernel<Word, true><<<blocks_for(it.n + 1, kMergeBlock<Word>), kMergeBlock<Word>, 0, stream_>>>(ref(), it, out, fill,
                                                                                           leaf_level, virtual_root);
     else
-      count_kernel<false><<<blocks_for(it.n + 1, kMergeBlock), kMergeBlock, 0, stream_>>>(ref(), it, out, fill,
+      count_kernel<Word, false><<<blocks_for(it.n + 1, kMergeBlock<Word>), kMergeBlock<Word>, 0, stream_>>>(ref(), it, out, fill,
                                                                                            leaf_level, false);
     GPUDICT_CHECK_LAUNCH("btree count_kernel");
     trace_.mark(stream_, "count");
@@ -598,10 +636,10 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
     for (bool firsts : {false, true}) {
       if (out.left_n == 0) break;  // the count kernel wrote every node
       if (dry)
-        write_kernel<true><<<blocks_for(out.left_n, kMergeBlock), kMergeBlock, 0, stream_>>>(
+        write_kernel<Word, true><<<blocks_for(out.left_n, kMergeBlock<Word>), kMergeBlock<Word>, 0, stream_>>>(
             ref(), it, out, fill, leaf_level, firsts, pool_base, kNil, virtual_root);
       else
-        write_kernel<false><<<blocks_for(out.left_n, kMergeBlock), kMergeBlock, 0, stream_>>>(
+        write_kernel<Word, false><<<blocks_for(out.left_n, kMergeBlock<Word>), kMergeBlock<Word>, 0, stream_>>>(
             ref(), it, out, fill, leaf_level, firsts, pool_base, pushed, false);
       GPUDICT_CHECK_LAUNCH("btree write_kernel");
       trace_.mark(stream_, "write");
@@ -623,7 +661,7 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
       timing = false;
     }
     // The next level: the new nodes, sorted by low key.
-    it = Items{};
+    it = Items<Word>{};
     it.keys = d_sep_keys_[nxt].data();
     it.vals = d_sep_vals_[nxt].data();
     it.n = fresh;
@@ -631,7 +669,8 @@ uint64_t BTree::merge_levels(const uint32_t* keys, const uint32_t* perm, uint64_
   return total;
 }
 
-void BTree::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t) {
+template <class Word>
+void BTree<Word>::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t) {
   const uint64_t n = ops.size();
   sync_header();
   stage(b, ops, true, true);
@@ -643,7 +682,7 @@ void BTree::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops,
   double ms = 0.0;
   timer_.start(stream_);
   trace_.mark(stream_, "start");
-  const uint32_t* keys = nullptr;
+  const Word* keys = nullptr;
   const uint32_t* perm = nullptr;
   sort_update_list(n, keys, perm);
   trace_.mark(stream_, "sort");
@@ -662,5 +701,8 @@ void BTree::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops,
   trace_.flush("btree merged updates");
   sync_header();
 }
+
+template class BTree<uint32_t>;
+template class BTree<uint64_t>;
 
 }  // namespace gpudict::btree

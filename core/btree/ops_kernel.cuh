@@ -38,7 +38,36 @@ inline constexpr uint32_t kRangeOverflow = 0xFFFFFFFFu;  // a concurrent range o
 // Operation codes: the values of gpudict::OpType.
 enum : uint8_t { kInsert = 0, kDelete = 1, kLookup = 2, kCount = 3, kRange = 4, kSuccessor = 5 };
 
+// A one-pass range list's (upper bound, slot) of each list position, the
+// value its sort carries: (hi << 32) | slot in 8 bytes when the bound is
+// 32-bit, a 16-byte pair (x: hi, y: slot) when it is 64-bit.
+template <class Word>
+struct HiSlotOf {
+  using type = unsigned long long;
+};
+template <>
+struct HiSlotOf<uint64_t> {
+  using type = ulonglong2;
+};
+template <class Word>
+using HiSlot = typename HiSlotOf<Word>::type;
+__host__ __device__ __forceinline__ uint32_t hs_hi(unsigned long long w) { return static_cast<uint32_t>(w >> 32); }
+__host__ __device__ __forceinline__ uint32_t hs_slot(unsigned long long w) { return static_cast<uint32_t>(w); }
+__host__ __device__ __forceinline__ uint64_t hs_hi(ulonglong2 w) { return w.x; }
+__host__ __device__ __forceinline__ uint32_t hs_slot(ulonglong2 w) { return static_cast<uint32_t>(w.y); }
+template <class Word>
+__host__ __device__ __forceinline__ HiSlot<Word> make_hs(Word hi, uint32_t slot) {
+  if constexpr (sizeof(Word) == 4) {
+    return (static_cast<unsigned long long>(hi) << 32) | slot;
+  } else {
+    return ulonglong2{static_cast<unsigned long long>(hi), slot};
+  }
+}
+
 // One list of operations and where their results go (results by slot j).
+// Word: the tree's word type (node.hpp); keys, arguments and the results'
+// keys and values are of that width.
+template <class Word>
 struct OpsRef {
   uint64_t n = 0;           // operations in this launch: list positions start + i stride, i < n
   uint64_t start = 0;
@@ -47,31 +76,31 @@ struct OpsRef {
   uint64_t tiles = 0;       // lock-step query kernel: the tiles that serve the list (query_grid)
   bool use_finger = false;  // the list is sorted by key (on the bits of sort_bits.hpp), or staged in key order
   uint8_t type = 0;         // every operation's type when `types` is null
-  const uint32_t* keys = nullptr;   // by position (sorted or in list order)
+  const Word* keys = nullptr;       // by position (sorted or in list order)
   const uint32_t* perm = nullptr;   // slot j of position s; null: j = s
-  const uint32_t* args = nullptr;   // by slot: value (insert) or hi (count, range; not one-pass ranges)
+  const Word* args = nullptr;       // by slot: value (insert) or hi (count, range; not one-pass ranges)
   // One-pass range lists (query_kernel.cuh, "Range output"), by list
-  // position: (hi << 32) | slot, sorted with the keys; read instead of perm
-  // and args, which such a list leaves null.
-  const unsigned long long* hi_slot = nullptr;
+  // position: (hi, slot) (HiSlot), sorted with the keys; read instead of
+  // perm and args, which such a list leaves null.
+  const HiSlot<Word>* hi_slot = nullptr;
   const uint8_t* types = nullptr;   // by slot
   // Update and concurrent lists of fewer than kMaxWordList operations, by
   // list position: op_word(slot, type, arg), sorted with the keys; read
   // instead of perm, args and types (which such a list leaves null), so a
   // thread finds its operation with one coalesced load instead of two reads
-  // at random slots.
+  // at random slots. Only when arguments are 32-bit (Word = uint32_t).
   const unsigned long long* op_words = nullptr;
   uint8_t* found = nullptr;         // lookup, successor
-  uint32_t* value = nullptr;        // lookup/successor value, count, range size
-  uint32_t* key_out = nullptr;      // successor key
+  Word* value = nullptr;            // lookup/successor value, count, range size
+  Word* key_out = nullptr;          // successor key
   // First pair of the range's output: by slot, read by the operations
   // kernel; by list position, written by the lock-step query kernel
   // (query_kernel.cuh, "Range output", which also writes ranges' sizes in
   // `value` by list position).
   unsigned long long* range_offset = nullptr;
   const uint32_t* range_cap = nullptr;  // by slot: room at that offset; null: as large as needed
-  uint32_t* range_keys = nullptr;
-  uint32_t* range_values = nullptr;
+  Word* range_keys = nullptr;
+  Word* range_values = nullptr;
   uint8_t* done = nullptr;  // by slot: 1 once an update has taken effect (null: not recorded)
   bool leaf_groups = false;  // the thread kernel's first attempt at updates per leaf (--leaf-groups)
   // Phased ranges in the lock-step query kernel, one pass (query_kernel.cuh,
@@ -100,22 +129,25 @@ __host__ __device__ __forceinline__ uint32_t word_type(unsigned long long w) {
 }
 
 // List position pos's slot j, type and argument (0 when the list has none).
-__device__ __forceinline__ void op_at(const OpsRef& ops, uint64_t pos, uint32_t& j, uint32_t& type, uint32_t& arg) {
-  if (ops.op_words) {
-    const unsigned long long w = ops.op_words[pos];
-    j = word_slot(w);
-    type = word_type(w);
-    arg = static_cast<uint32_t>(w >> 32);
-    return;
+template <class Word>
+__device__ __forceinline__ void op_at(const OpsRef<Word>& ops, uint64_t pos, uint32_t& j, uint32_t& type, Word& arg) {
+  if constexpr (sizeof(Word) == 4) {  // 64-bit arguments do not fit an operation word
+    if (ops.op_words) {
+      const unsigned long long w = ops.op_words[pos];
+      j = word_slot(w);
+      type = word_type(w);
+      arg = static_cast<uint32_t>(w >> 32);
+      return;
+    }
   }
   j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
   type = ops.types ? ops.types[j] : ops.type;
-  arg = ops.args ? ops.args[j] : 0u;
+  arg = ops.args ? ops.args[j] : Word{0};
 }
 
-template <unsigned G, bool kValidated>
-__device__ __forceinline__ bool read_node(const Tile<G>& t, const TreeRef& tree, uint32_t node, Frag<G>& f,
-                                          uint32_t& meta) {
+template <class Word, unsigned G, bool kValidated>
+__device__ __forceinline__ bool read_node(const Tile<G>& t, const TreeRef<Word>& tree, uint32_t node, Frag<Word, G>& f,
+                                          Word& meta) {
   if constexpr (kValidated) {
     return tree.read_validated(t, node, f, meta);
   } else {
@@ -125,16 +157,17 @@ __device__ __forceinline__ bool read_node(const Tile<G>& t, const TreeRef& tree,
 }
 
 // Whether k lies in the node's range [low, high) (no upper bound without a link).
-template <unsigned G>
-__device__ __forceinline__ bool covers(const Tile<G>& t, const Frag<G>& f, uint32_t k) {
+template <class Word, unsigned G>
+__device__ __forceinline__ bool covers(const Tile<G>& t, const Frag<Word, G>& f, same_t<Word> k) {
   return k >= word_at(t, f, kLowWord) && (word_at(t, f, kLinkWord) == kNil || k < word_at(t, f, kHighWord));
 }
 
 // Child of inner snapshot f for k: the last pivot <= k (pivot 0 = low <= k).
-template <unsigned G>
-__device__ __forceinline__ uint32_t child_for(const Tile<G>& t, const Frag<G>& f, uint32_t meta, uint32_t k) {
+template <class Word, unsigned G>
+__device__ __forceinline__ uint32_t child_for(const Tile<G>& t, const Frag<Word, G>& f, same_t<Word> meta,
+                                                same_t<Word> k) {
   const int c = count_keys(t, f, static_cast<int>(meta_count(meta)), k, false);
-  return value_at(t, f, c > 0 ? c - 1 : 0);
+  return static_cast<uint32_t>(value_at(t, f, c > 0 ? c - 1 : 0));  // a node index
 }
 
 // What a tile remembers between its operations (registers): the snapshot of
@@ -154,11 +187,13 @@ __device__ __forceinline__ uint32_t child_for(const Tile<G>& t, const Frag<G>& f
 //     value the key holds) judged from a cached snapshot is ordered as of that
 //     snapshot: no update of that key ran in between except other updates of
 //     the same key in this batch, and the rules let any one of those win.
-template <unsigned G>
+template <class Word, unsigned G>
 struct TileCache {
-  uint32_t leaf = kNil, leaf_meta = 0;
-  uint32_t inner = kNil, inner_meta = 0;
-  Frag<G> leaf_f, inner_f;
+  uint32_t leaf = kNil;
+  Word leaf_meta = 0;
+  uint32_t inner = kNil;
+  Word inner_meta = 0;
+  Frag<Word, G> leaf_f, inner_f;
 };
 
 // Where a search for k starts when the cached inner node does not cover it:
@@ -166,20 +201,21 @@ struct TileCache {
 // moves on to the next inner node; the sibling's low key is the snapshot's
 // high key <= k and never changes, so the start is valid however old the
 // snapshot), else the root.
-template <unsigned G>
-__device__ __forceinline__ uint32_t right_of_cached(const Tile<G>& t, const TileCache<G>& cache, uint32_t k) {
+template <class Word, unsigned G>
+__device__ __forceinline__ uint32_t right_of_cached(const Tile<G>& t, const TileCache<Word, G>& cache,
+                                                      same_t<Word> k) {
   if (cache.inner == kNil) return kRoot;
-  const uint32_t link = word_at(t, cache.inner_f, kLinkWord);
-  return link != kNil && k >= word_at(t, cache.inner_f, kHighWord) ? link : kRoot;
+  const Word link = word_at(t, cache.inner_f, kLinkWord);
+  return link != kNil && k >= word_at(t, cache.inner_f, kHighWord) ? static_cast<uint32_t>(link) : kRoot;
 }
 
 // Search for k's leaf, from the cache when it covers k, else from the cached
 // parent (or the root). On success f/meta hold the leaf's snapshot, `node`
 // its index, `parent` the last inner node the search came down from (kNil if
 // none); the cache holds both.
-template <unsigned G, bool kValidated>
-__device__ bool descend(const Tile<G>& t, const TreeRef& tree, uint32_t k, TileCache<G>& cache, Frag<G>& f,
-                        uint32_t& meta, uint32_t& node, uint32_t& parent) {
+template <class Word, unsigned G, bool kValidated>
+__device__ bool descend(const Tile<G>& t, const TreeRef<Word>& tree, same_t<Word> k, TileCache<Word, G>& cache,
+                        Frag<Word, G>& f, Word& meta, uint32_t& node, uint32_t& parent) {
   if (cache.leaf != kNil && covers(t, cache.leaf_f, k)) {
     f = cache.leaf_f;
     meta = cache.leaf_meta;
@@ -187,8 +223,8 @@ __device__ bool descend(const Tile<G>& t, const TreeRef& tree, uint32_t k, TileC
     parent = cache.inner;
     return true;
   }
-  Frag<G> pf;
-  uint32_t pmeta = 0;
+  Frag<Word, G> pf;
+  Word pmeta = 0;
   bool at_start = false;
   int hops = 0;
   parent = kNil;
@@ -203,14 +239,14 @@ __device__ bool descend(const Tile<G>& t, const TreeRef& tree, uint32_t k, TileC
     hops = at_start ? 1 : 0;
   }
   for (uint32_t it = 0; it < kSpinLimit; ++it) {
-    if (!read_node<G, kValidated>(t, tree, node, f, meta)) return false;
+    if (!read_node<Word, G, kValidated>(t, tree, node, f, meta)) return false;
     if (k < word_at(t, f, kLowWord)) {  // only a cached node can be right of k
       node = kRoot;
       parent = kNil;
       at_start = false;
       continue;
     }
-    const uint32_t link = word_at(t, f, kLinkWord);
+    const Word link = word_at(t, f, kLinkWord);
     if (link != kNil && k >= word_at(t, f, kHighWord)) {  // k moved right (a split): follow the side link
       if (at_start && ++hops > kFingerHops) {
         node = kRoot;
@@ -218,7 +254,7 @@ __device__ bool descend(const Tile<G>& t, const TreeRef& tree, uint32_t k, TileC
         at_start = false;
         continue;
       }
-      node = link;
+      node = static_cast<uint32_t>(link);
       continue;
     }
     if (meta_leaf(meta)) {
@@ -242,15 +278,16 @@ __device__ bool descend(const Tile<G>& t, const TreeRef& tree, uint32_t k, TileC
   return false;
 }
 
-template <unsigned G, bool kValidated>
-__device__ void lookup_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t j, uint32_t k,
-                          TileCache<G>& cache) {
-  Frag<G> f;
-  uint32_t meta, node, parent;
-  if (!descend<G, kValidated>(t, tree, k, cache, f, meta, node, parent)) return;
+template <class Word, unsigned G, bool kValidated>
+__device__ void lookup_op(const Tile<G>& t, const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t j,
+                          same_t<Word> k, TileCache<Word, G>& cache) {
+  Frag<Word, G> f;
+  Word meta;
+  uint32_t node, parent;
+  if (!descend<Word, G, kValidated>(t, tree, k, cache, f, meta, node, parent)) return;
   const int p = count_keys(t, f, static_cast<int>(meta_count(meta)), k, false);
   const bool hit = p > 0 && key_at(t, f, p - 1) == k;
-  const uint32_t v = hit ? value_at(t, f, p - 1) : 0u;
+  const Word v = hit ? value_at(t, f, p - 1) : Word{0};
   if (t.thread_rank() == 0) {
     ops.found[j] = hit ? 1 : 0;
     ops.value[j] = v;
@@ -259,19 +296,20 @@ __device__ void lookup_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& o
 
 // The smallest key > k: in k's leaf, else the first key of the next
 // non-empty leaf to the right (deletes leave empty leaves; no merges).
-template <unsigned G, bool kValidated>
-__device__ void successor_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t j, uint32_t k,
-                             TileCache<G>& cache) {
-  Frag<G> f;
-  uint32_t meta, node, parent;
-  if (!descend<G, kValidated>(t, tree, k, cache, f, meta, node, parent)) return;
+template <class Word, unsigned G, bool kValidated>
+__device__ void successor_op(const Tile<G>& t, const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t j,
+                             same_t<Word> k, TileCache<Word, G>& cache) {
+  Frag<Word, G> f;
+  Word meta;
+  uint32_t node, parent;
+  if (!descend<Word, G, kValidated>(t, tree, k, cache, f, meta, node, parent)) return;
   // A walk over empty leaves visits each at most once: more steps than the
   // pool has nodes would be a cycle (a corrupt tree), reported below.
   for (uint64_t it = 0; it <= tree.capacity; ++it) {
     const int cnt = static_cast<int>(meta_count(meta));
     const int p = count_keys(t, f, cnt, k, false);
     if (p < cnt) {
-      const uint32_t rk = key_at(t, f, p), rv = value_at(t, f, p);
+      const Word rk = key_at(t, f, p), rv = value_at(t, f, p);
       if (t.thread_rank() == 0) {
         ops.found[j] = 1;
         ops.key_out[j] = rk;
@@ -279,7 +317,7 @@ __device__ void successor_op(const Tile<G>& t, const TreeRef& tree, const OpsRef
       }
       return;
     }
-    const uint32_t link = word_at(t, f, kLinkWord);
+    const Word link = word_at(t, f, kLinkWord);
     if (link == kNil) {
       if (t.thread_rank() == 0) {
         ops.found[j] = 0;
@@ -289,8 +327,8 @@ __device__ void successor_op(const Tile<G>& t, const TreeRef& tree, const OpsRef
       return;
     }
     // Every key of the right sibling is >= this snapshot's high key > k.
-    node = link;
-    if (!read_node<G, kValidated>(t, tree, node, f, meta)) return;
+    node = static_cast<uint32_t>(link);
+    if (!read_node<Word, G, kValidated>(t, tree, node, f, meta)) return;
   }
   tree.report_error(t);
 }
@@ -299,17 +337,18 @@ __device__ void successor_op(const Tile<G>& t, const TreeRef& tree, const OpsRef
 // through side links. Each leaf snapshot contributes its keys in [lo, hi]
 // below its high key; the next leaf starts exactly at that high key (its low
 // key, which never changes), so every key is seen in exactly one snapshot.
-template <unsigned G, bool kValidated>
-__device__ void range_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t j, uint32_t lo,
-                         uint32_t hi, bool copy, TileCache<G>& cache) {
+template <class Word, unsigned G, bool kValidated>
+__device__ void range_op(const Tile<G>& t, const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t j,
+                         same_t<Word> lo, same_t<Word> hi, bool copy, TileCache<Word, G>& cache) {
   if (lo > hi) {
     if (t.thread_rank() == 0) ops.value[j] = 0;
     return;
   }
-  Frag<G> f;
-  uint32_t meta, node, parent;
-  if (!descend<G, kValidated>(t, tree, lo, cache, f, meta, node, parent)) return;
-  constexpr int W = Frag<G>::W;
+  Frag<Word, G> f;
+  Word meta;
+  uint32_t node, parent;
+  if (!descend<Word, G, kValidated>(t, tree, lo, cache, f, meta, node, parent)) return;
+  constexpr int W = Frag<Word, G>::W;
   const int r = static_cast<int>(t.thread_rank());
   const unsigned long long base = copy ? ops.range_offset[j] : 0ull;
   const uint64_t cap = (copy && ops.range_cap) ? ops.range_cap[j] : ~0ull;
@@ -328,7 +367,7 @@ __device__ void range_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& op
     const int b = count_keys(t, f, cnt, hi, false);
     if (copy && b > a) {
       // W == 1: a pair's value sits on the next lane.
-      const uint32_t next_word = W == 1 ? t.shfl_down(f.w[0], 1) : 0u;
+      const Word next_word = W == 1 ? t.shfl_down(f.w[0], 1) : Word{0};
 #pragma unroll
       for (int s = 0; s < W; s += (W == 1 ? 1 : 2)) {
         const int idx = r * W + s;
@@ -343,12 +382,12 @@ __device__ void range_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& op
       }
     }
     total += static_cast<uint64_t>(b - a);
-    const uint32_t link = word_at(t, f, kLinkWord);
+    const Word link = word_at(t, f, kLinkWord);
     if (link == kNil || hi < word_at(t, f, kHighWord)) break;
-    node = link;
-    if (!read_node<G, kValidated>(t, tree, node, f, meta)) return;
+    node = static_cast<uint32_t>(link);
+    if (!read_node<Word, G, kValidated>(t, tree, node, f, meta)) return;
   }
-  if (t.thread_rank() == 0) ops.value[j] = total > cap ? kRangeOverflow : static_cast<uint32_t>(total);
+  if (t.thread_rank() == 0) ops.value[j] = total > cap ? Word{kRangeOverflow} : static_cast<Word>(total);
 }
 
 // ---- updates (validated instantiation only) ----
@@ -367,9 +406,9 @@ struct TileCounters {
 // The root is full and latched (snapshot f/meta): its pairs move into two
 // new nodes and the root becomes an inner node over them, so the root's
 // index never changes. Releases the root. False: no room in the pool.
-template <unsigned G>
-__device__ bool split_root(const Tile<G>& t, const TreeRef& tree, const Frag<G>& f, uint32_t meta) {
-  const uint32_t latched = meta | kLatchBit;
+template <class Word, unsigned G>
+__device__ bool split_root(const Tile<G>& t, const TreeRef<Word>& tree, const Frag<Word, G>& f, Word meta) {
+  const Word latched = meta | kLatchBit;
   const bool leaf = meta_leaf(meta);
   const uint32_t a = tree.allocate(t, 2);
   if (a == kNil) {
@@ -379,26 +418,26 @@ __device__ bool split_root(const Tile<G>& t, const TreeRef& tree, const Frag<G>&
   const uint32_t b = a + 1;
   constexpr int h = kCapacity / 2;
   const int cnt = static_cast<int>(meta_count(meta));
-  const uint32_t sep = key_at(t, f, h);
-  const uint32_t low = word_at(t, f, kLowWord);
-  Frag<G> left = f, right = f;
+  const Word sep = key_at(t, f, h);
+  const Word low = word_at(t, f, kLowWord);
+  Frag<Word, G> left = f, right = f;
   shift_down(t, right, cnt, h);
   set_word(t, right, kHighWord, 0u);
   set_word(t, right, kLinkWord, kNil);  // the root has no right sibling
   set_word(t, right, kLowWord, sep);
-  set_word(t, right, kMetaWord, meta_new(cnt - h, leaf));
+  set_word(t, right, kMetaWord, meta_new<Word>(cnt - h, leaf));
   set_word(t, left, kHighWord, sep);
   set_word(t, left, kLinkWord, b);
   set_word(t, left, kLowWord, low);
-  set_word(t, left, kMetaWord, meta_new(h, leaf));
+  set_word(t, left, kMetaWord, meta_new<Word>(h, leaf));
   tree.store(t, a, left);  // both unreachable until the root's release
   tree.store(t, b, right);
-  Frag<G> root;
-  constexpr int W = Frag<G>::W;
+  Frag<Word, G> root;
+  constexpr int W = Frag<Word, G>::W;
 #pragma unroll
   for (int s = 0; s < W; ++s) {
     const int idx = static_cast<int>(t.thread_rank()) * W + s;
-    uint32_t v = 0;
+    Word v = 0;
     if (idx == 0) v = low;
     if (idx == 1) v = a;
     if (idx == 2) v = sep;
@@ -422,17 +461,17 @@ __device__ bool split_root(const Tile<G>& t, const TreeRef& tree, const Frag<G>&
 // is still the parent and has room, moves the upper half of `node` into a
 // new right sibling and adds (separator, sibling) to the parent. Releases
 // both latches whatever happens.
-template <unsigned G>
-__device__ int split_child(const Tile<G>& t, const TreeRef& tree, uint32_t node, uint32_t parent, const Frag<G>& f,
-                           uint32_t meta, uint32_t& sep, uint32_t& sibling, TileCounters& counters) {
-  const uint32_t latched = meta | kLatchBit;
+template <class Word, unsigned G>
+__device__ int split_child(const Tile<G>& t, const TreeRef<Word>& tree, uint32_t node, uint32_t parent, const Frag<Word, G>& f,
+                           Word meta, Word& sep, uint32_t& sibling, TileCounters& counters) {
+  const Word latched = meta | kLatchBit;
   const bool leaf = meta_leaf(meta);
-  uint32_t pmeta;
+  Word pmeta;
   if (!tree.latch_wait(t, parent, pmeta)) {
     tree.unlatch(t, node, latched);
     return kAbort;
   }
-  Frag<G> pf;
+  Frag<Word, G> pf;
   tree.read_owned(t, parent, pf);
   const int pcnt = static_cast<int>(meta_count(pmeta));
   const int pos = find_child(t, pf, pcnt, node);
@@ -454,10 +493,10 @@ __device__ int split_child(const Tile<G>& t, const TreeRef& tree, uint32_t node,
   const int cnt = static_cast<int>(meta_count(meta));
   sep = key_at(t, f, h);
   sibling = nn;
-  Frag<G> right = f, left = f;
+  Frag<Word, G> right = f, left = f;
   shift_down(t, right, cnt, h);
   set_word(t, right, kLowWord, sep);  // high key and link: the old node's
-  set_word(t, right, kMetaWord, meta_new(cnt - h, leaf));
+  set_word(t, right, kMetaWord, meta_new<Word>(cnt - h, leaf));
   tree.store(t, nn, right);  // unreachable until the releases below publish it
   set_word(t, left, kHighWord, sep);
   set_word(t, left, kLinkWord, nn);
@@ -478,11 +517,12 @@ __device__ int split_child(const Tile<G>& t, const TreeRef& tree, uint32_t node,
 // restarts from the last known parent or the root, B-link moves right).
 // True once the update has taken effect (or was a no-op); false when it was
 // abandoned (pool full, or an internal error reported).
-template <unsigned G>
-__device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uint32_t v, bool is_insert,
-                          TileCache<G>& cache, TileCounters& counters) {
-  Frag<G> f, pf;
-  uint32_t meta = 0, pmeta = 0, node, parent = kNil;
+template <class Word, unsigned G>
+__device__ bool update_op(const Tile<G>& t, const TreeRef<Word>& tree, same_t<Word> k, same_t<Word> v, bool is_insert,
+                          TileCache<Word, G>& cache, TileCounters& counters) {
+  Frag<Word, G> f, pf;
+  Word meta = 0, pmeta = 0;
+  uint32_t node, parent = kNil;
   bool at_start = false, have = false;
   int hops = 0;
   uint32_t fails = 0;
@@ -516,7 +556,7 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
       at_start = false;
       continue;
     }
-    const uint32_t link = word_at(t, f, kLinkWord);
+    const Word link = word_at(t, f, kLinkWord);
     if (link != kNil && k >= word_at(t, f, kHighWord)) {
       if (at_start && ++hops > kFingerHops) {
         node = kRoot;
@@ -524,7 +564,7 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
         at_start = false;
         continue;
       }
-      node = link;  // the parent stays the last known one (maybe not the true parent: checked at a split)
+      node = static_cast<uint32_t>(link);  // the parent stays the last known one (maybe not the true parent: checked at a split)
       continue;
     }
     const int cnt = static_cast<int>(meta_count(meta));
@@ -557,7 +597,8 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
         at_start = false;
         continue;
       }
-      uint32_t sep = 0, sibling = kNil;
+      Word sep = 0;
+      uint32_t sibling = kNil;
       const int res = split_child(t, tree, node, parent, f, meta, sep, sibling, counters);
       if (res == kAbort) return false;
       if (res == kRestartParent) {
@@ -592,7 +633,7 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
         continue;
       }
       // The latch proves the snapshot current: change it in registers.
-      const uint32_t latched = meta | kLatchBit;
+      const Word latched = meta | kLatchBit;
       int new_cnt = cnt;
       if (is_insert && present) {
         set_value(t, f, p - 1, v);
@@ -605,7 +646,7 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
       }
       set_word(t, f, kMetaWord, latched);
       tree.store(t, node, f);
-      const uint32_t released = meta_release(latched, static_cast<uint32_t>(new_cnt), true);
+      const Word released = meta_release(latched, static_cast<uint32_t>(new_cnt), true);
       tree.release(t, node, released);
       // Our own write is the node's current state (until someone else's).
       cache.leaf_f = f;
@@ -626,19 +667,19 @@ __device__ bool update_op(const Tile<G>& t, const TreeRef& tree, uint32_t k, uin
 
 // One operation of any type, served by the whole tile (tile-uniform
 // arguments): slot j, key k, arg = the insert's value or the range's hi.
-template <unsigned G, bool kValidated>
-__device__ __forceinline__ void serve_op(const Tile<G>& t, const TreeRef& tree, const OpsRef& ops, uint32_t type,
-                                         uint32_t j, uint32_t k, uint32_t arg, TileCache<G>& cache,
+template <class Word, unsigned G, bool kValidated>
+__device__ __forceinline__ void serve_op(const Tile<G>& t, const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t type,
+                                         uint32_t j, same_t<Word> k, same_t<Word> arg, TileCache<Word, G>& cache,
                                          TileCounters& counters) {
   switch (type) {
-    case kLookup: lookup_op<G, kValidated>(t, tree, ops, j, k, cache); break;
-    case kSuccessor: successor_op<G, kValidated>(t, tree, ops, j, k, cache); break;
-    case kCount: range_op<G, kValidated>(t, tree, ops, j, k, arg, false, cache); break;
-    case kRange: range_op<G, kValidated>(t, tree, ops, j, k, arg, true, cache); break;
+    case kLookup: lookup_op<Word, G, kValidated>(t, tree, ops, j, k, cache); break;
+    case kSuccessor: successor_op<Word, G, kValidated>(t, tree, ops, j, k, cache); break;
+    case kCount: range_op<Word, G, kValidated>(t, tree, ops, j, k, arg, false, cache); break;
+    case kRange: range_op<Word, G, kValidated>(t, tree, ops, j, k, arg, true, cache); break;
     case kInsert:
     case kDelete:
       if constexpr (kValidated) {
-        const bool ok = update_op<G>(t, tree, k, arg, type == kInsert, cache, counters);
+        const bool ok = update_op<Word, G>(t, tree, k, arg, type == kInsert, cache, counters);
         if (ok && ops.done && t.thread_rank() == 0) ops.done[j] = 1;
       }
       break;
@@ -646,20 +687,23 @@ __device__ __forceinline__ void serve_op(const Tile<G>& t, const TreeRef& tree, 
   }
 }
 
-template <unsigned G, bool kValidated>
-__global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
+template <class Word, unsigned G, bool kValidated>
+__global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef<Word> tree, OpsRef<Word> ops) {
   const Tile<G> t = cg::tiled_partition<G>(cg::this_thread_block());
   const uint64_t tile_id = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
   const uint64_t begin = tile_id * ops.per_tile;
   if (begin >= ops.n) return;  // the whole tile leaves together
   const uint64_t end = min(begin + static_cast<uint64_t>(ops.per_tile), ops.n);
   const uint32_t lane = t.thread_rank();
-  TileCache<G> cache;
+  TileCache<Word, G> cache;
   TileCounters counters;
   for (uint64_t base = begin; base < end; base += G) {
     // Each lane brings one operation...
     const uint64_t s = base + lane;
-    uint32_t my_key = 0, my_j = 0, my_arg = 0, my_type = ops.type;
+    Word my_key = 0;
+    uint32_t my_j = 0;
+    Word my_arg = 0;
+    uint32_t my_type = ops.type;
     if (s < end) {
       const uint64_t pos = ops.start + s * ops.stride;
       my_key = ops.keys[pos];
@@ -668,13 +712,15 @@ __global__ void __launch_bounds__(kBlock) ops_kernel(TreeRef tree, OpsRef ops) {
     // ... and the tile serves them one at a time.
     const int m = static_cast<int>(min(static_cast<uint64_t>(G), end - base));
     for (int q = 0; q < m; ++q) {
-      const uint32_t k = t.shfl(my_key, q), j = t.shfl(my_j, q), arg = t.shfl(my_arg, q);
+      const Word k = t.shfl(my_key, q);
+      const uint32_t j = t.shfl(my_j, q);
+      const Word arg = t.shfl(my_arg, q);
       const uint32_t type = t.shfl(my_type, q);
       if (!ops.use_finger) {  // unsorted: neighbours are unrelated, start from the root
         cache.leaf = kNil;
         cache.inner = kNil;
       }
-      serve_op<G, kValidated>(t, tree, ops, type, j, k, arg, cache, counters);
+      serve_op<Word, G, kValidated>(t, tree, ops, type, j, k, arg, cache, counters);
     }
   }
   if (lane == 0) {  // a two's-complement add: a negative size change wraps modulo 2^64 as intended

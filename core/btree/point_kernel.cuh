@@ -8,7 +8,7 @@
 // which saves reads but costs instructions: the finger's state, selects
 // between three start nodes, ballots and shuffles per node (56 warp
 // instructions per lookup). Here one thread holds the whole node in 32
-// registers and searches it with compares and selects, so a warp
+// registers (64 at u64) and searches it with compares and selects, so a warp
 // instruction serves 32 queries instead of 8. Walking down from the root
 // costs little: the upper levels are read by every query and stay in L1 /
 // L2, and the list is sorted, so neighbouring threads read the same inner
@@ -27,7 +27,7 @@
 
 #include "core/btree/ops_kernel.cuh"
 #include "core/btree/thread_node.cuh"
-#include "core/common/memory_order.cuh"
+#include "core/btree/word_access.cuh"
 
 namespace gpudict::btree {
 
@@ -38,14 +38,15 @@ namespace gpudict::btree {
 // key, which never changes), so every key is seen in exactly one snapshot,
 // even while leaves split. False: a read gave up, or more steps than the
 // pool has nodes (a corrupt tree).
-template <class Read>
-__device__ __forceinline__ bool walk_range(const TreeRef& tree, uint32_t k, uint32_t hi, uint32_t (&w)[kNodeWords],
-                                           uint32_t meta, Read read, bool copy, uint32_t* keys_out,
-                                           uint32_t* values_out, uint64_t cap, uint64_t& total) {
+template <class Word, class Read>
+__device__ __forceinline__ bool walk_range(const TreeRef<Word>& tree, same_t<Word> k, same_t<Word> hi,
+                                           Word (&w)[kNodeWords], same_t<Word> meta, Read read, bool copy,
+                                           same_t<Word>* keys_out, same_t<Word>* values_out, uint64_t cap,
+                                           uint64_t& total) {
   total = 0;
   for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
     const int cnt = static_cast<int>(meta_count(meta));
-    const uint32_t link = w[kLinkWord];
+    const Word link = w[kLinkWord];
     const int a = keys_below(w, cnt, k, true), b = keys_below(w, cnt, hi, false);  // keys [a, b) are in [k, hi]
     if (copy) {
 #pragma unroll
@@ -59,7 +60,7 @@ __device__ __forceinline__ bool walk_range(const TreeRef& tree, uint32_t k, uint
     }
     total += static_cast<uint64_t>(b - a);
     if (link == kNil || hi < w[kHighWord]) return true;
-    if (!read(link, w, meta)) return false;
+    if (!read(static_cast<uint32_t>(link), w, meta)) return false;
   }
   return false;
 }
@@ -76,16 +77,16 @@ __device__ __forceinline__ bool walk_range(const TreeRef& tree, uint32_t k, uint
 // and range loop is walk_range's, written out with the successor's: sharing
 // walk_range cost the thread ops kernel two registers and its update-only
 // batches about 8%.)
-template <class Read>
-__device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsRef& ops, uint32_t type, uint32_t j,
-                                                 uint32_t k, uint32_t hi, uint32_t (&w)[kNodeWords], uint32_t meta,
-                                                 Read read) {
-  uint32_t key, value;
+template <class Word, class Read>
+__device__ __forceinline__ bool answer_from_leaf(const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t type, uint32_t j,
+                                                 same_t<Word> k, same_t<Word> hi, Word (&w)[kNodeWords],
+                                                 Word meta, Read read) {
+  Word key, value;
   if (type == kLookup) {
     int p;
     const bool hit = leaf_find(w, static_cast<int>(meta_count(meta)), k, p, value);
     ops.found[j] = hit ? 1 : 0;
-    ops.value[j] = hit ? value : 0u;
+    ops.value[j] = hit ? value : Word{0};
     return true;
   }
   const uint64_t base = type == kRange ? ops.range_offset[j] : 0ull;
@@ -93,15 +94,15 @@ __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsR
   uint64_t total = 0;
   for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
     const int cnt = static_cast<int>(meta_count(meta));
-    const uint32_t link = w[kLinkWord];
+    const Word link = w[kLinkWord];
     if (type == kSuccessor) {
       const int p = keys_below(w, cnt, k, false);
       if (p < cnt || link == kNil) {  // else every key of the next leaf is >= this one's high key > k
         pair_of(w, p, key, value);
         const bool found = p < cnt;
         ops.found[j] = found ? 1 : 0;
-        ops.key_out[j] = found ? key : 0u;
-        ops.value[j] = found ? value : 0u;
+        ops.key_out[j] = found ? key : Word{0};
+        ops.value[j] = found ? value : Word{0};
         return true;
       }
     } else {  // count, range: keys [a, b) of this leaf are in [k, hi]
@@ -118,11 +119,11 @@ __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsR
       }
       total += static_cast<uint64_t>(b - a);
       if (link == kNil || hi < w[kHighWord]) {
-        ops.value[j] = total > cap ? kRangeOverflow : static_cast<uint32_t>(total);
+        ops.value[j] = total > cap ? Word{kRangeOverflow} : static_cast<Word>(total);
         return true;
       }
     }
-    if (!read(link, w, meta)) return false;
+    if (!read(static_cast<uint32_t>(link), w, meta)) return false;
   }
   return false;
 }
@@ -130,9 +131,10 @@ __device__ __forceinline__ bool answer_from_leaf(const TreeRef& tree, const OpsR
 // The `read` of the functions here for kernels in which no writer runs
 // (phased queries): node `node` whole through the read-only cache, no
 // fence, no validation (as TreeRef::read_plain); never gives up.
-__device__ __forceinline__ auto readonly_reader(const TreeRef& tree) {
-  return [&tree](uint32_t node, uint32_t(&w)[kNodeWords], uint32_t& meta) {
-    ld_readonly_line(tree.words(node), w);
+template <class Word>
+__device__ __forceinline__ auto readonly_reader(const TreeRef<Word>& tree) {
+  return [&tree](uint32_t node, Word(&w)[kNodeWords], Word& meta) {
+    ld_readonly_node(tree.words(node), w);
     meta = w[kMetaWord];
     return true;
   };
@@ -143,9 +145,9 @@ __device__ __forceinline__ auto readonly_reader(const TreeRef& tree) {
 // `read`; `node` ends as the leaf's id, w / meta as its snapshot. False: more
 // steps than the pool has nodes (a corrupt tree; a path visits each node at
 // most once), reported by the caller, not spun on.
-template <class Read>
-__device__ __forceinline__ bool descend_to_leaf(const TreeRef& tree, uint32_t k, uint32_t (&w)[kNodeWords],
-                                                uint32_t& meta, uint32_t& node, Read read) {
+template <class Word, class Read>
+__device__ __forceinline__ bool descend_to_leaf(const TreeRef<Word>& tree, same_t<Word> k, Word (&w)[kNodeWords],
+                                                Word& meta, uint32_t& node, Read read) {
   node = kRoot;
   for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
     read(node, w, meta);
@@ -153,7 +155,7 @@ __device__ __forceinline__ bool descend_to_leaf(const TreeRef& tree, uint32_t k,
     // tree no writer is changing, but cheap, and correct for every query
     // type: the node holds no key >= its high key.)
     if (w[kLinkWord] != kNil && k >= w[kHighWord]) {
-      node = w[kLinkWord];
+      node = static_cast<uint32_t>(w[kLinkWord]);
       continue;
     }
     if (meta_leaf(meta)) return true;
@@ -164,10 +166,11 @@ __device__ __forceinline__ bool descend_to_leaf(const TreeRef& tree, uint32_t k,
 
 // A query answered from the root (descend_to_leaf, answer_from_leaf),
 // results by slot j; a corrupt tree raises the internal error flag.
-template <class Read>
-__device__ __forceinline__ void answer_from_root(const TreeRef& tree, const OpsRef& ops, uint32_t type, uint32_t j,
-                                                 uint32_t k, uint32_t hi, Read read) {
-  uint32_t w[kNodeWords], meta, leaf;
+template <class Word, class Read>
+__device__ __forceinline__ void answer_from_root(const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t type, uint32_t j,
+                                                 same_t<Word> k, same_t<Word> hi, Read read) {
+  Word w[kNodeWords], meta;
+  uint32_t leaf;
   if (descend_to_leaf(tree, k, w, meta, leaf, read) && answer_from_leaf(tree, ops, type, j, k, hi, w, meta, read))
     return;
   atomicExch(&tree.hdr->error, 1ull);
@@ -175,15 +178,15 @@ __device__ __forceinline__ void answer_from_root(const TreeRef& tree, const OpsR
 
 // One list of kType queries: thread i serves list position start + i stride
 // and writes its results by slot.
-template <uint8_t kType>
-__global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef tree, OpsRef ops) {
+template <class Word, uint8_t kType>
+__global__ void __launch_bounds__(kBlock) point_query_kernel(TreeRef<Word> tree, OpsRef<Word> ops) {
   static_assert(kType == kLookup || kType == kSuccessor || kType == kCount, "point queries only");
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= ops.n) return;
   const uint64_t pos = ops.start + i * ops.stride;
-  const uint32_t k = ops.keys[pos];  // count: the lower bound
+  const Word k = ops.keys[pos];  // count: the lower bound
   const uint32_t j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
-  uint32_t hi = 0;
+  Word hi = 0;
   if constexpr (kType == kCount) {
     hi = ops.args[j];
     if (k > hi) {  // an empty range

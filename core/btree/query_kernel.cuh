@@ -11,7 +11,7 @@
 // Here a warp holds 32 / G tiles (G = 4 or 8 lanes), each with its own
 // operation, and every iteration of the loop is the same for the whole
 // warp: every tile moves its operation on by one node, and every tile that
-// needs a node issues its 128-byte read in the same instruction.
+// needs a node issues its node read (128 or 256 bytes) in the same instruction.
 //
 // Every collective (shuffle, ballot) runs on the whole warp (WarpTile, full
 // mask) and outside any tile-divergent branch: a tile with nothing to do
@@ -47,27 +47,28 @@ namespace gpudict::btree {
 
 // Words 28..31 of a node (high key, link, low key, meta): all on the tile's
 // last lane, the last four words of its slice.
+template <class Word>
 struct NodeHead {
-  uint32_t high = 0, link = kNil, low = 0, meta = 0;
+  Word high = 0, link = kNil, low = 0, meta = 0;
 };
 static_assert(kHighWord == 28 && kLinkWord == 29 && kLowWord == 30 && kMetaWord == 31,
               "head_of reads the last four words of the last lane's slice");
 
-template <unsigned G>
-__device__ __forceinline__ NodeHead head_of(const WarpTile<G>& t, const Frag<G>& f) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ NodeHead<Word> head_of(const WarpTile<G>& t, const Frag<Word, G>& f) {
+  constexpr int W = Frag<Word, G>::W;
   static_assert(W >= 4, "the head must sit on one lane");
   return {t.shfl(f.w[W - 4], G - 1), t.shfl(f.w[W - 3], G - 1), t.shfl(f.w[W - 2], G - 1),
           t.shfl(f.w[W - 1], G - 1)};
 }
 
 // Pair q (0 <= q < kCapacity) on every lane of the tile: two shuffles.
-template <unsigned G>
-__device__ __forceinline__ void pair_at(const WarpTile<G>& t, const Frag<G>& f, int q, uint32_t& key,
-                                        uint32_t& value) {
-  constexpr int P = Frag<G>::W / 2;  // pairs per lane
+template <class Word, unsigned G>
+__device__ __forceinline__ void pair_at(const WarpTile<G>& t, const Frag<Word, G>& f, int q, Word& key,
+                                        Word& value) {
+  constexpr int P = Frag<Word, G>::W / 2;  // pairs per lane
   const int slot = q % P;
-  uint32_t k = f.w[0], v = f.w[1];
+  Word k = f.w[0], v = f.w[1];
 #pragma unroll
   for (int s = 1; s < P; ++s) {
     if (slot == s) {
@@ -81,19 +82,21 @@ __device__ __forceinline__ void pair_at(const WarpTile<G>& t, const Frag<G>& f, 
 
 // The finger (tile-uniform): snapshots of the last leaf and the last inner
 // node the tile used, with the bounds that decide whether they cover a key.
-template <unsigned G>
+template <class Word, unsigned G>
 struct QueryFinger {
   uint32_t leaf = kNil, inner = kNil;
-  NodeHead leaf_h, inner_h;  // their heads, so that starting from them needs no shuffle
-  Frag<G> leaf_f, inner_f;
+  NodeHead<Word> leaf_h, inner_h;  // their heads, so that starting from them needs no shuffle
+  Frag<Word, G> leaf_f, inner_f;
 };
 
 // Whether k lies in the node's range [low, high) (no upper bound without a link).
-__device__ __forceinline__ bool head_covers(const NodeHead& h, uint32_t k) {
+template <class Word>
+__device__ __forceinline__ bool head_covers(const NodeHead<Word>& h, same_t<Word> k) {
   return k >= h.low && (h.link == kNil || k < h.high);
 }
 
-__device__ __forceinline__ NodeHead select_head(bool pred, const NodeHead& a, const NodeHead& b) {
+template <class Word>
+__device__ __forceinline__ NodeHead<Word> select_head(bool pred, const NodeHead<Word>& a, const NodeHead<Word>& b) {
   return {pred ? a.high : b.high, pred ? a.link : b.link, pred ? a.low : b.low, pred ? a.meta : b.meta};
 }
 
@@ -109,7 +112,7 @@ __device__ __forceinline__ NodeHead select_head(bool pred, const NodeHead& a, co
 // by list position, not by slot: a tile's run of positions is consecutive,
 // so its writes fill whole sectors, where by slot they scatter (ranges.cu
 // maps them back with the slots the sort carried, below). A range's upper bound is
-// read by list position too: the list's sort carries (hi << 32) | slot as
+// read by list position too: the list's sort carries (hi, slot) as
 // its value (OpsRef::hi_slot), so a range costs no read of the permutation
 // and no dependent random read of its bound by slot. At 2^22 ranges on 2^26
 // keys (Nsight Compute, H200) the kernel went from 1241 to 1192 us and the
@@ -122,42 +125,46 @@ __device__ __forceinline__ NodeHead select_head(bool pred, const NodeHead& a, co
 // with exact regions: tile_base_line from a scan of every tile's lines
 // (ranges.cu). So ranges need no counting pass first and no pass that moves
 // the output afterwards.
-inline constexpr int kLineWords = 32;  // pairs per output line: 128 bytes of keys, 128 of values
+inline constexpr int kLineWords = 32;  // pairs per output line: 32 keys, then 32 values (128 or 256 bytes each)
 inline constexpr int kStageWords = 2 * kLineWords;
 static_assert(2 * kCapacity < kLineWords, "a loop iteration (two leaf visits) completes at most one line");
 // Dynamic shared memory of a range launch: a ring of keys and one of values per tile.
-template <unsigned G>
-inline constexpr size_t kRangeStageBytes = (kBlock / G) * 2 * kStageWords * sizeof(uint32_t);
+// (u64: 64 KiB a block at G = 4, above the default 48 KiB: launch.cuh
+// raises the kernel's limit.)
+template <class Word, unsigned G>
+inline constexpr size_t kRangeStageBytes = (kBlock / G) * 2 * kStageWords * sizeof(Word);
 
 // The tile's rings (keys; values follow), recomputed where used: registers
 // are what this kernel is short of.
-template <unsigned G>
-__device__ __forceinline__ uint32_t* range_ring() {
+template <class Word, unsigned G>
+__device__ __forceinline__ Word* range_ring() {
   extern __shared__ __align__(16) uint32_t range_stage[];  // 16-byte loads in flush_line
-  return range_stage + (threadIdx.x / G) * (2 * kStageWords);
+  return reinterpret_cast<Word*>(range_stage) + (threadIdx.x / G) * (2 * kStageWords);
 }
 
 // The first output line of tile `tile`'s region (see Range output).
-__device__ __forceinline__ uint64_t region_line0(const OpsRef& ops, uint64_t tile) {
+template <class Word>
+__device__ __forceinline__ uint64_t region_line0(const OpsRef<Word>& ops, uint64_t tile) {
   return ops.tile_base_line != nullptr ? ops.tile_base_line[tile] : tile * ops.region_lines;
 }
 
 // Stores line `line` of the tile's stream (from the ring) at its place in the
 // tile's region, for the tiles with `store`, unless it lies past a region of
 // estimated size. Every lane of the warp calls it.
-template <unsigned G>
-__device__ __forceinline__ void flush_line(const WarpTile<G>& t, const OpsRef& ops, uint64_t tile, uint64_t line,
+template <class Word, unsigned G>
+__device__ __forceinline__ void flush_line(const WarpTile<G>& t, const OpsRef<Word>& ops, uint64_t tile, uint64_t line,
                                            bool store) {
   constexpr int kPerLane = kLineWords / static_cast<int>(G);
-  static_assert(kPerLane % 4 == 0, "lines are stored in 16-byte pieces");
+  constexpr int kPiece = 16 / static_cast<int>(sizeof(Word));  // words per 16-byte store
+  static_assert(kPerLane % kPiece == 0, "lines are stored in 16-byte pieces");
   if (store && (ops.tile_base_line != nullptr || line < ops.region_lines)) {
     const uint64_t at = region_line0(ops, tile) + line;
     const int first = static_cast<int>(t.rank) * kPerLane;  // the lane's pairs in the line
-    const uint32_t* ring = range_ring<G>() + static_cast<int>(line & 1) * kLineWords + first;
-    uint32_t* keys = ops.range_keys + at * kLineWords + first;
-    uint32_t* values = ops.range_values + at * kLineWords + first;
+    const Word* ring = range_ring<Word, G>() + static_cast<int>(line & 1) * kLineWords + first;
+    Word* keys = ops.range_keys + at * kLineWords + first;
+    Word* values = ops.range_values + at * kLineWords + first;
 #pragma unroll
-    for (int q = 0; q < kPerLane; q += 4) {
+    for (int q = 0; q < kPerLane; q += kPiece) {
       __stcs(reinterpret_cast<uint4*>(keys + q), *reinterpret_cast<const uint4*>(ring + q));
       __stcs(reinterpret_cast<uint4*>(values + q), *reinterpret_cast<const uint4*>(ring + kStageWords + q));
     }
@@ -165,9 +172,10 @@ __device__ __forceinline__ void flush_line(const WarpTile<G>& t, const OpsRef& o
 }
 
 // The operation a tile is serving (tile-uniform).
+template <class Word>
 struct QueryOp {
-  uint32_t k = 0;       // the key (count, range: lo)
-  uint32_t hi = 0;      // count, range: the upper bound
+  Word k = 0;           // the key (count, range: lo)
+  Word hi = 0;          // count, range: the upper bound
   uint32_t j = 0;       // where its results go: its slot (ranges: its list position)
   unsigned long long out = 0;   // range: the next pair's place in the tile's stream (Range output, above)
   uint32_t total = 0;   // count, range: keys so far
@@ -177,10 +185,10 @@ struct QueryOp {
   bool from_cache = false;  // `node` is the cached inner node's right sibling: one hop, then the root
 };
 
-template <unsigned G>
-__device__ __forceinline__ void select_frag(bool pred, const Frag<G>& a, Frag<G>& out) {
+template <class Word, unsigned G>
+__device__ __forceinline__ void select_frag(bool pred, const Frag<Word, G>& a, Frag<Word, G>& out) {
 #pragma unroll
-  for (int s = 0; s < Frag<G>::W; ++s) out.w[s] = pred ? a.w[s] : out.w[s];
+  for (int s = 0; s < Frag<Word, G>::W; ++s) out.w[s] = pred ? a.w[s] : out.w[s];
 }
 
 // Moves a tile's operation on with the snapshot `cur` of node `cur_node`
@@ -191,12 +199,12 @@ __device__ __forceinline__ void select_frag(bool pred, const Frag<G>& a, Frag<G>
 // branches: the tiles of a warp take different paths here, and branches
 // made the warp run every path one after another (plus the register copies
 // at each join: 394 instructions per loop iteration, measured).
-template <unsigned G, uint8_t kType>
-__device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tree, const OpsRef& ops, bool active,
-                                        QueryOp& op, QueryFinger<G>& fin, const Frag<G>& cur, const NodeHead& h,
+template <class Word, unsigned G, uint8_t kType>
+__device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef<Word>& tree, const OpsRef<Word>& ops, bool active,
+                                        QueryOp<Word>& op, QueryFinger<Word, G>& fin, const Frag<Word, G>& cur, const NodeHead<Word>& h,
                                         uint32_t cur_node) {
   constexpr bool kRanged = kType == kCount || kType == kRange;
-  constexpr int W = Frag<G>::W;
+  constexpr int W = Frag<Word, G>::W;
   // Collectives first, for every tile.
   const int cnt = static_cast<int>(meta_count(h.meta));
   const bool leaf = meta_leaf(h.meta);
@@ -206,7 +214,7 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
   // The pair of interest: the successor (first key > k) in a successor's
   // leaf, else the last key <= k (an inner node's child for k; a lookup's hit).
   const int q = (kType == kSuccessor && leaf) ? min(p, kCapacity - 1) : max(p - 1, 0);
-  uint32_t pk, pv;
+  Word pk, pv;
   pair_at(t, cur, q, pk, pv);
 
   // Where the snapshot sends the operation. Going down: k < low only after
@@ -216,7 +224,7 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
   const bool left = op.down && op.k < h.low;
   const bool right = op.down && !left && h.link != kNil && op.k >= h.high;
   const bool move = left || right;
-  const uint32_t move_to = (left || op.from_cache) ? kRoot : h.link;
+  const uint32_t move_to = (left || op.from_cache) ? kRoot : static_cast<uint32_t>(h.link);
   const bool at_inner = active && !move && !leaf;
   const bool at_leaf = active && !move && leaf;
   // The finger follows: the last inner node on the way down (the leaf's
@@ -234,7 +242,7 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
     const bool hit = p > 0 && pk == op.k;
     if (at_leaf && lane0) {
       ops.found[op.j] = hit ? 1 : 0;
-      ops.value[op.j] = hit ? pv : 0u;
+      ops.value[op.j] = hit ? pv : Word{0};
     }
   } else if constexpr (kType == kSuccessor) {
     // Every key of a right sibling is >= this snapshot's high key > k.
@@ -242,8 +250,8 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
     walk = at_leaf && !found && h.link != kNil;
     if (at_leaf && !walk && lane0) {
       ops.found[op.j] = found ? 1 : 0;
-      ops.key_out[op.j] = found ? pk : 0u;
-      ops.value[op.j] = found ? pv : 0u;
+      ops.key_out[op.j] = found ? pk : Word{0};
+      ops.value[op.j] = found ? pv : Word{0};
     }
   } else {
     // Keys [p, b) of this snapshot are in [lo, hi]; the next leaf starts at
@@ -253,7 +261,7 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
       // ring (the kernel stores lines once per iteration). The __syncwarp()
       // orders these stores after the last flush's loads by other lanes.
       __syncwarp();
-      uint32_t* ring = range_ring<G>();
+      Word* ring = range_ring<Word, G>();
       const int first = static_cast<int>(t.rank) * (W / 2);
 #pragma unroll
       for (int s = 0; s < W; s += 2) {
@@ -277,7 +285,7 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
   const bool error = active && op.steps > tree.capacity;
   if (error && lane0) atomicExch(&tree.hdr->error, 1ull);
   const bool need = active && !error && (move || at_inner || walk);
-  op.node = !active ? op.node : move ? move_to : at_inner ? pv : h.link;
+  op.node = !active ? op.node : move ? move_to : at_inner ? static_cast<uint32_t>(pv) : static_cast<uint32_t>(h.link);
   op.from_cache = active ? false : op.from_cache;
   op.down = op.down && !walk;
   return need;
@@ -286,20 +294,30 @@ __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef& tre
 // One list of queries of type kType (no writer runs). Tile i serves list
 // positions [i per_tile, (i + 1) per_tile); lane r of a tile holds the
 // r-th operation of the tile's current window of G, loaded together.
-template <unsigned G, uint8_t kType>
-__global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef tree, OpsRef ops) {
-  constexpr int W = Frag<G>::W;
+// Blocks per SM the registers are budgeted for: at u64 a lane's slice of
+// a node is twice the registers (four slices live: f, cur and the
+// finger's two), so 2 blocks (128 registers) for either tile: with 3 the
+// tiles of 8 spilled up to 116 bytes; at 2 only the ranges of tiles of 4
+// spill (28 bytes).
+template <class Word, unsigned G>
+inline constexpr int kQueryMinBlocks = sizeof(Word) == 4 ? (G == 4 ? 3 : 4) : 2;
+
+template <class Word, unsigned G, uint8_t kType>
+__global__ void __launch_bounds__(kBlock, kQueryMinBlocks<Word, G>) query_kernel(TreeRef<Word> tree, OpsRef<Word> ops) {
+  constexpr int W = Frag<Word, G>::W;
   constexpr bool kRanged = kType == kCount || kType == kRange;
   const WarpTile<G> t;
   const uint64_t tile_id = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / G;
   uint64_t next = tile_id * ops.per_tile;
   const uint64_t end = min(next + static_cast<uint64_t>(ops.per_tile), ops.n);
-  QueryFinger<G> fin;
-  QueryOp op;
-  Frag<G> f;  // the node read issued in the previous iteration
+  QueryFinger<Word, G> fin;
+  QueryOp<Word> op;
+  Frag<Word, G> f;  // the node read issued in the previous iteration
   bool reading = false;
   // The window: lane r holds operation w_at + r of the tile's next G.
-  uint32_t w_key = 0, w_j = 0, w_hi = 0;
+  Word w_key = 0;
+  uint32_t w_j = 0;
+  Word w_hi = 0;
   int w_size = 0, w_at = 0;
   // Ranges: the tile's stream starts at 0, at its region's first line (Range output, above).
   // No lane returns early: the loop's exit test is a warp vote and every
@@ -311,7 +329,7 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
     // 1. Reads that arrived move their operations on.
     bool busy = false;
     if (__any_sync(kFullMask, reading))
-      busy = advance<G, kType>(t, tree, ops, reading, op, fin, f, head_of(t, f), op.node);
+      busy = advance<Word, G, kType>(t, tree, ops, reading, op, fin, f, head_of(t, f), op.node);
 
     // 2. Free tiles take their next operation and start it from the finger.
     const bool take = !busy && next < end;
@@ -322,7 +340,7 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
           const uint64_t pos = ops.start + p * ops.stride;
           w_key = ops.keys[pos];
           if constexpr (kType == kRange) {  // bound and results by list position (Range output, above)
-            w_hi = static_cast<uint32_t>(ops.hi_slot[pos] >> 32);
+            w_hi = hs_hi(ops.hi_slot[pos]);
             w_j = static_cast<uint32_t>(pos);
           } else {
             w_j = ops.perm ? ops.perm[pos] : static_cast<uint32_t>(pos);
@@ -333,8 +351,9 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
         w_at = 0;
       }
       const int src = w_at & static_cast<int>(G - 1);
-      const uint32_t k = t.shfl(w_key, src), j = t.shfl(w_j, src);
-      const uint32_t hi = kRanged ? t.shfl(w_hi, src) : 0u;
+      const Word k = t.shfl(w_key, src);
+      const uint32_t j = t.shfl(w_j, src);
+      const Word hi = kRanged ? t.shfl(w_hi, src) : Word{0};
       w_at += take ? 1 : 0;
       next += take ? 1 : 0;
       op.k = take ? k : op.k;
@@ -361,15 +380,15 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
       // right of it (sorted: usually the next inner node), else the root.
       const bool start_read = go && !leaf_ok && !inner_ok;
       const bool sibling = fin.inner != kNil && fin.inner_h.link != kNil && k >= fin.inner_h.high;
-      op.node = start_read ? (sibling ? fin.inner_h.link : kRoot) : op.node;
+      op.node = start_read ? (sibling ? static_cast<uint32_t>(fin.inner_h.link) : kRoot) : op.node;
       op.from_cache = take ? (start_read && sibling) : op.from_cache;
       busy = busy || start_read;
-      Frag<G> cur = fin.inner_f;
+      Frag<Word, G> cur = fin.inner_f;
       select_frag(use_leaf, fin.leaf_f, cur);
       const uint32_t cur_node = use_leaf ? fin.leaf : fin.inner;
       const bool use = use_leaf || use_inner;
-      const NodeHead cur_h = select_head(use_leaf, fin.leaf_h, fin.inner_h);
-      const bool need = advance<G, kType>(t, tree, ops, use, op, fin, cur, cur_h, cur_node);
+      const NodeHead<Word> cur_h = select_head(use_leaf, fin.leaf_h, fin.inner_h);
+      const bool need = advance<Word, G, kType>(t, tree, ops, use, op, fin, cur, cur_h, cur_node);
       busy = busy || need;
     }
 
@@ -380,8 +399,8 @@ __global__ void __launch_bounds__(kBlock, G == 4 ? 3 : 4) query_kernel(TreeRef t
       flush_line(t, ops, tile_id, op.out / kLineWords - 1, left_line);
     }
 
-    // 3. Every tile that needs a node reads it: one 128-byte line per tile.
-    if (busy) ld_readonly_vec<W>(tree.words(op.node) + t.rank * W, f.w);
+    // 3. Every tile that needs a node reads it: one node per tile.
+    if (busy) ld_readonly_vec_w<W>(tree.words(op.node) + t.rank * W, f.w);
     reading = busy;
   }
   // The stream's last line, if it is partly filled (every tile of the warp

@@ -38,30 +38,34 @@ constexpr const char* kRangeSortName = "cub::DeviceRadixSort::SortPairs (btree r
 
 }  // namespace
 
-SortBits BTree::stage_ranges(const Batch& b, const std::vector<uint32_t>& ops) {
+template <class Word>
+SortBits BTree<Word>::stage_ranges(const Batch& b, const std::vector<uint32_t>& ops) {
   const uint64_t n = ops.size();
   const SortBits bits = stage(b, ops, false, false);
   h_hi_slot_.reserve_discard(n);
   for (uint64_t s = 0; s < n; ++s)
-    h_hi_slot_[s] = (static_cast<unsigned long long>(static_cast<uint32_t>(b.args[ops[s]])) << 32) | s;
+    h_hi_slot_[s] = make_hs<Word>(static_cast<Word>(b.args[ops[s]]), static_cast<uint32_t>(s));
   for (auto& d : d_hi_slot_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree range bounds");
-  copy_to_device(stream_, d_hi_slot_[0].data(), h_hi_slot_.data(), n * sizeof(unsigned long long));
+  copy_to_device(stream_, d_hi_slot_[0].data(), h_hi_slot_.data(), n * sizeof(HiSlot<Word>));
   return bits;
 }
 
 // A range list's sort carries the (hi, slot) words (a graph cache of its own).
-void BTree::prepare_range_sort(uint64_t n, SortBits bits) {
+template <class Word>
+void BTree<Word>::prepare_range_sort(uint64_t n, SortBits bits) {
   prepare_keyed_sort(range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits);
 }
 
-OpsRef BTree::sort_range_list(uint64_t n, SortBits bits, bool& sorted) {
-  OpsRef ops = list_ref(n, false, false, kRange);
+template <class Word>
+OpsRef<Word> BTree<Word>::sort_range_list(uint64_t n, SortBits bits, bool& sorted) {
+  OpsRef<Word> ops = list_ref(n, false, false, kRange);
   sorted = sort_staged(ops, range_graph_, kRangeSortName, d_hi_slot_[0].data(), d_hi_slot_[1].data(), n, bits);
   ops.hi_slot = d_hi_slot_[sorted ? 1 : 0].data();
   return ops;
 }
 
-void BTree::reserve_range_pairs(uint64_t pairs, OpsRef* list) {
+template <class Word>
+void BTree<Word>::reserve_range_pairs(uint64_t pairs, OpsRef<Word>* list) {
   d_range_keys_.reserve_discard(pairs, "btree range results");
   d_range_values_.reserve_discard(pairs, "btree range results");
   if (list != nullptr) {  // a list made before: its output pointers may have moved
@@ -70,18 +74,20 @@ void BTree::reserve_range_pairs(uint64_t pairs, OpsRef* list) {
   }
 }
 
-OpsRef BTree::start_range_list(uint64_t n, SortBits bits, RangeLayout& layout) {
+template <class Word>
+OpsRef<Word> BTree<Word>::start_range_list(uint64_t n, SortBits bits, RangeLayout& layout) {
   timer_.start(stream_);
   trace_.mark(stream_, "start");
   bool sorted = false;
-  OpsRef list = sort_range_list(n, bits, sorted);
+  OpsRef<Word> list = sort_range_list(n, bits, sorted);
   trace_.mark(stream_, "sort");
   // Sorted: sizes and offsets by position, slots in hi_slot; else position = slot.
   layout.hi_slot = sorted ? list.hi_slot : nullptr;
   return list;
 }
 
-double BTree::range_expect(uint64_t n) const {
+template <class Word>
+double BTree<Word>::range_expect(uint64_t n) const {
   // Each range's overlap with the span of the keys ever inserted times the
   // tree's mean density (from the staged keys and bounds).
   double expect = 0.0;
@@ -89,24 +95,26 @@ double BTree::range_expect(uint64_t n) const {
     const double size = static_cast<double>(h_hdr_[0].size);
     const double density = size / (static_cast<double>(key_hi_) - key_lo_ + 1.0);
     for (uint64_t s = 0; s < n; ++s) {
-      const uint32_t lo = std::max(h_keys_[s], key_lo_);
-      const uint32_t hi = std::min(static_cast<uint32_t>(h_hi_slot_[s] >> 32), key_hi_);
+      const Word lo = std::max(h_keys_[s], key_lo_);
+      const Word hi = std::min(static_cast<Word>(hs_hi(h_hi_slot_[s])), key_hi_);
       if (lo <= hi) expect += std::min(size, (static_cast<double>(hi) - lo + 1.0) * density);
     }
   }
   return expect;
 }
 
-double BTree::range_output_room(uint64_t n, double expect, double scale) {
+template <class Word>
+double BTree<Word>::range_output_room(uint64_t n, double expect, double scale) {
   const double room = (expect * 1.25 + 4.0 * static_cast<double>(n)) * scale;
-  // Never more than half of the free device memory (2 arrays of 4 bytes per
+  // Never more than half of the free device memory (2 arrays of a word per
   // pair): a wild estimate costs a second run, not an allocation failure.
   size_t free_bytes = 0, total_bytes = 0;
   GPUDICT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return std::min(room, 0.5 * static_cast<double>(free_bytes) / 8.0);
+  return std::min(room, 0.5 * static_cast<double>(free_bytes) / (2.0 * sizeof(Word)));
 }
 
-double BTree::run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
+template <class Word>
+double BTree<Word>::run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
   const uint64_t n = ops.size();
   const SortBits bits = stage_ranges(b, ops);
   const double expect = range_expect(n);
@@ -123,7 +131,8 @@ double BTree::run_ranges(const Batch& b, const std::vector<uint32_t>& ops, Range
   return run_lockstep_ranges(n, bits, expect, layout);
 }
 
-void BTree::learn_range_scale(double& scale, double used, double given) {
+template <class Word>
+void BTree<Word>::learn_range_scale(double& scale, double used, double given) {
   // The scale: 1.25 x the one at which this list's output would just have
   // fit, or, when that is less, the last scale decayed by a quarter. So a
   // workload whose output is uneven (skewed keys, few ranges of different
@@ -133,7 +142,8 @@ void BTree::learn_range_scale(double& scale, double used, double given) {
   scale = std::clamp(used > given ? 1.25 * needed : std::max(1.25 * needed, 0.75 * scale), 1.0, 16.0);
 }
 
-double BTree::run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
+template <class Word>
+double BTree<Word>::run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
   prepare_range_sort(n, bits);
   const uint64_t room = static_cast<uint64_t>(range_output_room(n, expect, point_range_scale_)) + 1;
   reserve_range_pairs(room);
@@ -141,7 +151,7 @@ double BTree::run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLa
   unsigned long long* cursor = d_scalars_.data() + kRangeCursor;
   GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
 
-  OpsRef list = start_range_list(n, bits, layout);  // output pointers: list_ref's, reserved above
+  OpsRef<Word> list = start_range_list(n, bits, layout);  // output pointers: list_ref's, reserved above
   launch_point_ranges(ref(), list, cursor, room, stream_);
   trace_.mark(stream_, "ranges");
   double ms = timer_.stop(stream_);
@@ -166,8 +176,9 @@ double BTree::run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLa
   return ms;
 }
 
-double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
-  const QueryGrid g = query_grid(range_tile(), kRange, n);
+template <class Word>
+double BTree<Word>::run_lockstep_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
+  const QueryGrid g = query_grid<Word>(range_tile(), kRange, n);
   d_tile_lines_.reserve_discard(g.tiles + 1, "btree range streams");
   d_tile_base_.reserve_discard(g.tiles + 1, "btree range streams");
   temp_.prepare(kTileScanName, exclusive_sum_u64(d_tile_lines_.data(), d_tile_base_.data(), g.tiles + 1, stream_));
@@ -178,7 +189,7 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, double expect, Rang
   unsigned long long* longest_d = d_scalars_.data() + kRangeMaxLines;
   GPUDICT_CUDA(cudaMemsetAsync(longest_d, 0, sizeof(unsigned long long), stream_));
 
-  OpsRef list = start_range_list(n, bits, layout);  // output pointers: list_ref's, reserved above
+  OpsRef<Word> list = start_range_list(n, bits, layout);  // output pointers: list_ref's, reserved above
   list.region_lines = region;
   list.tile_lines = d_tile_lines_.data();
   list.max_tile_lines = longest_d;
@@ -218,17 +229,18 @@ double BTree::run_lockstep_ranges(uint64_t n, SortBits bits, double expect, Rang
   return ms;
 }
 
-void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, const RangeLayout& layout) {
+template <class Word>
+void BTree<Word>::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, const RangeLayout& layout) {
   const uint64_t n = ops.size();
-  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(uint32_t));
+  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
   copy_to_host(stream_, h_u64_.data(), d_range_off_.data(), n * sizeof(unsigned long long));
-  // Sizes and offsets by list position: position p holds the slot in the
-  // low word of hi_slot[p]; at_of[s] = the position of slot s.
+  // Sizes and offsets by list position: position p holds the slot in
+  // hi_slot[p]; at_of[s] = the position of slot s.
   if (layout.hi_slot != nullptr) {
     h_hi_slot_.reserve_discard(n);
-    copy_to_host(stream_, h_hi_slot_.data(), layout.hi_slot, n * sizeof(unsigned long long));
+    copy_to_host(stream_, h_hi_slot_.data(), layout.hi_slot, n * sizeof(HiSlot<Word>));
     at_of_.resize(n);
-    for (uint64_t p = 0; p < n; ++p) at_of_[static_cast<uint32_t>(h_hi_slot_[p])] = static_cast<uint32_t>(p);
+    for (uint64_t p = 0; p < n; ++p) at_of_[hs_slot(h_hi_slot_[p])] = static_cast<uint32_t>(p);
   }
   // Each range's pairs are contiguous at its offset. Contiguous output: the
   // pairs up to the furthest range end come over. Tile regions of R lines
@@ -245,20 +257,20 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
   uint64_t region = layout.region_lines * kLineWords, width = layout.used_lines * kLineWords;
   if (region != 0 && extent > 0) {
     const uint64_t regions = (extent + region - 1) / region;
-    if (regions * width >= extent || region * sizeof(uint32_t) > static_cast<uint64_t>(max_pitch_)) region = 0;
+    if (regions * width >= extent || region * sizeof(Word) > static_cast<uint64_t>(max_pitch_)) region = 0;
   }
   auto host_offset = [&](uint64_t off) { return region == 0 ? off : off / region * width + off % region; };
   if (extent > 0) {
     if (region == 0) {
       h_keys_.reserve_discard(extent);
       h_args_.reserve_discard(extent);
-      copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), extent * sizeof(uint32_t));
-      copy_to_host(stream_, h_args_.data(), d_range_values_.data(), extent * sizeof(uint32_t));
+      copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), extent * sizeof(Word));
+      copy_to_host(stream_, h_args_.data(), d_range_values_.data(), extent * sizeof(Word));
     } else {
       const uint64_t regions = (extent + region - 1) / region;
       h_keys_.reserve_discard(regions * width);
       h_args_.reserve_discard(regions * width);
-      const size_t wb = width * sizeof(uint32_t), rb = region * sizeof(uint32_t);
+      const size_t wb = width * sizeof(Word), rb = region * sizeof(Word);
       GPUDICT_CUDA(cudaMemcpy2DAsync(h_keys_.data(), wb, d_range_keys_.data(), rb, wb, regions,
                                      cudaMemcpyDeviceToHost, stream_));
       GPUDICT_CUDA(cudaMemcpy2DAsync(h_args_.data(), wb, d_range_values_.data(), rb, wb, regions,
@@ -286,5 +298,8 @@ void BTree::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, co
     at += h_value_[p];
   }
 }
+
+template class BTree<uint32_t>;
+template class BTree<uint64_t>;
 
 }  // namespace gpudict::btree

@@ -1,4 +1,4 @@
-// A node held by one thread: its 32 words in registers (read whole by the
+// A node held by one thread: its 32 words (of the node's width) in registers (read whole by the
 // point queries, the thread-per-operation kernel and the top copy's
 // search), searched and changed with compares and selects over the fixed
 // capacity, so the words stay in registers. The tiles' versions, where a
@@ -16,7 +16,8 @@ namespace gpudict::btree {
 // How many of the keys of pairs [0, count) are <= k (strict: < k): keys
 // are sorted, so the upper (lower) bound position of k. Unrolled over the
 // fixed capacity, so the node stays in registers.
-__device__ __forceinline__ int keys_below(const uint32_t (&w)[kNodeWords], int count, uint32_t k, bool strict) {
+template <class Word>
+__device__ __forceinline__ int keys_below(const Word (&w)[kNodeWords], int count, same_t<Word> k, bool strict) {
   int c = 0;
 #pragma unroll
   for (int i = 0; i < kCapacity; ++i) c += (i < count && (strict ? w[2 * i] < k : w[2 * i] <= k)) ? 1 : 0;
@@ -24,7 +25,8 @@ __device__ __forceinline__ int keys_below(const uint32_t (&w)[kNodeWords], int c
 }
 
 // Pair q of the node (0 <= q < kCapacity), by selects.
-__device__ __forceinline__ void pair_of(const uint32_t (&w)[kNodeWords], int q, uint32_t& key, uint32_t& value) {
+template <class Word>
+__device__ __forceinline__ void pair_of(const Word (&w)[kNodeWords], int q, Word& key, Word& value) {
   key = w[0];
   value = w[1];
 #pragma unroll
@@ -38,32 +40,36 @@ __device__ __forceinline__ void pair_of(const uint32_t (&w)[kNodeWords], int q, 
 
 // Where k belongs in leaf w holding `count` pairs: p = how many of its keys
 // are <= k; true when pair p - 1 holds k (its value in `value`).
-__device__ __forceinline__ bool leaf_find(const uint32_t (&w)[kNodeWords], int count, uint32_t k, int& p,
-                                          uint32_t& value) {
+template <class Word>
+__device__ __forceinline__ bool leaf_find(const Word (&w)[kNodeWords], int count, same_t<Word> k, int& p,
+                                          Word& value) {
   p = keys_below(w, count, k, false);
-  uint32_t key;
+  Word key;
   pair_of(w, p > 0 ? p - 1 : 0, key, value);
   return p > 0 && key == k;
 }
 
 // The child of inner node w (count in meta) whose range holds k: the one
 // of the last pivot <= k (pivot 0 is the node's low key <= k).
-__device__ __forceinline__ uint32_t child_of(const uint32_t (&w)[kNodeWords], uint32_t meta, uint32_t k) {
+template <class Word>
+__device__ __forceinline__ uint32_t child_of(const Word (&w)[kNodeWords], same_t<Word> meta, same_t<Word> k) {
   const int p = keys_below(w, static_cast<int>(meta_count(meta)), k, false);
-  uint32_t pivot, child;
+  Word pivot, child;
   pair_of(w, p > 0 ? p - 1 : 0, pivot, child);
-  return child;
+  return static_cast<uint32_t>(child);  // a node index: 32-bit at both widths
 }
 
 // Pair q's value becomes v.
-__device__ __forceinline__ void thread_set_value(uint32_t (&w)[kNodeWords], int q, uint32_t v) {
+template <class Word>
+__device__ __forceinline__ void thread_set_value(Word (&w)[kNodeWords], int q, same_t<Word> v) {
 #pragma unroll
   for (int i = 0; i < kCapacity; ++i)
     if (i == q) w[2 * i + 1] = v;
 }
 
 // Pairs [p, count) move one slot up and pair p becomes (k, v) (count < kCapacity).
-__device__ __forceinline__ void thread_insert_pair(uint32_t (&w)[kNodeWords], int p, uint32_t k, uint32_t v) {
+template <class Word>
+__device__ __forceinline__ void thread_insert_pair(Word (&w)[kNodeWords], int p, same_t<Word> k, same_t<Word> v) {
 #pragma unroll
   for (int i = kCapacity - 1; i >= 1; --i) {  // top down: pair i - 1 is read before it is overwritten
     if (i > p) {
@@ -81,7 +87,8 @@ __device__ __forceinline__ void thread_insert_pair(uint32_t (&w)[kNodeWords], in
 }
 
 // Pair q leaves; the pairs above it move one slot down.
-__device__ __forceinline__ void thread_remove_pair(uint32_t (&w)[kNodeWords], int q) {
+template <class Word>
+__device__ __forceinline__ void thread_remove_pair(Word (&w)[kNodeWords], int q) {
 #pragma unroll
   for (int i = 0; i + 1 < kCapacity; ++i) {  // bottom up: pair i + 1 is read before it is overwritten
     if (i >= q) {
@@ -102,10 +109,11 @@ enum LeafChange : int {
 // Applies an insert (upsert) of (k, v) or a delete of k to leaf w holding
 // `count` pairs, in registers (the thread kernel's updates, alone or for a
 // leaf group; the caller latches and stores).
-__device__ __forceinline__ int leaf_update(uint32_t (&w)[kNodeWords], int& count, bool is_insert, uint32_t k,
-                                           uint32_t v, int& q) {
+template <class Word>
+__device__ __forceinline__ int leaf_update(Word (&w)[kNodeWords], int& count, bool is_insert, same_t<Word> k,
+                                           same_t<Word> v, int& q) {
   int p;
-  uint32_t value;
+  Word value;
   const bool present = leaf_find(w, count, k, p, value);
   q = p - 1;
   if (!is_insert) {

@@ -52,7 +52,7 @@
 #include "core/btree/point_kernel.cuh"
 #include "core/btree/thread_node.cuh"
 #include "core/btree/top_copy.cuh"
-#include "core/common/memory_order.cuh"
+#include "core/btree/word_access.cuh"
 #include "core/common/warp.cuh"
 
 namespace gpudict::btree {
@@ -63,14 +63,15 @@ inline constexpr uint32_t kThreadTries = 16;
 
 // One thread's seqlock read of `node` (see above); false after kThreadTries
 // attempts that each found the node latched or changing.
-__device__ __forceinline__ bool thread_read(const TreeRef& tree, uint32_t node, uint32_t (&w)[kNodeWords],
-                                            uint32_t& meta) {
-  uint32_t* p = tree.words(node);
+template <class Word>
+__device__ __forceinline__ bool thread_read(const TreeRef<Word>& tree, uint32_t node, Word (&w)[kNodeWords],
+                                            Word& meta) {
+  Word* p = tree.words(node);
   for (uint32_t r = 0; r < kThreadTries; ++r) {
-    const uint32_t v1 = ld_acquire_gpu(p + kMetaWord);
-    ld_relaxed_gpu_vec<kNodeWords>(p, w);
+    const Word v1 = ld_acquire_w(p + kMetaWord);
+    ld_relaxed_vec_w<kNodeWords>(p, w);
     fence_acq_rel_gpu();  // the node's loads before the second meta load
-    const uint32_t v2 = ld_relaxed_gpu(p + kMetaWord);
+    const Word v2 = ld_relaxed_w(p + kMetaWord);
     if (v1 == v2 && !meta_latched(v1)) {
       meta = v1;
       return true;
@@ -88,9 +89,10 @@ __device__ __forceinline__ bool thread_read(const TreeRef& tree, uint32_t node, 
 // the search starts at the leaf level; kNil: none known). False: a read
 // gave up, or more steps than the pool has nodes (a cycle: the warp's code
 // reports that as an internal error).
-__device__ __forceinline__ bool thread_find(const TreeRef& tree, uint32_t k, uint32_t& node,
-                                            uint32_t (&w)[kNodeWords], uint32_t& meta, uint32_t& parent,
-                                            uint32_t& pmeta) {
+template <class Word>
+__device__ __forceinline__ bool thread_find(const TreeRef<Word>& tree, same_t<Word> k, uint32_t& node,
+                                            Word (&w)[kNodeWords], Word& meta, uint32_t& parent,
+                                            Word& pmeta) {
   for (uint64_t steps = 0; steps <= tree.capacity; ++steps) {
     if (!thread_read(tree, node, w, meta)) return false;
     if (k < w[kLowWord]) {  // never expected (every start has low <= k); the root is always safe
@@ -98,9 +100,9 @@ __device__ __forceinline__ bool thread_find(const TreeRef& tree, uint32_t k, uin
       parent = kNil;
       continue;
     }
-    const uint32_t link = w[kLinkWord];
+    const Word link = w[kLinkWord];
     if (link != kNil && k >= w[kHighWord]) {
-      node = link;
+      node = static_cast<uint32_t>(link);
       continue;
     }
     if (meta_leaf(meta)) return true;
@@ -117,15 +119,17 @@ __device__ __forceinline__ bool thread_find(const TreeRef& tree, uint32_t k, uin
 // validated reads. False: the thread gave up (or found a cycle, which the
 // warp's walk reports); the warp answers it, overwriting any pairs of a
 // range written so far.
-__device__ __forceinline__ bool thread_query(const TreeRef& tree, const OpsRef& ops, uint32_t start, uint32_t type,
-                                             uint32_t j, uint32_t k, uint32_t hi) {
+template <class Word>
+__device__ __forceinline__ bool thread_query(const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t start, uint32_t type,
+                                             uint32_t j, same_t<Word> k, same_t<Word> hi) {
   if ((type == kCount || type == kRange) && k > hi) {  // an empty range
     ops.value[j] = 0;
     return true;
   }
-  uint32_t w[kNodeWords], meta, node = start, parent = kNil, pmeta = 0;
+  Word w[kNodeWords], meta, pmeta = 0;
+  uint32_t node = start, parent = kNil;
   if (!thread_find(tree, k, node, w, meta, parent, pmeta)) return false;
-  auto read = [&](uint32_t next, uint32_t(&nw)[kNodeWords], uint32_t& nmeta) {
+  auto read = [&](uint32_t next, Word(&nw)[kNodeWords], Word& nmeta) {
     return thread_read(tree, next, nw, nmeta);
   };
   return answer_from_leaf(tree, ops, type, j, k, hi, w, meta, read);
@@ -143,17 +147,18 @@ enum ThreadSplit : int { kThreadSplitDone = 0, kThreadSplitRetry = 1, kThreadSpl
 // nothing changed), or kThreadSplitWarp (P is full and needs the warp's
 // proactive split, or the pool is full: the warp finds that out again and
 // reports it).
-__device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, uint32_t lmeta,
-                                            uint32_t (&w)[kNodeWords], uint32_t parent, uint32_t pmeta,
+template <class Word>
+__device__ __forceinline__ int thread_split(const TreeRef<Word>& tree, uint32_t leaf, same_t<Word> lmeta,
+                                            Word (&w)[kNodeWords], uint32_t parent, same_t<Word> pmeta,
                                             unsigned long long& leaves) {
   const int pcnt = static_cast<int>(meta_count(pmeta));
   if (pcnt == kCapacity) return kThreadSplitWarp;
-  uint32_t* const lw = tree.words(leaf);
-  uint32_t* const pw = tree.words(parent);
-  const uint32_t llatched = lmeta | kLatchBit, platched = pmeta | kLatchBit;
-  if (atomicCAS(lw + kMetaWord, lmeta, llatched) != lmeta) return kThreadSplitRetry;
-  if (atomicCAS(pw + kMetaWord, pmeta, platched) != pmeta) {
-    st_release_gpu(lw + kMetaWord, meta_release(llatched, kCapacity, true));  // unchanged: next version
+  Word* const lw = tree.words(leaf);
+  Word* const pw = tree.words(parent);
+  const Word llatched = lmeta | kLatchBit, platched = pmeta | kLatchBit;
+  if (cas_w(lw + kMetaWord, lmeta, llatched) != lmeta) return kThreadSplitRetry;
+  if (cas_w(pw + kMetaWord, pmeta, platched) != pmeta) {
+    st_release_w(lw + kMetaWord, meta_release(llatched, kCapacity, true));  // unchanged: next version
     return kThreadSplitRetry;
   }
   // Our stores after both latches (the readers' V2 sees them); P's words
@@ -163,7 +168,7 @@ __device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, 
   int pos = -1;
 #pragma unroll
   for (int c = 0; c < kCapacity; ++c)
-    if (c < pcnt && ld_relaxed_gpu(pw + 2 * c + 1) == leaf) pos = c;
+    if (c < pcnt && ld_relaxed_w(pw + 2 * c + 1) == leaf) pos = c;
   unsigned long long fresh = ~0ull;
   if (pos >= 0) {
     fresh = atomicAdd(&tree.hdr->next_free, 1ull);
@@ -175,34 +180,34 @@ __device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, 
   if (fresh == ~0ull) {
     // L hangs under P's right sibling (reached through a side link), or the
     // pool is full: undo the latches (next versions, nothing changed).
-    st_release_gpu(pw + kMetaWord, meta_release(platched, static_cast<uint32_t>(pcnt), false));
-    st_release_gpu(lw + kMetaWord, meta_release(llatched, kCapacity, true));
+    st_release_w(pw + kMetaWord, meta_release(platched, static_cast<uint32_t>(pcnt), false));
+    st_release_w(lw + kMetaWord, meta_release(llatched, kCapacity, true));
     return pos < 0 ? kThreadSplitRetry : kThreadSplitWarp;
   }
   const uint32_t nn = static_cast<uint32_t>(fresh);
   constexpr int h = kCapacity / 2;
-  const uint32_t sep = w[2 * h];
+  const Word sep = w[2 * h];
   // The sibling: L's pairs [h, 14), low key = separator, L's high key and
   // link. Unreachable until the releases below publish it.
-  uint32_t* const nw = tree.words(nn);
-  uint32_t right[kNodeWords];
+  Word* const nw = tree.words(nn);
+  Word right[kNodeWords];
 #pragma unroll
-  for (int q = 0; q < kNodeWords; ++q) right[q] = q < 2 * (kCapacity - h) ? w[2 * h + q] : 0u;
+  for (int q = 0; q < kNodeWords; ++q) right[q] = q < 2 * (kCapacity - h) ? w[2 * h + q] : Word{0};
   right[kHighWord] = w[kHighWord];
   right[kLinkWord] = w[kLinkWord];
   right[kLowWord] = sep;
-  right[kMetaWord] = meta_new(kCapacity - h, true);
-  st_relaxed_gpu_vec<kNodeWords>(nw, right);
+  right[kMetaWord] = meta_new<Word>(kCapacity - h, true);
+  st_relaxed_vec_w<kNodeWords>(nw, right);
   // L keeps pairs [0, h): its high key becomes the separator, its link the sibling.
-  st_relaxed_gpu(lw + kHighWord, sep);
-  st_relaxed_gpu(lw + kLinkWord, nn);
+  st_relaxed_w(lw + kHighWord, sep);
+  st_relaxed_w(lw + kLinkWord, static_cast<Word>(nn));
   // P gets (separator, sibling) after L's entry.
-  ld_relaxed_gpu_vec<kNodeWords>(pw, w);
+  ld_relaxed_vec_w<kNodeWords>(pw, w);
   thread_insert_pair(w, pos + 1, sep, nn);
-  st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(pw, w);
+  st_relaxed_vec_w<kNodeWords, 2 * kCapacity>(pw, w);
   // Publish: each release orders all of this thread's stores before it.
-  st_release_gpu(lw + kMetaWord, meta_release(llatched, h, true));
-  st_release_gpu(pw + kMetaWord, meta_release(platched, static_cast<uint32_t>(pcnt + 1), false));
+  st_release_w(lw + kMetaWord, meta_release(llatched, h, true));
+  st_release_w(pw + kMetaWord, meta_release(platched, static_cast<uint32_t>(pcnt + 1), false));
   ++leaves;
   return kThreadSplitDone;
 }
@@ -215,10 +220,12 @@ __device__ __forceinline__ int thread_split(const TreeRef& tree, uint32_t leaf, 
 // warp (a root or a parent that is full, a latch lost kThreadTries times, a
 // node held too long). `size` gets the change of the key count, `leaves`
 // the leaves added by splits.
-__device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t start, uint32_t parent, uint32_t pmeta,
-                                              uint32_t restart, bool is_insert, uint32_t k, uint32_t v,
+template <class Word>
+__device__ __forceinline__ bool thread_update(const TreeRef<Word>& tree, uint32_t start, uint32_t parent, Word pmeta,
+                                              uint32_t restart, bool is_insert, same_t<Word> k, same_t<Word> v,
                                               long long& size, unsigned long long& leaves) {
-  uint32_t w[kNodeWords], meta, node = start;
+  Word w[kNodeWords], meta;
+  uint32_t node = start;
   for (uint32_t attempt = 0; attempt < kThreadTries; ++attempt) {
     if (attempt > 0) __nanosleep(32u << min(attempt - 1, 6u));
     // After a lost latch or a split, from the leaf found before (its low
@@ -244,15 +251,15 @@ __device__ __forceinline__ bool thread_update(const TreeRef& tree, uint32_t star
       }
       continue;  // split: from L (k may now belong to the sibling)
     }
-    uint32_t* const words = tree.words(node);
-    if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) != meta) continue;  // changed or held: read w again
+    Word* const words = tree.words(node);
+    if (cas_w(words + kMetaWord, meta, static_cast<Word>(meta | kLatchBit)) != meta) continue;  // changed or held: read w again
     fence_acq_rel_gpu();  // the latch before our stores (a reader's V2 sees it)
     if (change == kLeafValue)
-      st_relaxed_gpu(words + 2 * q + 1, v);
+      st_relaxed_w(words + 2 * q + 1, static_cast<Word>(v));
     else
-      st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
+      st_relaxed_vec_w<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
     // Release: our stores, then the next version (count updated, unlatched).
-    st_release_gpu(words + kMetaWord, meta_release(meta | kLatchBit, static_cast<uint32_t>(new_cnt), true));
+    st_release_w(words + kMetaWord, meta_release(static_cast<Word>(meta | kLatchBit), static_cast<uint32_t>(new_cnt), true));
     size += new_cnt - cnt;
     return true;
   }
@@ -286,10 +293,12 @@ enum GroupOutcome : int { kGroupApplied = 0, kGroupAlone = 1, kGroupWarp = 2 };
 // `parent` / `pmeta` from its descent), kGroupWarp (a read gave up: left to
 // the warp). `grouped` counts the updates applied for groups of two or
 // more lanes (the stats' grouped-updates).
-__device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool is_insert, uint32_t k, uint32_t v,
-                                            uint32_t& node, uint32_t& parent, uint32_t& pmeta, long long& size,
-                                            unsigned long long& leaves, unsigned long long& grouped) {
-  uint32_t w[kNodeWords], meta = 0;
+template <class Word>
+__device__ __forceinline__ int group_update(const TreeRef<Word>& tree, bool upd, bool is_insert, same_t<Word> k,
+                                            same_t<Word> v, uint32_t& node, uint32_t& parent, Word& pmeta,
+                                            long long& size, unsigned long long& leaves,
+                                            unsigned long long& grouped) {
+  Word w[kNodeWords], meta = 0;
   const bool found = upd && thread_find(tree, k, node, w, meta, parent, pmeta);
   // An update that changes nothing in the lane's own validated snapshot (a
   // delete of an absent key, an upsert of the value held) takes effect
@@ -298,7 +307,7 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   bool noop = false;
   if (found) {
     int p;
-    uint32_t value;
+    Word value;
     const bool present = leaf_find(w, static_cast<int>(meta_count(meta)), k, p, value);
     noop = is_insert ? present && value == v : !present;
   }
@@ -322,7 +331,7 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
   const int delete_rounds = static_cast<int>(__reduce_max_sync(kFullMask, __popc(my_deletes)));
   const int insert_rounds = static_cast<int>(__reduce_max_sync(kFullMask, __popc(my_inserts)));
   const int cnt0 = static_cast<int>(meta_count(meta));
-  const uint32_t low = w[kLowWord], high = w[kHighWord], link = w[kLinkWord];
+  const Word low = w[kLowWord], high = w[kHighWord], link = w[kLinkWord];
   int cnt = cnt0;
   unsigned applied = 0;
   bool changed = false, overflow = false;
@@ -334,8 +343,8 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
       const int r = todo != 0 ? __ffs(todo) - 1 : static_cast<int>(lane);
       const bool mine = todo != 0;  // this leader has a member to take this round
       todo &= todo - 1;
-      const uint32_t km = __shfl_sync(kFullMask, k, r);
-      const uint32_t vm = __shfl_sync(kFullMask, v, r);
+      const Word km = __shfl_sync(kFullMask, k, r);
+      const Word vm = __shfl_sync(kFullMask, v, r);
       if (!mine) continue;
       // Member keys are in this leaf's range as of the member's own
       // snapshot; the leader's may be older or newer (a split between).
@@ -351,12 +360,12 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
     }
   }
   if (leader && changed) {
-    uint32_t* const words = tree.words(node);
-    if (atomicCAS(words + kMetaWord, meta, meta | kLatchBit) == meta) {
+    Word* const words = tree.words(node);
+    if (cas_w(words + kMetaWord, meta, static_cast<Word>(meta | kLatchBit)) == meta) {
       fence_acq_rel_gpu();  // the latch before our stores (a reader's V2 sees it)
-      st_relaxed_gpu_vec<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
-      meta = meta_release(meta | kLatchBit, static_cast<uint32_t>(cnt), true);  // the next version: what w now is
-      st_release_gpu(words + kMetaWord, meta);
+      st_relaxed_vec_w<kNodeWords, 2 * kCapacity>(words, w);  // the pairs; high, link, low are unchanged
+      meta = meta_release(static_cast<Word>(meta | kLatchBit), static_cast<uint32_t>(cnt), true);  // the next version: what w now is
+      st_release_w(words + kMetaWord, meta);
       size += cnt - cnt0;
     } else {
       applied = 0;  // the leaf changed since the snapshot: every member goes on alone
@@ -387,14 +396,25 @@ __device__ __forceinline__ int group_update(const TreeRef& tree, bool upd, bool 
 // grids, per-block counter sums, a second kernel for the leftovers) are in
 // docs/btree.md, "Figure 5".
 inline constexpr int kThreadOpsBlock = 64;
+// Blocks per SM the register budget is set for: 12 at u32 (80 registers);
+// at u64 a node takes 64 registers instead of 32: a bound of 8 blocks
+// (128 registers) leaves the kernel without spills (it takes 112, so 9
+// blocks, 18 warps, fit an SM).
+template <class Word>
+inline constexpr int kThreadOpsMinBlocks = sizeof(Word) == 4 ? 12 : 8;
 
 // One list (positions start + i stride, i < n): the warp's updates first
 // attempted per leaf (group_update, --leaf-groups on), then thread i's own
 // attempt, then its warp serves what the threads left, one operation at a
 // time.
-__global__ void __launch_bounds__(kThreadOpsBlock, 12) thread_ops_kernel(TreeRef tree, OpsRef ops, const Node* top) {
+template <class Word>
+__global__ void __launch_bounds__(kThreadOpsBlock, kThreadOpsMinBlocks<Word>)
+    thread_ops_kernel(TreeRef<Word> tree, OpsRef<Word> ops, const Node<Word>* top) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  uint32_t k = 0, j = 0, arg = 0, type = ops.type;
+  Word k = 0;
+  uint32_t j = 0;
+  Word arg = 0;
+  uint32_t type = ops.type;
   bool left = false;
   long long size = 0;
   unsigned long long leaves = 0, grouped = 0;
@@ -406,7 +426,8 @@ __global__ void __launch_bounds__(kThreadOpsBlock, 12) thread_ops_kernel(TreeRef
   const uint32_t start = i < ops.n ? top_start(top, k) : kRoot;
   const bool upd = i < ops.n && (type == kInsert || type == kDelete);
   int g = kGroupAlone;
-  uint32_t node = start, parent = kNil, pmeta = 0;
+  uint32_t node = start, parent = kNil;
+  Word pmeta = 0;
   if (ops.leaf_groups && __any_sync(kFullMask, upd))  // (ops.leaf_groups is the same for the whole grid)
     g = group_update(tree, upd, type == kInsert, k, arg, node, parent, pmeta, size, leaves, grouped);
   if (upd) {
@@ -422,7 +443,7 @@ __global__ void __launch_bounds__(kThreadOpsBlock, 12) thread_ops_kernel(TreeRef
   unsigned pending = t.ballot(left);
   if (pending) {
     if (t.thread_rank() == 0) atomicAdd(&tree.hdr->warp_taken, static_cast<unsigned long long>(__popc(pending)));
-    TileCache<32> cache;
+    TileCache<Word, 32> cache;
     while (pending) {
       const int q = __ffs(pending) - 1;
       pending &= pending - 1;
@@ -430,7 +451,7 @@ __global__ void __launch_bounds__(kThreadOpsBlock, 12) thread_ops_kernel(TreeRef
         cache.leaf = kNil;
         cache.inner = kNil;
       }
-      serve_op<32, true>(t, tree, ops, t.shfl(type, q), t.shfl(j, q), t.shfl(k, q), t.shfl(arg, q), cache,
+      serve_op<Word, 32, true>(t, tree, ops, t.shfl(type, q), t.shfl(j, q), t.shfl(k, q), t.shfl(arg, q), cache,
                          counters);
     }
   }

@@ -1,8 +1,9 @@
 // A node as a tile of G cooperating lanes holds it (G = 8, 16 or 32): lane r
 // of the tile keeps the node's words r W .. r W + W - 1 (W = 32 / G) in
-// registers, so the tile reads or writes the whole 128-byte line with one
-// coalesced access (G = 32: one word per lane, the paper's warp; G = 8: one
-// 16-byte vector per lane, four tiles per warp). Everything here is
+// registers, so the tile reads or writes the whole node with one coalesced
+// access (G = 32: one word per lane, the paper's warp; G = 8: one 16-byte
+// vector per lane at u32, two at u64, four tiles per warp). Word: the
+// node's word type (node.hpp); the same positions at both widths. Everything here is
 // tile-uniform: every lane of the tile calls it with the same arguments.
 #pragma once
 
@@ -19,17 +20,17 @@ namespace cg = cooperative_groups;
 template <unsigned G>
 using Tile = cg::thread_block_tile<G>;
 
-template <unsigned G>
+template <class Word, unsigned G>
 struct Frag {
   static constexpr int W = 32 / G;
-  uint32_t w[W];
+  Word w[W];
 };
 
 // Word `slot` of the lane's slice, `slot` known only at run time (an
 // unrolled select keeps the slice in registers).
-template <int W>
-__device__ __forceinline__ uint32_t slot_of(const uint32_t (&w)[W], int slot) {
-  uint32_t v = w[0];
+template <int W, class Word>
+__device__ __forceinline__ Word slot_of(const Word (&w)[W], int slot) {
+  Word v = w[0];
 #pragma unroll
   for (int s = 1; s < W; ++s)
     if (slot == s) v = w[s];
@@ -37,16 +38,16 @@ __device__ __forceinline__ uint32_t slot_of(const uint32_t (&w)[W], int slot) {
 }
 
 // Node word `idx` on every lane of the tile.
-template <unsigned G>
-__device__ __forceinline__ uint32_t word_at(const Tile<G>& t, const Frag<G>& f, int idx) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ Word word_at(const Tile<G>& t, const Frag<Word, G>& f, int idx) {
+  constexpr int W = Frag<Word, G>::W;
   return t.shfl(slot_of<W>(f.w, idx % W), idx / W);
 }
 
 // Sets node word `idx` (on the lane that holds it).
-template <unsigned G>
-__device__ __forceinline__ void set_word(const Tile<G>& t, Frag<G>& f, int idx, uint32_t v) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ void set_word(const Tile<G>& t, Frag<Word, G>& f, int idx, same_t<Word> v) {
+  constexpr int W = Frag<Word, G>::W;
   if (static_cast<int>(t.thread_rank()) == idx / W) {
 #pragma unroll
     for (int s = 0; s < W; ++s)
@@ -54,12 +55,12 @@ __device__ __forceinline__ void set_word(const Tile<G>& t, Frag<G>& f, int idx, 
   }
 }
 
-template <unsigned G>
-__device__ __forceinline__ uint32_t key_at(const Tile<G>& t, const Frag<G>& f, int i) {
+template <class Word, unsigned G>
+__device__ __forceinline__ Word key_at(const Tile<G>& t, const Frag<Word, G>& f, int i) {
   return word_at(t, f, 2 * i);
 }
-template <unsigned G>
-__device__ __forceinline__ uint32_t value_at(const Tile<G>& t, const Frag<G>& f, int i) {
+template <class Word, unsigned G>
+__device__ __forceinline__ Word value_at(const Tile<G>& t, const Frag<Word, G>& f, int i) {
   return word_at(t, f, 2 * i + 1);
 }
 
@@ -67,9 +68,9 @@ __device__ __forceinline__ uint32_t value_at(const Tile<G>& t, const Frag<G>& f,
 // sorted, so this is the upper (lower) bound position of k. One ballot per
 // key word a lane holds. TileT: a cooperative-groups tile (Tile<G>) or a
 // WarpTile<G> (core/common/warp.cuh), whose ballot runs on the whole warp.
-template <unsigned G, class TileT>
-__device__ __forceinline__ int count_keys(const TileT& t, const Frag<G>& f, int count, uint32_t k, bool strict) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G, class TileT>
+__device__ __forceinline__ int count_keys(const TileT& t, const Frag<Word, G>& f, int count, same_t<Word> k, bool strict) {
+  constexpr int W = Frag<Word, G>::W;
   const int r = static_cast<int>(t.thread_rank());
   int c = 0;
   if constexpr (W == 1) {
@@ -88,9 +89,9 @@ __device__ __forceinline__ int count_keys(const TileT& t, const Frag<G>& f, int 
 }
 
 // Index of the inner-node entry whose child is `child`, or -1.
-template <unsigned G>
-__device__ __forceinline__ int find_child(const Tile<G>& t, const Frag<G>& f, int count, uint32_t child) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ int find_child(const Tile<G>& t, const Frag<Word, G>& f, int count, uint32_t child) {
+  constexpr int W = Frag<Word, G>::W;
   const int r = static_cast<int>(t.thread_rank());
   int best = 64;
 #pragma unroll
@@ -105,16 +106,16 @@ __device__ __forceinline__ int find_child(const Tile<G>& t, const Frag<G>& f, in
 
 // out word idx = in word src(idx), src given per lane and slot. Every lane
 // takes part (shuffles).
-template <unsigned G>
-__device__ __forceinline__ void gather(const Tile<G>& t, const Frag<G>& in, const int (&src)[Frag<G>::W],
-                                       Frag<G>& out) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ void gather(const Tile<G>& t, const Frag<Word, G>& in, const int (&src)[Frag<Word, G>::W],
+                                       Frag<Word, G>& out) {
+  constexpr int W = Frag<Word, G>::W;
 #pragma unroll
   for (int s = 0; s < W; ++s) {
-    uint32_t v = 0;
+    Word v = 0;
 #pragma unroll
     for (int u = 0; u < W; ++u) {
-      const uint32_t x = t.shfl(in.w[u], src[s] / W);
+      const Word x = t.shfl(in.w[u], src[s] / W);
       if (src[s] % W == u) v = x;
     }
     out.w[s] = v;
@@ -122,10 +123,10 @@ __device__ __forceinline__ void gather(const Tile<G>& t, const Frag<G>& in, cons
 }
 
 // Pairs [p, count) move one slot up and pair p becomes (k, v); count < kCapacity.
-template <unsigned G>
-__device__ __forceinline__ void insert_pair(const Tile<G>& t, Frag<G>& f, int count, int p, uint32_t k,
-                                            uint32_t v) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ void insert_pair(const Tile<G>& t, Frag<Word, G>& f, int count, int p, same_t<Word> k,
+                                            same_t<Word> v) {
+  constexpr int W = Frag<Word, G>::W;
   const int r = static_cast<int>(t.thread_rank());
   int src[W];
 #pragma unroll
@@ -134,7 +135,7 @@ __device__ __forceinline__ void insert_pair(const Tile<G>& t, Frag<G>& f, int co
     const int i = idx / 2;
     src[s] = (idx < 2 * kCapacity && i > p && i <= count) ? idx - 2 : idx;
   }
-  Frag<G> out;
+  Frag<Word, G> out;
   gather(t, f, src, out);
 #pragma unroll
   for (int s = 0; s < W; ++s) {
@@ -145,9 +146,9 @@ __device__ __forceinline__ void insert_pair(const Tile<G>& t, Frag<G>& f, int co
 }
 
 // Pair q leaves; pairs (q, count) move one slot down.
-template <unsigned G>
-__device__ __forceinline__ void remove_pair(const Tile<G>& t, Frag<G>& f, int count, int q) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ void remove_pair(const Tile<G>& t, Frag<Word, G>& f, int count, int q) {
+  constexpr int W = Frag<Word, G>::W;
   const int r = static_cast<int>(t.thread_rank());
   int src[W];
 #pragma unroll
@@ -156,16 +157,16 @@ __device__ __forceinline__ void remove_pair(const Tile<G>& t, Frag<G>& f, int co
     const int i = idx / 2;
     src[s] = (idx < 2 * kCapacity && i >= q && i + 1 < count) ? idx + 2 : idx;
   }
-  Frag<G> out;
+  Frag<Word, G> out;
   gather(t, f, src, out);
   f = out;
 }
 
 // Pairs [h, count) move to [0, count - h) (the right half of a split); the
 // metadata words are left as they were, for the caller to set.
-template <unsigned G>
-__device__ __forceinline__ void shift_down(const Tile<G>& t, Frag<G>& f, int count, int h) {
-  constexpr int W = Frag<G>::W;
+template <class Word, unsigned G>
+__device__ __forceinline__ void shift_down(const Tile<G>& t, Frag<Word, G>& f, int count, int h) {
+  constexpr int W = Frag<Word, G>::W;
   const int r = static_cast<int>(t.thread_rank());
   int src[W];
 #pragma unroll
@@ -173,14 +174,14 @@ __device__ __forceinline__ void shift_down(const Tile<G>& t, Frag<G>& f, int cou
     const int idx = r * W + s;
     src[s] = (idx < 2 * (count - h)) ? idx + 2 * h : idx;
   }
-  Frag<G> out;
+  Frag<Word, G> out;
   gather(t, f, src, out);
   f = out;
 }
 
 // Sets the value word of pair i.
-template <unsigned G>
-__device__ __forceinline__ void set_value(const Tile<G>& t, Frag<G>& f, int i, uint32_t v) {
+template <class Word, unsigned G>
+__device__ __forceinline__ void set_value(const Tile<G>& t, Frag<Word, G>& f, int i, same_t<Word> v) {
   set_word(t, f, 2 * i + 1, v);
 }
 

@@ -33,19 +33,20 @@
 #include "core/btree/node.hpp"
 #include "core/btree/thread_node.cuh"
 #include "core/btree/tree_ref.cuh"
-#include "core/common/memory_order.cuh"
+#include "core/btree/word_access.cuh"
 
 namespace gpudict::btree {
 
 // Where a search for k starts: the node below the copy that covered k when
 // the copy was taken (the root when nothing is copied).
-__device__ __forceinline__ uint32_t top_start(const Node* top, uint32_t k) {
+template <class Word>
+__device__ __forceinline__ uint32_t top_start(const Node<Word>* top, same_t<Word> k) {
   if (top == nullptr) return kRoot;
-  const uint32_t levels = __ldg(&top[0].w[0]);
+  const uint32_t levels = static_cast<uint32_t>(__ldg(&top[0].w[0]));
   uint32_t s = 1;
   for (uint32_t l = 0; l < levels; ++l) {
-    uint32_t w[kNodeWords];
-    ld_readonly_line(top[s].w, w);
+    Word w[kNodeWords];
+    ld_readonly_node(top[s].w, w);
     s = child_of(w, w[kMetaWord], k);
   }
   return levels ? s : kRoot;

@@ -17,7 +17,7 @@
 //     - the acquire on V1 makes every store released before V1 was written
 //       visible to the slice load, so the slice is not older than V1.
 //   So an accepted snapshot is exactly the node at version V1: no torn read
-//   (a 128-byte access is not single-copy atomic across lanes), no key seen
+//   (a node access is not single-copy atomic across lanes), no key seen
 //   twice or missed while a writer shifts pairs. The relaxed (.gpu) loads
 //   also never hit a stale L1 line.
 // * Writers: lane 0 takes the latch with a CAS from the version it read
@@ -31,6 +31,12 @@
 //   Release: every lane stores its slice (st.relaxed) and fences, the tile
 //   syncs, lane 0 stores the new meta word with st.release (version + 1,
 //   latch clear): whoever acquires that version sees the whole new node.
+// * 64-bit words (trees with a 64-bit key or value): the same protocol and
+//   the same fences; the meta word is one aligned 8-byte word, loaded,
+//   CASed and released by single 8-byte accesses, which are single-copy
+//   atomic (word_access.cuh), so V1 and V2 are whole versions, and a lane's
+//   slice is loaded as aligned 8-byte elements (their atomicity is not
+//   needed: V1 == V2 excludes any concurrent store).
 // * Queries of phased batches run in their own kernel, after the update
 //   kernel has finished; nothing writes the nodes meanwhile, so they read
 //   through the read-only cache with no fence (read_plain).
@@ -42,7 +48,7 @@
 
 #include "core/btree/node.hpp"
 #include "core/btree/tile_node.cuh"
-#include "core/common/memory_order.cuh"
+#include "core/btree/word_access.cuh"
 
 namespace gpudict::btree {
 
@@ -50,32 +56,33 @@ namespace gpudict::btree {
 // reports an internal error (a hang would need a lost release: a bug).
 inline constexpr uint32_t kSpinLimit = 1u << 24;
 
+template <class Word>
 struct TreeRef {
-  Node* nodes = nullptr;
+  Node<Word>* nodes = nullptr;
   TreeHeader* hdr = nullptr;
   uint64_t capacity = 0;  // nodes in the pool
 
-  __device__ __forceinline__ uint32_t* words(uint32_t node) const { return nodes[node].w; }
+  __device__ __forceinline__ Word* words(uint32_t node) const { return nodes[node].w; }
 
   // Phased queries: no writer runs concurrently (see above).
   template <unsigned G>
-  __device__ __forceinline__ void read_plain(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
-    constexpr int W = Frag<G>::W;
+  __device__ __forceinline__ void read_plain(const Tile<G>& t, uint32_t node, Frag<Word, G>& f, Word& meta) const {
+    constexpr int W = Frag<Word, G>::W;
     // 32 / G words per lane in one vector load: the tile reads its line in one instruction.
-    ld_readonly_vec<W>(words(node) + t.thread_rank() * W, f.w);
+    ld_readonly_vec_w<W>(words(node) + t.thread_rank() * W, f.w);
     meta = word_at(t, f, kMetaWord);
   }
 
   // One seqlock read attempt (see above); false: retry.
   template <unsigned G>
-  __device__ __forceinline__ bool try_read(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
-    constexpr int W = Frag<G>::W;
-    uint32_t* p = words(node);
-    const uint32_t v1 = ld_acquire_gpu(p + kMetaWord);
-    ld_relaxed_gpu_vec<W>(p + t.thread_rank() * W, f.w);
+  __device__ __forceinline__ bool try_read(const Tile<G>& t, uint32_t node, Frag<Word, G>& f, Word& meta) const {
+    constexpr int W = Frag<Word, G>::W;
+    Word* p = words(node);
+    const Word v1 = ld_acquire_w(p + kMetaWord);
+    ld_relaxed_vec_w<W>(p + t.thread_rank() * W, f.w);
     fence_acq_rel_gpu();  // orders the slice load before the second meta load
-    const uint32_t v2 = ld_relaxed_gpu(p + kMetaWord);
-    const uint32_t v1_lane0 = t.shfl(v1, 0);
+    const Word v2 = ld_relaxed_w(p + kMetaWord);
+    const Word v1_lane0 = t.shfl(v1, 0);
     meta = v1_lane0;
     return t.all(v1 == v2 && v1 == v1_lane0 && !meta_latched(v1));
   }
@@ -83,7 +90,7 @@ struct TreeRef {
   // Seqlock read, retried while a writer holds the node (readers wait only
   // for a writer that is inside the node, never for one another).
   template <unsigned G>
-  __device__ __forceinline__ bool read_validated(const Tile<G>& t, uint32_t node, Frag<G>& f, uint32_t& meta) const {
+  __device__ __forceinline__ bool read_validated(const Tile<G>& t, uint32_t node, Frag<Word, G>& f, Word& meta) const {
     for (uint32_t spin = 0; spin < kSpinLimit; ++spin) {
       if (try_read(t, node, f, meta)) return true;
       // Back off (32 ns doubling to 2 us): a node a writer holds is often
@@ -98,9 +105,9 @@ struct TreeRef {
   // latch acquisition already ordered these loads after the previous
   // holder's release.
   template <unsigned G>
-  __device__ __forceinline__ void read_owned(const Tile<G>& t, uint32_t node, Frag<G>& f) const {
-    constexpr int W = Frag<G>::W;
-    ld_relaxed_gpu_vec<W>(words(node) + t.thread_rank() * W, f.w);
+  __device__ __forceinline__ void read_owned(const Tile<G>& t, uint32_t node, Frag<Word, G>& f) const {
+    constexpr int W = Frag<Word, G>::W;
+    ld_relaxed_vec_w<W>(words(node) + t.thread_rank() * W, f.w);
   }
 
   // After lane 0's CAS succeeded: see the protocol above. `acquire`: the
@@ -120,9 +127,9 @@ struct TreeRef {
   // Latch `node` if its meta word still equals `seen` (the unlatched meta of
   // the snapshot the caller holds). Success proves the snapshot is current.
   template <unsigned G>
-  __device__ __forceinline__ bool try_latch(const Tile<G>& t, uint32_t node, uint32_t seen) const {
+  __device__ __forceinline__ bool try_latch(const Tile<G>& t, uint32_t node, Word seen) const {
     uint32_t ok = 0;
-    if (t.thread_rank() == 0) ok = atomicCAS(words(node) + kMetaWord, seen, seen | kLatchBit) == seen;
+    if (t.thread_rank() == 0) ok = cas_w(words(node) + kMetaWord, seen, static_cast<Word>(seen | kLatchBit)) == seen;
     ok = t.shfl(ok, 0);
     if (ok) after_latch(t, false);
     return ok != 0;
@@ -132,13 +139,14 @@ struct TreeRef {
   // for a parent during a split). Returns the latched meta word; false after
   // kSpinLimit attempts (internal error reported).
   template <unsigned G>
-  __device__ __forceinline__ bool latch_wait(const Tile<G>& t, uint32_t node, uint32_t& latched_meta) const {
-    uint32_t got = 0, m = 0;
+  __device__ __forceinline__ bool latch_wait(const Tile<G>& t, uint32_t node, Word& latched_meta) const {
+    uint32_t got = 0;
+    Word m = 0;
     if (t.thread_rank() == 0) {
-      uint32_t* mp = words(node) + kMetaWord;
+      Word* mp = words(node) + kMetaWord;
       for (uint32_t spin = 0; spin < kSpinLimit; ++spin) {
-        m = ld_relaxed_gpu(mp);
-        if (!meta_latched(m) && atomicCAS(mp, m, m | kLatchBit) == m) {
+        m = ld_relaxed_w(mp);
+        if (!meta_latched(m) && cas_w(mp, m, static_cast<Word>(m | kLatchBit)) == m) {
           got = 1;
           break;
         }
@@ -158,24 +166,24 @@ struct TreeRef {
   // Writes the tile's node image (its meta word must still be the latched
   // value, so the latch stays set until release).
   template <unsigned G>
-  __device__ __forceinline__ void store(const Tile<G>& t, uint32_t node, const Frag<G>& f) const {
-    constexpr int W = Frag<G>::W;
-    st_relaxed_gpu_vec<W>(words(node) + t.thread_rank() * W, f.w);
+  __device__ __forceinline__ void store(const Tile<G>& t, uint32_t node, const Frag<Word, G>& f) const {
+    constexpr int W = Frag<Word, G>::W;
+    st_relaxed_vec_w<W>(words(node) + t.thread_rank() * W, f.w);
   }
 
   // Publishes the node: the new meta word (version + 1, unlatched) after all
   // of the tile's stores to it and to any node written before it.
   template <unsigned G>
-  __device__ __forceinline__ void release(const Tile<G>& t, uint32_t node, uint32_t new_meta) const {
+  __device__ __forceinline__ void release(const Tile<G>& t, uint32_t node, Word new_meta) const {
     fence_acq_rel_gpu();  // every lane: its stores before the release below
     t.sync();
-    if (t.thread_rank() == 0) st_release_gpu(words(node) + kMetaWord, new_meta);
+    if (t.thread_rank() == 0) st_release_w(words(node) + kMetaWord, new_meta);
   }
 
   // Releases a latched node without changing it (the version still moves on,
   // which only makes concurrent readers retry once).
   template <unsigned G>
-  __device__ __forceinline__ void unlatch(const Tile<G>& t, uint32_t node, uint32_t latched_meta) const {
+  __device__ __forceinline__ void unlatch(const Tile<G>& t, uint32_t node, Word latched_meta) const {
     release(t, node, meta_release(latched_meta, meta_count(latched_meta), meta_leaf(latched_meta)));
   }
 
