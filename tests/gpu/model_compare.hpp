@@ -153,8 +153,7 @@ inline Model model_of(const KeyValues& kv) {
 }
 
 // Every query type on each key of `probes` and its neighbours.
-inline Batch probe_batch(const std::vector<uint64_t>& probes) {
-  constexpr uint64_t kMax = 0xFFFFFFFFull;
+inline Batch probe_batch(const std::vector<uint64_t>& probes, uint64_t kMax = 0xFFFFFFFFull) {
   Batch b;
   for (uint64_t k : probes) {
     const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;

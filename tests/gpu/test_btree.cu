@@ -116,25 +116,9 @@ std::string extra(const Dictionary& d, const std::string& name) {
 }
 uint64_t extra_u64(const Dictionary& d, const std::string& name) { return std::stoull(extra(d, name)); }
 
-// Every query type on each key of `probes` and its neighbours
-// (model_compare.hpp's probe_batch, at the running key width).
-Batch probe_batch(const std::vector<uint64_t>& probes) {
-  Batch b;
-  for (uint64_t k : probes) {
-    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;
-    b.push(OpType::Lookup, k);
-    b.push(OpType::Lookup, lo);
-    b.push(OpType::Lookup, hi);
-    b.push(OpType::Successor, k);
-    b.push(OpType::Successor, lo);
-    b.push(OpType::Count, lo, hi);
-    b.push(OpType::Count, k, k);
-    b.push(OpType::Count, 0, k);
-    b.push(OpType::Count, k, kMax);
-    b.push(OpType::Range, lo, hi);
-  }
-  return b;
-}
+// Every query type on each key of `probes` and its neighbours, at the
+// running key width.
+Batch probe_batch(const std::vector<uint64_t>& probes) { return gpudict::testing::probe_batch(probes, kMax); }
 
 // kv with keys 0 (value v0) and kMax (value vmax) added.
 KeyValues with_domain_ends(KeyValues kv, uint64_t v0, uint64_t vmax) {
