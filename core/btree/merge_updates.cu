@@ -67,9 +67,9 @@ template <class Word>
 constexpr int kMergeBlock = sizeof(Word) == 4 ? 128 : 64;
 constexpr int kRow = 33;          // a node image in shared memory: 32 words, padded (no bank conflicts)
 constexpr int kPairWords = 2 * kCapacity;
-// merge_walk's emit gets an existing pair's value, or kItemFlag + the
-// position of the item whose value goes in.
-constexpr uint64_t kItemFlag = 1ull << 32;
+// merge_walk's emit gets (key, from, item): an existing pair's value in
+// `from`, or (item) the position of the item whose value goes in. The flag is
+// its own argument: at 64-bit values no bit of `from` is free to mark it.
 
 // One level's sorted items.
 template <class Word>
@@ -195,7 +195,8 @@ __device__ __forceinline__ void virtual_root_row(Word* row) {
 
 // Merges the sub-segment's winning items with the node's pairs (its staged
 // row) in its key range [keys[begin], keys[end]) (unbounded on a side where
-// the segment ends), in key order: emit(key, value) for every resulting pair.
+// the segment ends), in key order: emit(key, from, item) for every resulting
+// pair (see put_pair).
 // Returns the pairs emitted; `added` / `removed` count keys new to the node
 // and keys deleted from it.
 template <class Word, class Emit>
@@ -218,14 +219,14 @@ __device__ __forceinline__ int merge_walk(const Items<Word>& it, const SubSeg& g
     if (!ha && !hu) break;
     const Word ke = ha ? row[2 * a] : Word{0}, ku = hu ? it.keys[u] : Word{0};
     if (ha && (!hu || ke < ku)) {
-      emit(ke, static_cast<uint64_t>(row[2 * a + 1]));
+      emit(ke, static_cast<uint64_t>(row[2 * a + 1]), false);
       ++a;
       ++out;
     } else {
       const bool del = it.deletes(u);
       const bool present = ha && ke == ku;
       if (!del) {
-        emit(ku, kItemFlag + u);  // the value is fetched only by the caller that writes
+        emit(ku, u, true);  // the value is fetched only by the caller that writes
         ++out;
         if (!present) ++added;
       } else if (present) {
@@ -285,11 +286,12 @@ __global__ void route_kernel(TreeRef<Word> tree, const Word* __restrict__ keys, 
 }
 
 // A merged pair into the node row being assembled: an existing pair's
-// value, or the value of item `from - kItemFlag`.
+// value (`from`), or (item) the value of the item at position `from`.
 template <class Word>
-__device__ __forceinline__ void put_pair(Word* orow, int slot, same_t<Word> key, uint64_t from, const Items<Word>& it) {
+__device__ __forceinline__ void put_pair(Word* orow, int slot, same_t<Word> key, uint64_t from, bool item,
+                                         const Items<Word>& it) {
   orow[2 * slot] = key;
-  orow[2 * slot + 1] = from >= kItemFlag ? it.vals[it.slot(from - kItemFlag)] : static_cast<Word>(from);
+  orow[2 * slot + 1] = item ? it.vals[it.slot(from)] : static_cast<Word>(from);
 }
 
 // Completes a node row: unused pairs zero, the bounds and the meta word.
@@ -332,9 +334,9 @@ __global__ void __launch_bounds__(kMergeBlock<Word>)
     int added = 0, removed = 0, slot = 0;
     const int N = merge_walk(
         it, g, row,
-        [&](Word key, uint64_t from) {
+        [&](Word key, uint64_t from, bool item) {
           if constexpr (!kDry) {
-            if (slot < kCapacity) put_pair(orow, slot, key, from, it);
+            if (slot < kCapacity) put_pair(orow, slot, key, from, item, it);
           }
           ++slot;
         },
@@ -464,7 +466,7 @@ __global__ void __launch_bounds__(kMergeBlock<Word>)
     int added = 0, removed = 0;
     merge_walk(
         it, g, row,
-        [&](Word key, uint64_t from) {
+        [&](Word key, uint64_t from, bool item) {
           if (o == next_bound && o > 0) {  // node q is complete: this pair starts node q + 1
             finish(key, id_of(q + 1));
             ++q;
@@ -472,7 +474,7 @@ __global__ void __launch_bounds__(kMergeBlock<Word>)
             low = key;
             next_bound = static_cast<int>((static_cast<int64_t>(q) + 1) * N / k);
           }
-          if constexpr (!kDry) put_pair(orow, slot, key, from, it);
+          if constexpr (!kDry) put_pair(orow, slot, key, from, item, it);
           ++slot;
           ++o;
         },

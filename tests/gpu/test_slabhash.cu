@@ -1574,6 +1574,11 @@ RunReport replay_on(const std::string& path, const Opts& opts, std::unique_ptr<D
   StructureConfig cfg;
   for (const auto& o : info->options) cfg.options[o.name] = o.default_value;
   for (const auto& [k, v] : opts) cfg.options[k] = v;
+  {  // the structure's widths are the workload's, as the CLI sets them
+    const auto src = open_workload(path, oo);
+    cfg.key_type = src->header().key_type;
+    cfg.value_type = src->header().value_type;
+  }
   ReplayOptions ro;
   ro.gpu = true;
   auto make_dictionary = [&]() -> std::unique_ptr<Dictionary> {
