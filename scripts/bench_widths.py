@@ -107,12 +107,14 @@ def main():
             keys = sorted(set().union(*[set(r) for r in runs.values()]))
             for k in keys:
                 b, u, w = runs.get("before", {}).get(k), runs["u32"].get(k), runs["u64"].get(k)
-                ratio = f"{u[0] / b[0]:.2f}" if b and u else "-"
+                ratio = f"{u[0] / b[0]:.2f}" if b and u and b[0] > 0 else "-"
                 if b and u and u[0] < b[0] and u[2] < b[1]:
                     ratio += " SLOWER"
                     slower += 1
-                wr = f"{w[0] / u[0]:.2f}" if u and w else "-"
+                wr = f"{w[0] / u[0]:.2f}" if u and w and u[0] > 0 else "-"
                 lines.append(f"| {stem} | {k[1]} | {k[2]} | {s} | {fmt(b)} | {fmt(u)} | {ratio} | {fmt(w)} | {wr} |")
+            with open(os.path.join(a.out, "table.md"), "w") as f:  # so far (a long run may be cut short)
+                f.write("\n".join(lines) + "\n")
     table = "\n".join(lines)
     with open(os.path.join(a.out, "table.md"), "w") as f:
         f.write(table + "\n")
