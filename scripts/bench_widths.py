@@ -41,7 +41,7 @@ def run(binary, structure, example, extra, repeat, out_path):
     with open(out_path, "w") as f:
         f.write(p.stdout)
     if p.returncode == 2 and ("does not support" in p.stderr or "for a single key only" in p.stderr
-                              or "supports u32" in p.stderr):
+                              or "supports u32" in p.stderr or "are not supported by" in p.stderr):
         return None, p.stderr.strip().splitlines()[0]  # this structure cannot run it
     if p.returncode != 0:
         return False, f"exit {p.returncode}: {p.stderr.strip()[:300]}"

@@ -215,8 +215,11 @@ std::string op_list(const std::array<uint64_t, kNumOpTypes>& ops) {
 void check_supported(const std::string& structure, const Capabilities& caps, const WorkloadHeader& header,
                      const WorkloadSummary& summary) {
   if (!caps.supports(header.key_type) || !caps.supports(header.value_type)) {
-    throw InputError(fmt::format("{}: {} keys with {} values are not supported by {} (it supports u32 keys and values)",
-                                 header.path, type_name(header.key_type), type_name(header.value_type), structure));
+    std::string widths;
+    for (KeyType k : caps.key_types) widths += (widths.empty() ? "" : ", ") + std::string(type_name(k));
+    throw InputError(fmt::format("{}: {} keys with {} values are not supported by {} (its keys and values: {})",
+                                 header.path, type_name(header.key_type), type_name(header.value_type), structure,
+                                 widths));
   }
   for (OpType t : kAllOpTypes) {
     uint64_t n = summary.ops[static_cast<int>(t)];
