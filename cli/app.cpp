@@ -190,6 +190,7 @@ struct CommonFlags {
   std::string batch_times;
   bool quiet = false;
   bool verbose = false;
+  bool progress = false;
 };
 
 // The options of a run, on a structure subcommand and on compare.
@@ -207,7 +208,10 @@ void add_run_options(CLI::App* sub, CommonFlags& f, const std::string& name) {
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
-  sub->add_flag("-v,--verbose", f.verbose, "Progress lines on stderr");
+  sub->add_flag("-v,--verbose", f.verbose, "A line on stderr as each step ends");
+  sub->add_flag("--progress", f.progress,
+                "A live progress line on stderr (batches done, step, rate, time left) even when stderr is not a "
+                "terminal; it is on by default on a terminal, and --quiet turns it off");
 }
 
 // The outputs of one structure's run (not compare's).
@@ -240,6 +244,7 @@ RunOptions run_options(const CommonFlags& f, const std::string& name, const std:
   o.batch_times = f.batch_times;
   o.quiet = f.quiet;
   o.verbose = f.verbose;
+  o.progress = f.progress;
   o.command = command_line(argc, argv);
   return o;
 }

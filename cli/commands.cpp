@@ -1,6 +1,8 @@
 #include "cli/commands.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -10,6 +12,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_info.hpp"
 #include "cli/compare.hpp"
+#include "cli/progress.hpp"
 #include "cli/provenance.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
@@ -117,10 +120,17 @@ class StructureRun {
     ro.results_path = opt_.results;
     ro.results_comment = opt_.results_comment;
     ro.gpu = gpu_;
+    ProgressLine line(summary_.batches * static_cast<uint64_t>(std::max(1, opt_.repeat)), opt_.progress, opt_.quiet);
+    if (line.enabled())
+      ro.batch_done = [&line](uint64_t done, const std::string& step) { line.update(done, step); };
     if (opt_.verbose)
-      ro.progress = [](const std::string& line) { std::fprintf(stderr, "gpudict: %s\n", line.c_str()); };
+      ro.progress = [&line](const std::string& msg) {
+        line.clear();
+        std::fprintf(stderr, "gpudict: %s\n", msg.c_str());
+      };
     const Provenance provenance = collect_provenance(opt_.command, gpu_, opt_.device);
     RunReport rep = replay(sources, dicts, summary_, ro);
+    line.clear();
     rep.provenance = provenance;
     rep.structure = info_.name;
     rep.backend = gpu_ ? "gpu" : "cpu";
@@ -141,6 +151,7 @@ class StructureRun {
 }  // namespace
 
 int run_structure(const StructureInfo& info, const RunOptions& opt) {
+  const auto start = std::chrono::steady_clock::now();
   require_built(info);
   const bool gpu = choose_gpu(opt);
   if (gpu) select_device(opt.device);
@@ -164,7 +175,9 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   if (!opt.batch_times.empty() && !times_to_stdout)
     batch_times.reset(open_output_file(opt.batch_times, "batch-times"));
 
-  const RunReport rep = run.run();
+  RunReport rep = run.run();
+  // The whole command's wall time, set-up included (the report's parts add up to it).
+  rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   // The report goes to stdout unless the results or the batch times do.
   const bool report_to_stderr = opt.results == "-" || times_to_stdout;
   std::FILE* out = report_to_stderr ? stderr : stdout;

@@ -25,6 +25,7 @@ struct RunOptions {
   std::string batch_times;  // CSV of per-batch device times
   bool quiet = false;
   bool verbose = false;
+  bool progress = false;  // --progress: the live progress line even when stderr is not a terminal
   std::map<std::string, std::string> structure_options;
   std::string command;  // the command line, for the report's provenance
   std::vector<std::string> given_structure_options;  // those set on the command line (names)

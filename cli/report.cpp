@@ -93,6 +93,9 @@ void print_text(std::FILE* out, const RunReport& r) {
     fmt::print(out, "\ntotal: {:.3f} ms device, {:.3f} ms end to end; device memory peak {}; final size {} keys",
                r.total_device_ms, r.total_e2e_ms, format_bytes(r.peak_device_bytes), r.final_stats.size);
   if (!r.final_stats.extra.empty()) fmt::print(out, " ({})", params_text(r.final_stats.extra));
+  fmt::print(out, "\nwall: {:.3f} s in all; host: {:.3f} s generating or reading operations, {:.3f} s verifying",
+             r.wall_ms / 1e3, r.total_gen_ms / 1e3, r.total_verify_ms / 1e3);
+  if (r.repeat > 1) fmt::print(out, " (first repetition)");
   fmt::print(out, "\n{}\n", verdict(r));
 }
 
@@ -136,9 +139,10 @@ void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
     }
     fmt::print(out,
                "{{\"record\":\"step\",\"step\":{},\"kind\":{},\"name\":{},\"mode\":{},\"snapshot\":{},\"batches\":{},"
-               "\"ops\":{{{}}},\"rows\":[{}],\"e2e_ms\":{:.6f},\"mismatches\":{},\"device_bytes\":{}{}}}\n",
+               "\"ops\":{{{}}},\"rows\":[{}],\"e2e_ms\":{:.6f},\"gen_ms\":{:.6f},\"verify_ms\":{:.6f},"
+               "\"mismatches\":{},\"device_bytes\":{}{}}}\n",
                s.index, q(s.kind), q(s.name), q(std::string(mode_name(s.mode))), q(s.snapshot), s.batches, ops, rows,
-               s.e2e_ms, s.mismatches, s.device_bytes, around);
+               s.e2e_ms, s.gen_ms, s.verify_ms, s.mismatches, s.device_bytes, around);
   }
 }
 
@@ -147,10 +151,11 @@ void print_json_summary(std::FILE* out, const RunReport& r) {
   for (const auto& [k, v] : r.final_stats.extra) extra += (extra.empty() ? "" : ",") + q(k) + ":" + json_value(v);
   fmt::print(out,
              "{{\"record\":\"summary\",\"verified\":{},\"checked\":{},\"mismatches\":{},\"total_device_ms\":{:.6f},"
-             "\"total_e2e_ms\":{:.6f},\"peak_device_bytes\":{},\"final_device_bytes\":{},\"final_size\":{},"
-             "\"final_stats\":{{{}}}}}\n",
+             "\"total_e2e_ms\":{:.6f},\"total_gen_ms\":{:.6f},\"total_verify_ms\":{:.6f},\"wall_ms\":{:.6f},"
+             "\"peak_device_bytes\":{},\"final_device_bytes\":{},\"final_size\":{},\"final_stats\":{{{}}}}}\n",
              r.verified ? (r.mismatches == 0 ? "true" : "false") : "null", r.checked, r.mismatches, r.total_device_ms,
-             r.total_e2e_ms, r.peak_device_bytes, r.final_device_bytes, r.final_stats.size, extra);
+             r.total_e2e_ms, r.total_gen_ms, r.total_verify_ms, r.wall_ms, r.peak_device_bytes, r.final_device_bytes,
+             r.final_stats.size, extra);
 }
 
 // quiet: the summary record alone (the verdict, as JSON).
@@ -160,21 +165,23 @@ void print_json(std::FILE* out, const RunReport& r, bool quiet) {
 }
 
 void print_csv(std::FILE* out, const RunReport& r) {
-  fmt::print(out, "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms\n");
+  fmt::print(out, "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms,gen_ms,verify_ms\n");
   // run_verified: the run's verdict on every row (true, false, or empty with
-  // --no-verify); e2e_ms is a step's figure, so only its first row has it.
+  // --no-verify); e2e_ms, gen_ms and verify_ms are a step's figures, so only
+  // its first row has them.
   const std::string run_verified = r.verified ? (r.mismatches == 0 ? "true" : "false") : "";
   for (const auto& s : r.steps) {
     std::string prefix = fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.structure), r.backend,
                                      csv_field(r.device), csv_field(r.workload.path), r.workload.seed, r.repeat,
                                      run_verified, s.index, s.kind, csv_field(s.name), mode_name(s.mode),
                                      csv_field(s.snapshot), s.batches);
-    if (s.rows.empty()) fmt::print(out, "{},,0,,0,0,{:.6f}\n", prefix, s.e2e_ms);
+    const std::string step_times = fmt::format("{:.6f},{:.6f},{:.6f}", s.e2e_ms, s.gen_ms, s.verify_ms);
+    if (s.rows.empty()) fmt::print(out, "{},,0,,0,0,{}\n", prefix, step_times);
     bool first = true;
     for (const auto& row : s.rows) {
       std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "";
       fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{}\n", prefix, phase_name(row.phase), row.ops, ver, row.device_ms,
-                 mops(row.ops, row.device_ms), first ? fmt::format("{:.6f}", s.e2e_ms) : std::string());
+                 mops(row.ops, row.device_ms), first ? step_times : std::string(",,"));
       first = false;
     }
   }

@@ -123,11 +123,48 @@ TEST_CASE("cli: json is one object per line with stable fields") {
   for (size_t i = 1; i + 1 < ls.size(); ++i) {
     CHECK(ls[i].rfind("{\"record\":\"step\",\"step\":", 0) == 0);
     CHECK(ls[i].back() == '}');
-    for (const char* field : {"\"kind\":", "\"name\":", "\"mode\":", "\"ops\":", "\"rows\":", "\"e2e_ms\":"})
+    for (const char* field : {"\"kind\":", "\"name\":", "\"mode\":", "\"ops\":", "\"rows\":", "\"e2e_ms\":", "\"gen_ms\":",
+                              "\"verify_ms\":"})
       CHECK(ls[i].find(field) != std::string::npos);
   }
   for (const char* field : {"\"structure\":\"sorted-array\"", "\"backend\":\"cpu\"", "\"device\":", "\"parameters\":"})
     CHECK(ls.front().find(field) != std::string::npos);
+}
+
+TEST_CASE("cli: the time is accounted: generation, verification and the whole wall time") {
+  auto r = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format json");
+  REQUIRE(r.exit_code == 0);
+  const auto ls = lines_of(r.out);
+  const std::string& summary = ls.back();
+  auto number = [&](const std::string& key) {
+    const size_t p = summary.find("\"" + key + "\":");
+    REQUIRE_MESSAGE(p != std::string::npos, key);
+    return std::stod(summary.substr(p + key.size() + 3));
+  };
+  const double wall = number("wall_ms"), gen = number("total_gen_ms"), ver = number("total_verify_ms"),
+               e2e = number("total_e2e_ms");
+  CHECK(gen > 0);
+  CHECK(ver > 0);
+  // One repetition: the parts are disjoint stretches of the same run.
+  CHECK(wall >= gen + ver + e2e);
+  auto t = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu");
+  CHECK(t.out.find("wall: ") != std::string::npos);
+  CHECK(t.out.find("s verifying") != std::string::npos);
+}
+
+TEST_CASE("cli: the progress line: on a terminal or with --progress, never with --quiet, erased at the end") {
+  // stderr is a pipe here: no line unless asked for.
+  auto plain = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu");
+  REQUIRE(plain.exit_code == 0);
+  CHECK(plain.err.find("batches") == std::string::npos);
+  auto p = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --progress");
+  REQUIRE(p.exit_code == 0);
+  CHECK(p.err.find("12 of 12 batches (100%)") != std::string::npos);
+  CHECK(p.err.size() >= 4);
+  CHECK(p.err.substr(p.err.size() - 4) == "\r\x1b[K");  // erased: the terminal is left clean
+  CHECK(p.out.find("verified: ") != std::string::npos);
+  auto q = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --progress --quiet");
+  CHECK(q.err.empty());
 }
 
 TEST_CASE("cli: csv has a header row and rectangular rows") {
@@ -135,7 +172,7 @@ TEST_CASE("cli: csv has a header row and rectangular rows") {
   REQUIRE(r.exit_code == 0);
   auto ls = lines_of(r.out);
   REQUIRE(ls.size() >= 2);
-  CHECK(ls[0] == "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms");
+  CHECK(ls[0] == "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms,gen_ms,verify_ms");
   // The seed, the repetitions and the verdict on every row; e2e_ms once per step.
   CHECK(ls[1].find(",42,1,true,0,build,") != std::string::npos);
   const auto n = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format csv --no-verify");

@@ -50,12 +50,16 @@ Phase category_of(OpType t, ExecMode mode) {
 // One full pass over the workload with a fresh structure.
 class Pass {
  public:
-  Pass(Dictionary& dict, Verifier* verifier, ResultsWriter* writer, const ReplayOptions& opt)
-      : dict_(dict), verifier_(verifier), writer_(writer), opt_(opt) {}
+  // batches_before: batches of the earlier repetitions (for the progress count).
+  Pass(Dictionary& dict, Verifier* verifier, ResultsWriter* writer, const ReplayOptions& opt, uint64_t batches_before)
+      : dict_(dict), verifier_(verifier), writer_(writer), opt_(opt), batches_before_(batches_before) {}
 
   std::vector<StepAccumulator> run(StepSource& src) {
     Step step;
-    while (src.next(step)) {
+    for (;;) {
+      const auto tg = Clock::now();
+      if (!src.next(step)) break;
+      const double gen = ms_since(tg);
       switch (step.kind) {
         case StepKind::Initial: on_initial(step); break;
         case StepKind::Phase: open("phase", step.name); break;
@@ -66,7 +70,10 @@ class Pass {
       }
       const uint64_t bytes = device_bytes_in_use();
       peak_ = std::max(peak_, bytes);
-      if (!steps_.empty()) steps_.back().report.device_bytes = bytes;  // after the step's latest batch
+      if (!steps_.empty()) {
+        steps_.back().report.device_bytes = bytes;  // after the step's latest batch
+        steps_.back().report.gen_ms += gen;         // the item just handled belongs to the latest step
+      }
     }
     close();
     return std::move(steps_);
@@ -101,7 +108,11 @@ class Pass {
     dict_.build(step.initial, s.device);
     s.report.e2e_ms += ms_since(t0);
     s.ops[static_cast<int>(Phase::Build)] += step.initial.size();
-    if (verifier_) verifier_->build(step.initial);
+    if (verifier_) {
+      const auto tv = Clock::now();
+      verifier_->build(step.initial);
+      s.report.verify_ms += ms_since(tv);
+    }
     close();
   }
 
@@ -160,6 +171,7 @@ class Pass {
     batch_times_.push_back(bt);
 
     if (verifier_) {
+      const auto tv = Clock::now();
       uint64_t before = verifier_->mismatches();
       size_t listed_before = verifier_->first_mismatches().size();
       verifier_->check_batch(batch_index_, b, results_);
@@ -186,9 +198,11 @@ class Pass {
         }
         s.verified[p] += results - std::min(results, bad_by[p]);
       }
+      s.report.verify_ms += ms_since(tv);
     }
     if (writer_) writer_->write_batch(batch_index_, b, results_);
     ++batch_index_;
+    if (opt_.batch_done) opt_.batch_done(batches_before_ + batch_index_, s.report.name);
   }
 
   Dictionary& dict_;
@@ -198,6 +212,7 @@ class Pass {
   std::vector<StepAccumulator> steps_;
   BatchResults results_;
   bool open_ = false;
+  uint64_t batches_before_ = 0;
   uint64_t batch_index_ = 0;
   uint64_t peak_ = 0;
   std::vector<BatchTime> batch_times_;
@@ -241,8 +256,10 @@ void check_supported(const std::string& structure, const Capabilities& caps, con
 
 RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make_dictionary,
                  const WorkloadSummary& summary, const ReplayOptions& opt) {
+  const auto t_wall = Clock::now();
   RunReport rep;
   rep.repeat = std::max(1, opt.repeat);
+  uint64_t batches_done = 0;
   rep.verified = opt.verify;
   std::vector<std::vector<StepAccumulator>> passes;
   std::vector<std::vector<BatchTime>> batch_passes;
@@ -272,8 +289,9 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     if (r == 0 && !opt.results_path.empty()) writer = std::make_unique<ResultsWriter>(opt.results_path, opt.results_comment);
 
     if (opt.progress && rep.repeat > 1) opt.progress(fmt::format("repetition {} of {}", r + 1, rep.repeat));
-    Pass pass(*dict, verifier.get(), writer.get(), opt);
+    Pass pass(*dict, verifier.get(), writer.get(), opt, batches_done);
     passes.push_back(pass.run(*src));
+    batches_done += pass.batch_times().size();
     if (writer) writer->finish();
     batch_passes.push_back(pass.batch_times());
     rep.peak_device_bytes = std::max(rep.peak_device_bytes, pass.peak_device_bytes());
@@ -310,6 +328,8 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
       rep.total_device_ms += row.device_ms;
     }
     rep.total_e2e_ms += s.e2e_ms;
+    rep.total_gen_ms += s.gen_ms;
+    rep.total_verify_ms += s.verify_ms;
     rep.steps.push_back(std::move(s));
   }
   rep.batch_times = batch_passes.front();
@@ -318,6 +338,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     for (const auto& p : batch_passes) dev.push_back(p.at(i).device_ms);
     rep.batch_times[i].device_ms = median(dev);
   }
+  rep.wall_ms = ms_since(t_wall);
   return rep;
 }
 

@@ -24,6 +24,9 @@ struct ReplayOptions {
   bool results_comment = false;   // with a "# gpudict results v1" first line
   bool gpu = true;                // check device memory before running
   std::function<void(const std::string&)> progress;  // --verbose: one line per step, to stderr
+  // Called after every batch (the live progress line): batches done so far
+  // over all repetitions, and the name of the step the batch belongs to.
+  std::function<void(uint64_t batches_done, const std::string& step)> batch_done;
 };
 
 // One report row: one step and one timed category.
@@ -46,6 +49,8 @@ struct StepReport {
   std::array<uint64_t, kNumOpTypes> ops{};
   std::vector<StepRow> rows;
   double e2e_ms = 0;        // median over repetitions; host wall clock incl. transfers
+  double gen_ms = 0;        // host time generating or reading the step's operations (first repetition)
+  double verify_ms = 0;     // host time checking the step's results against the reference (first repetition)
   uint64_t mismatches = 0;  // in this step (first repetition)
   Params before, after;     // cleanup steps: the structure's figures around it (first repetition)
   uint64_t device_bytes = 0;  // device memory held after the step (first repetition)
@@ -89,6 +94,11 @@ struct RunReport {
   uint64_t final_device_bytes = 0;  // held at the end of the first repetition
   double total_device_ms = 0;
   double total_e2e_ms = 0;
+  // Host time (first repetition): generation, verification. wall_ms: the
+  // whole replay, every repetition, structure set-up and teardown included.
+  double total_gen_ms = 0;
+  double total_verify_ms = 0;
+  double wall_ms = 0;
   std::vector<BatchTime> batch_times;
   Provenance provenance;
 };
