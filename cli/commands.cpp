@@ -17,6 +17,7 @@
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
 #include "workloads/replay.hpp"
+#include "workloads/step_cache.hpp"
 #include "workloads/trace.hpp"
 
 namespace gpudict {
@@ -106,7 +107,12 @@ class StructureRun {
   }
 
   RunReport run() {
-    SourceFactory sources = [&]() {
+    // --repeat N generates (or reads) the workload once when it fits in
+    // memory: the later repetitions replay the first one's steps.
+    std::unique_ptr<StepCache> cache;
+    if (opt_.repeat > 1 && StepCache::fits_in_memory(summary_)) cache = std::make_unique<StepCache>(std::move(first_));
+    SourceFactory sources = [&]() -> std::unique_ptr<StepSource> {
+      if (cache) return cache->complete() ? cache->replay() : cache->record();
       if (first_) return std::move(first_);
       return open_workload(opt_.workload, opt_.open);
     };

@@ -702,3 +702,12 @@ TEST_CASE("cli: every structure option shows its type, range or choices in --hel
     }
   }
 }
+
+TEST_CASE("cli: --repeat replays the recorded workload and verifies the first pass") {
+  auto one = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format json");
+  auto three = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format json --repeat 3");
+  REQUIRE(one.exit_code == 0);
+  REQUIRE(three.exit_code == 0);
+  CHECK(three.out.find("\"checked\":46693,\"mismatches\":0") != std::string::npos);
+  CHECK(one.out.find("\"checked\":46693,\"mismatches\":0") != std::string::npos);
+}

@@ -6,6 +6,7 @@
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
 #include "workloads/replay.hpp"
+#include "workloads/step_cache.hpp"
 
 using namespace gpudict;
 
@@ -189,4 +190,46 @@ TEST_CASE("replay: unsupported operations and snapshots are refused naming who s
   wide.key_type = KeyType::U64;
   CHECK_THROWS_AS(check_supported("sorted-array", ordered_caps(), wide, WorkloadSummary{}), InputError);
   CHECK_NOTHROW(check_supported("sorted-array", ordered_caps(), h, s));
+}
+
+TEST_CASE("replay: a step cache replays exactly the steps the source made, as often as asked") {
+  const std::string path = std::string(GPUDICT_SOURCE_DIR) + "/examples/quickstart.yaml";
+  auto read_all = [](StepSource& src) {
+    std::vector<Step> steps;
+    Step s;
+    while (src.next(s)) steps.push_back(s);
+    return steps;
+  };
+  auto same = [](const std::vector<Step>& a, const std::vector<Step>& b) {
+    REQUIRE(a.size() == b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      CHECK(a[i].kind == b[i].kind);
+      CHECK(a[i].name == b[i].name);
+      CHECK(a[i].initial.keys == b[i].initial.keys);
+      CHECK(a[i].initial.values == b[i].initial.values);
+      CHECK(a[i].batch.types == b[i].batch.types);
+      CHECK(a[i].batch.keys == b[i].batch.keys);
+      CHECK(a[i].batch.args == b[i].batch.args);
+      CHECK(a[i].batch.mode == b[i].batch.mode);
+      CHECK(a[i].batch.snapshot == b[i].batch.snapshot);
+    }
+  };
+  auto fresh = open_workload(path);
+  const std::vector<Step> expected = read_all(*fresh);
+  REQUIRE(expected.size() > 5);
+
+  StepCache cache(open_workload(path));
+  CHECK_THROWS_AS(cache.replay(), std::logic_error);  // nothing recorded yet
+  auto rec = cache.record();
+  CHECK(rec->header().name == fresh->header().name);
+  same(read_all(*rec), expected);
+  REQUIRE(cache.complete());
+  for (int pass = 0; pass < 2; ++pass) {
+    auto again = cache.replay();
+    same(read_all(*again), expected);
+  }
+  CHECK(StepCache::fits_in_memory(summarize_workload(path)));
+  WorkloadSummary huge;
+  huge.ops[0] = uint64_t{1} << 60;
+  CHECK_FALSE(StepCache::fits_in_memory(huge));
 }
