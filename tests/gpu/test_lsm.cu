@@ -107,21 +107,7 @@ Model model_w(const KeyValues& kv) { return gpudict::testing::model_of(widen_pai
 // testing::probe_batch for keys of any width: every query type on each probe
 // and its neighbours, clamped to [0, top].
 Batch probe_batch_to(const std::vector<uint64_t>& probes, uint64_t top) {
-  Batch b;
-  for (uint64_t k : probes) {
-    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < top ? k + 1 : top;
-    b.push(OpType::Lookup, k);
-    b.push(OpType::Lookup, lo);
-    b.push(OpType::Lookup, hi);
-    b.push(OpType::Successor, k);
-    b.push(OpType::Successor, lo);
-    b.push(OpType::Count, lo, hi);
-    b.push(OpType::Count, k, k);
-    b.push(OpType::Count, 0, k);
-    b.push(OpType::Count, k, top);
-    b.push(OpType::Range, lo, hi);
-  }
-  return b;
+  return gpudict::testing::probe_batch(probes, top);
 }
 
 // An LSM with batch size b and no automatic cleanup unless asked for (the

@@ -54,22 +54,7 @@ uint64_t lift(KvWidths w, uint64_t k) {
 // testing::probe_batch for keys of width w: every query type on each probe
 // and its neighbours, clamped to the width's domain.
 Batch probe_batch(const std::vector<uint64_t>& probes, KvWidths w = {}) {
-  const uint64_t kMax = max_of(w.key);
-  Batch b;
-  for (uint64_t k : probes) {
-    const uint64_t lo = k > 0 ? k - 1 : 0, hi = k < kMax ? k + 1 : kMax;
-    b.push(OpType::Lookup, k);
-    b.push(OpType::Lookup, lo);
-    b.push(OpType::Lookup, hi);
-    b.push(OpType::Successor, k);
-    b.push(OpType::Successor, lo);
-    b.push(OpType::Count, lo, hi);
-    b.push(OpType::Count, k, k);
-    b.push(OpType::Count, 0, k);
-    b.push(OpType::Count, k, kMax);
-    b.push(OpType::Range, lo, hi);
-  }
-  return b;
+  return gpudict::testing::probe_batch(probes, max_of(w.key));
 }
 
 void apply_updates(Model& m, const Batch& b) {
