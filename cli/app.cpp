@@ -176,6 +176,59 @@ struct WidthFlags {
   }
 };
 
+// The check a structure option's declared type asks for (OptionSpec::type):
+// "{a,b}" one of the choices, "UINT..." an unsigned integer, "FLOAT..." a
+// number; ranges beyond that are the structure's own check (validate_options).
+// Its name stays empty so --help shows the type as declared.
+CLI::Validator validator_for(const std::string& type) {
+  if (!type.empty() && type.front() == '{' && type.back() == '}') {
+    std::vector<std::string> choices;
+    std::string cur;
+    for (char c : type.substr(1, type.size() - 2)) {
+      if (c == ',') {
+        choices.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    choices.push_back(cur);
+    return CLI::Validator(
+        [choices](std::string& v) -> std::string {
+          for (const auto& c : choices)
+            if (v == c) return "";
+          // Worded as the structures' own checks (StructureConfig::get_choice, get_one_of).
+          if (choices.size() == 2) return "'" + v + "' is not " + choices[0] + " or " + choices[1];
+          std::string list;
+          for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+          return "'" + v + "' is not one of " + list;
+        },
+        "");
+  }
+  if (type.rfind("UINT", 0) == 0)
+    return CLI::Validator(
+        [](std::string& v) -> std::string {  // as StructureConfig::get_u64 reads it: decimal, 0x hex, 0 octal
+          errno = 0;
+          char* end = nullptr;
+          std::strtoull(v.c_str(), &end, 0);
+          if (v.empty() || v[0] == '-' || errno != 0 || *end != '\0') return "'" + v + "' is not a non-negative integer";
+          return "";
+        },
+        "");
+  if (type.rfind("FLOAT", 0) == 0)
+    return CLI::Validator(
+        [](std::string& v) -> std::string {
+          char* end = nullptr;
+          errno = 0;
+          const double d = std::strtod(v.c_str(), &end);
+          if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || d != d)
+            return "'" + v + "' is not a number";
+          return "";
+        },
+        "");
+  return CLI::Validator([](std::string&) { return std::string(); }, "");
+}
+
 struct CommonFlags {
   std::string backend;
   std::string format = "text";
@@ -277,7 +330,8 @@ int run_cli(int argc, char** argv) {
     add_run_outputs(sub, flags);
     for (const auto& o : s.options) {
       struct_opts[o.name] = o.default_value;
-      auto* opt = sub->add_option("--" + o.name, struct_opts[o.name], o.help)->type_name(o.type);
+      auto* opt =
+          sub->add_option("--" + o.name, struct_opts[o.name], o.help)->check(validator_for(o.type))->type_name(o.type);
       if (!o.default_value.empty()) opt->default_str(o.default_value);
     }
     if (s.make_gpu)

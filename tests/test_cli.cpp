@@ -711,3 +711,26 @@ TEST_CASE("cli: --repeat replays the recorded workload and verifies the first pa
   CHECK(three.out.find("\"checked\":46693,\"mismatches\":0") != std::string::npos);
   CHECK(one.out.find("\"checked\":46693,\"mismatches\":0") != std::string::npos);
 }
+
+TEST_CASE("cli: structure options are checked by their declared type before anything runs") {
+  struct Case {
+    const char* args;
+    const char* message;
+  };
+  for (const Case& c : {Case{"btree examples/quickstart.yaml --tile 7", "--tile: '7' is not one of 32, 16, 8"},
+                        Case{"lsm examples/quickstart.yaml --batch-size abc", "--batch-size: 'abc' is not a non-negative integer"},
+                        Case{"lsm examples/quickstart.yaml --batch-size -4", "--batch-size: '-4' is not a non-negative integer"},
+                        Case{"lsm examples/quickstart.yaml --cleanup-stale-fraction half",
+                             "--cleanup-stale-fraction: 'half' is not a number"},
+                        Case{"slabhash examples/hash-quickstart.yaml --mode dict",
+                             "--mode: 'dict' is not one of map, multimap, set"}}) {
+    auto r = run_gpudict(std::string(c.args) + " --backend cpu");
+    CHECK_MESSAGE(r.exit_code == 2, c.args);
+    CHECK_MESSAGE(r.err.find(c.message) != std::string::npos, c.args << ": " << r.err);
+  }
+  // Hex, as the structures read integers, and the range checks stay the structure's.
+  CHECK(run_gpudict("lsm examples/quickstart.yaml --backend cpu -q --batch-size 0x1000").exit_code == 0);
+  auto range = run_gpudict("lsm examples/quickstart.yaml --backend cpu -q --batch-size 1000");
+  CHECK(range.exit_code == 2);
+  CHECK(range.err.find("power of two") != std::string::npos);
+}
