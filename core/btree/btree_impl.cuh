@@ -59,11 +59,10 @@ inline auto exclusive_sum_u64(const unsigned long long* in, unsigned long long* 
 // are). Auto: the thread operations kernel for lists of at most
 // kAutoOpsMaxUpdates updates into a tree of at least kAutoOpsTreeRatio times
 // as many keys, merged otherwise. Why: the merge pays a sort and a few
-// kernels and a host read per tree level whatever the list's length (about
-// 45 us a level), the operations kernel a launch and one descent per
-// update, but its latched splits contend where a batch is large against
-// the tree (many inserts per leaf). Measured on an H200 (docs/btree.md,
-// "Phased updates: merge or operations kernel").
+// kernels and a host read per tree level whatever the list's length, the
+// operations kernel a launch and one descent per update, but its latched
+// splits contend where a batch is large against the tree (many inserts per
+// leaf). The thresholds come from measurements (docs/results/btree.md).
 enum class PhasedUpdates { Auto, Merge, Ops };
 inline constexpr uint64_t kAutoOpsMaxUpdates = 1ull << 17;
 inline constexpr uint64_t kAutoOpsTreeRatio = 16;
@@ -87,8 +86,7 @@ struct Options {
 // Options from the command line; throws InputError naming the option.
 Options parse_options(const StructureConfig& config);
 // The path --phased-updates takes: auto with --ops-kernel tile always
-// merges (the paper's kernel, 0.6 G inserts/s into 2^24 keys, was not
-// measured on short lists).
+// merges (the paper's kernel was not measured on short lists).
 inline PhasedUpdates effective_phased_updates(const Options& o) {
   return o.phased_updates == PhasedUpdates::Auto && !o.thread_ops ? PhasedUpdates::Merge : o.phased_updates;
 }
@@ -244,7 +242,7 @@ class BTree final : public Dictionary {
                                  SortBits bits) const;
   // Sizes d_top_ for a validated list of n operations and returns the top
   // copy's node count (0: none). Called before the timed region: a first
-  // cudaMalloc in it took 14 ms of host time in a verified 2^27-key run
+  // cudaMalloc inside it can take milliseconds of host time
   // (docs/output-formats.md, "Known timing defect").
   uint32_t reserve_top_copy(uint64_t n);
   // Launches a validated list (updates, concurrent batches), in rounds when

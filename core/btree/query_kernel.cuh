@@ -17,8 +17,8 @@
 // mask) and outside any tile-divergent branch: a tile with nothing to do
 // still takes part and discards the result. The first version used
 // cooperative-groups tiles inside per-tile branches; the compiler then
-// wrapped each shuffle in convergence checks and the kernel issued 119 warp
-// instructions per lookup (Nsight Compute, 2^26 keys; docs/btree.md).
+// wrapped each shuffle in convergence checks, which cost more warp
+// instructions than the lookup's own work (docs/btree.md).
 //
 // One iteration, per tile:
 //   1. a tile whose node read has arrived moves its operation on with it:
@@ -106,7 +106,7 @@ __device__ __forceinline__ NodeHead<Word> select_head(bool pred, const NodeHead<
 // lines (keys, values), and when the stream leaves a line it stores the line
 // whole, in 16-byte stores (stored pair by pair, each 128-byte line was
 // completed over many iterations and the L2 wrote most of them back
-// half-written: Nsight Compute, 531 MB of DRAM writes for 268 MB of output),
+// half-written: about twice the output's bytes went to DRAM),
 // with the streaming cache hint: the lines are not read again, and the L2
 // is better spent on the nodes. A range's size (value) and offset are stored
 // by list position, not by slot: a tile's run of positions is consecutive,
@@ -114,9 +114,8 @@ __device__ __forceinline__ NodeHead<Word> select_head(bool pred, const NodeHead<
 // maps them back with the slots the sort carried, below). A range's upper bound is
 // read by list position too: the list's sort carries (hi, slot) as
 // its value (OpsRef::hi_slot), so a range costs no read of the permutation
-// and no dependent random read of its bound by slot. At 2^22 ranges on 2^26
-// keys (Nsight Compute, H200) the kernel went from 1241 to 1192 us and the
-// sort's three passes from 44 to 51 us each.
+// and no dependent random read of its bound by slot; the kernel saves more
+// than the wider sort value costs the list's sort.
 // Where: tile t's stream has lines [t R, (t + 1) R) of the output to itself
 // (R = region_lines, sized from an estimate), so each range's offset is
 // known when it starts and is written then; the output has holes where

@@ -3,8 +3,8 @@
 //
 // Why: in the paper's kernel (ops_kernel.cuh) a warp serves its 32
 // operations one after another, and each is a chain of dependent memory
-// round trips, so a GPU keeps only one chain per warp in flight (updates:
-// 0.6 G/s). Here every thread walks its own operation as the point-query
+// round trips, so a GPU keeps only one chain per warp in flight. Here every
+// thread walks its own operation as the point-query
 // kernel does (point_kernel.cuh: the whole node in 32 registers), with the
 // same seqlock reads and the same leaf latch as the tiles (tree_ref.cuh), so
 // a warp keeps 32 chains in flight. The walk starts below a read-only copy

@@ -2,9 +2,9 @@
 // radix sort is a dozen stream operations (two memsets, a histogram, a scan,
 // then a memset and a kernel per 8-bit pass), each enqueued by the host
 // after CUB's dispatch logic; at 2^20 pairs the device finishes them faster
-// than the host issues them, so inside a timed region it spends 40-70 us
-// waiting (GPUDICT_TRACE=1 showed a 2^20-pair sort taking 120-146 us in the
-// stream against 86 us of kernels). Captured once per key - every pointer
+// than the host issues them, so inside a timed region it waits for the host
+// between them (GPUDICT_TRACE=1 shows a sort's stream time well above the
+// sum of its kernels). Captured once per key - every pointer
 // and size the sequence depends on - by prepare(), outside timed regions
 // (instantiation costs host time), and replayed by run() with one call.
 // The graph holds no memory of its own: a pointer in a key that was freed and

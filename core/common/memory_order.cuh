@@ -110,8 +110,8 @@ __device__ __forceinline__ void ld_readonly_vec(const uint32_t* p, uint32_t (&w)
 // L2 fetch the whole 128-byte line from DRAM (.L2::128B, sm_75 and later)
 // rather than only the sectors requested so far. Only for memory that no
 // thread writes while the kernel runs (no volatile, no memory clobber: the
-// compiler may move or merge these loads). Measured on the B-Tree's point
-// queries (docs/btree.md): the kernel 313 instead of 322 us.
+// compiler may move or merge these loads). The B-Tree's point queries use it
+// (their figures with and without it: docs/results/btree.md).
 __device__ __forceinline__ void ld_readonly_line(const uint32_t* p, uint32_t (&w)[32]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
 #pragma unroll

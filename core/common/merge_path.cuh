@@ -5,8 +5,8 @@
 // fails from it on; each round the 32 lanes probe 32 evenly spaced i and
 // keep the stretch between the last hit and the first miss, so a search over
 // 2^21 candidates takes 5 rounds of dependent loads instead of the 21 of a
-// binary search (a separate partition kernel of such searches cost ~13 us
-// per 2^21-element LSM merge, latency-bound).
+// binary search (a separate partition kernel of such searches was a
+// latency-bound step of every LSM merge).
 #pragma once
 
 #include <cstdint>

@@ -8,11 +8,10 @@ namespace gpudict {
 // Launches an empty kernel on `stream` and waits for it. A timed segment
 // starts with an event on an idle stream, so the device waits inside it for
 // the host to issue the segment's first launch; after host work such as the
-// LSM cleanup's cudaFree / cudaMalloc calls that first launch arrived about
-// 20 us late (the cleanup's first kernel, 11 us long, ended 36-46 us after
-// the start event on an H200, 19-23 us after this call). Which host call
-// makes the launch slow was not isolated: one cudaMalloc + cudaFree of
-// 100 MB added ~1 us in a microbenchmark, a 10 ms host pause ~22 us.
+// LSM cleanup's cudaFree / cudaMalloc calls that first launch arrives late,
+// and the delay lands in the timed segment although no device work causes
+// it. Which host call makes the launch slow was not isolated (neither an
+// allocation pair nor a host pause alone accounts for all of it).
 // Called through EventTimer::start_settled, by the LSM's build and cleanup
 // (the pair the cleanup target compares), by the segments of update batches
 // that follow the host's read of a count (the LSM's chunks, the sorted

@@ -80,8 +80,8 @@ __device__ __forceinline__ T warp_inclusive_sum(T v) {
 // compute predicated results instead. Why not cg::thread_block_tile<G>: its
 // collectives use the tile's own lane mask, known only at run time, and the
 // compiler guards each one with convergence checks (MATCH.ANY, REDUX,
-// divergent branches) that cost more than the shuffle itself (measured on
-// the slab hash and B-Tree query kernels with Nsight Compute).
+// divergent branches) that cost more than the shuffle itself (as profiles
+// of the slab hash and B-Tree query kernels showed).
 template <unsigned G>
 struct WarpTile {
   static_assert(G >= 1 && G <= 32 && (G & (G - 1)) == 0, "group size must be a power of two <= 32");

@@ -34,11 +34,10 @@
 // them in the tile), consecutive lanes on consecutive slots, in the level
 // that holds the slot, with the level-1 fences. The count pass decided
 // every record's fate once, so the slots are exactly the scanned counts.
-// (The place pass used to repeat steps 3-5: 184 of the 313 us of kernels of
-// a cleanup of 21 M records, 50% stale, on an H200. Reading each listed
-// record from its level instead of staging the tile's slices - no shared
-// staging, half the records skipped at 50% stale - was slower: place 147 ->
-// 155 us, cleanup 2.33-2.45x -> 2.13-2.28x the rebuild.)
+// (The place pass used to repeat steps 3-5, most of the cleanup's kernel
+// time. Reading each listed record from its level instead of staging the
+// tile's slices - no shared staging, half the records skipped at 50% stale -
+// was measured slower.)
 #include "core/lsm/cleanup_tiles.cuh"
 
 #include <algorithm>

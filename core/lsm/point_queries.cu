@@ -160,8 +160,7 @@ __global__ void __launch_bounds__(kWalkThreads)
     const uint32_t item = slow_item[w];
     const K from = slow_key[w];
     // A plain binary search: through the fence index (sa::count_before_indexed)
-    // successors ran 6% slower (2.98 -> 2.80 G/s, 2^22 successors on 6
-    // levels with deletes, H200).
+    // successors ran slower (measured on levels with deletes).
     uint32_t p = mine ? sa::count_before(keys, n, from, true) : 0u;
     bool has = p < n;
     K k = has ? keys[p] : K(0);

@@ -236,14 +236,15 @@ __device__ __forceinline__ InsertField<K, V> insert_field(const OpState<K, V>& o
 // slab and acts on it. The warp loads its next chunk, all lanes at once, when
 // every operation of the last one has started: tiles that each loaded their
 // own 4 operations took turns doing so in divergent branches the warp paid
-// for in almost every step (Nsight Compute: 30% of the lookup kernel's
-// instructions). A tile writes its operation's results itself when done.
+// for in almost every step (a large share of the lookup kernel's
+// instructions, docs/slabhash.md). A tile writes its operation's results
+// itself when done.
 // All shuffles and ballots of a step are executed by the whole warp with the
 // full mask, outside any branch on the operation or its outcome: with a
 // per-tile mask (not a constant) the compiler guards each shuffle with a
 // convergence check (MATCH.ANY, REDUX, BRA.DIV) that cost more issue slots
-// than the work itself (Nsight Compute on the old kernel: 30 instructions
-// per lookup, the ADU pipe 88% busy; WarpTile in core/common/warp.cuh). Only
+// than the work itself (the ADU pipe was the kernel's bottleneck; WarpTile
+// in core/common/warp.cuh). Only
 // the rare steps a tile takes alone - allocating a slab and linking it - use
 // the tile's mask. A step whose operation is done frees the tile at once for
 // the next one, so a long chain in one tile does not hold back the others.

@@ -60,9 +60,9 @@ __device__ __forceinline__ uint32_t count_before(const K* a, uint32_t size, K q,
 // search of the index's top, then one kFanout-entry window per level below
 // (descend's scheme, one thread per search instead of a lane group: the
 // window is one 128-byte line for u32 keys, two for u64, so its binary search
-// after the first load hits L1). A binary search of the keys alone is a chain of ~24 dependent
-// loads at 2^24 keys (the LSM cleanup's partition on an H200: 28-39 us that
-// way, 25-32 with the index).
+// after the first load hits L1). A binary search of the keys alone is a
+// chain of ~24 dependent loads at 2^24 keys; the index replaces most of them
+// by loads that hit L1 (the LSM cleanup's partition uses it).
 template <class K>
 __device__ __forceinline__ uint32_t count_before_indexed(const SearchView<K>& ix, K q, bool upper) {
   const int top = ix.top;
