@@ -50,7 +50,7 @@ __global__ void directory_keys_kernel(const Node<uint32_t>* __restrict__ nodes, 
 // deferred[0, *deferred_count) (list positions) for directory_fixup_kernel.
 // Two queries per group at a time, 6 blocks per SM (40 registers): measured
 // against one at a time at 6 and 8 blocks (32 registers) and four at 4
-// blocks, 2-6% ahead (docs/btree.md, "Leaf directory").
+// blocks, and ahead of both (docs/results/btree.md, "Leaf directory").
 constexpr int kLeafQ = 2;
 __global__ void __launch_bounds__(sa::kSearchThreads, 6)
     directory_lookup_kernel(const __grid_constant__ sa::ArrayView<uint32_t, uint32_t> dir,

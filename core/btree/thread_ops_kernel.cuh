@@ -394,7 +394,7 @@ __device__ __forceinline__ int group_update(const TreeRef<Word>& tree, bool upd,
 // idled behind it, here one. Figure 5 rose 7-20% (the update-heavy mixes
 // most); the figures and the variants measured and not kept (persistent
 // grids, per-block counter sums, a second kernel for the leftovers) are in
-// docs/btree.md, "Figure 5".
+// docs/results/btree.md, "Figure 5".
 inline constexpr int kThreadOpsBlock = 64;
 // Blocks per SM the register budget is set for: 12 at u32 (80 registers);
 // at u64 a node takes 64 registers instead of 32: a bound of 8 blocks
