@@ -11,7 +11,7 @@ namespace gpudict::slabhash {
 
 // The default of --flush-tombstones: FLUSH once the tombstones could fill
 // half of every bucket's base slab, so chains carry on average at most half
-// a slab of them (docs/slabhash.md has the measurements).
+// a slab of them (docs/churn.md has the measurements).
 inline constexpr double kDefaultFlushTombstones = 0.5;
 
 struct Options {

@@ -64,7 +64,7 @@ inline constexpr uint32_t kSlabBytes = 128;
 // Lanes that read one slab together. 4 (32 bytes each, two 16-byte loads)
 // rather than 8: the four tiles of an 8-lane warp issued one instruction for
 // 4 operations; eight 4-lane tiles issue one for 8 operations and keep 8 slab
-// reads in flight per warp (docs/slabhash.md, "tile size").
+// reads in flight per warp (docs/slabhash.md, "Warp-cooperative work sharing").
 inline constexpr uint32_t kTile = 4;
 inline constexpr uint32_t kTileLanes = (1u << kTile) - 1u;  // a tile's lanes, as bits from its first
 

@@ -9,7 +9,7 @@
 // eight tiles of a warp step together (batch_kernel below says why and how),
 // each on its own operation; a free tile takes the chunk's next one.
 // --prefetch l2/bulk ask L2 for each new operation's base slab when the lane
-// holding it loads it (measured in docs/slabhash.md).
+// holding it loads it (measured in docs/results/slabhash.md, "--prefetch").
 //
 // Per operation (docs/slabhash.md for the argument behind each step):
 //   lookup   first alive slot with the key -> its value; else the next slab;
@@ -182,7 +182,7 @@ constexpr int min_blocks(uint32_t ops, bool key_layout) {
 // registers), ranges 5 (48), inserts 4 (64; 64 to 92 bytes spill, as the
 // u32/u32 inserts do at 48), inserts with deletes 3 (80), the mixed kernel 2
 // (it uses about 90). Not yet measured against other budgets; the -Xptxas -v
-// figures are in docs/slabhash.md ("64-bit keys and values").
+// figures are in docs/results/slabhash.md ("Registers").
 constexpr int min_blocks_wide(uint32_t ops, bool) {
   return (ops & ~(kSetLookup | kSetCount)) == 0 || ops == kSetDelete ? 6
          : ops == kSetRange                                          ? 5
@@ -237,7 +237,7 @@ __device__ __forceinline__ InsertField<K, V> insert_field(const OpState<K, V>& o
 // every operation of the last one has started: tiles that each loaded their
 // own 4 operations took turns doing so in divergent branches the warp paid
 // for in almost every step (a large share of the lookup kernel's
-// instructions, docs/slabhash.md). A tile writes its operation's results
+// instructions, docs/results/slabhash.md). A tile writes its operation's results
 // itself when done.
 // All shuffles and ballots of a step are executed by the whole warp with the
 // full mask, outside any branch on the operation or its outcome: with a

@@ -1,5 +1,5 @@
 // gpudict_atomic_rate: the device's rate of random atomics on 128-byte
-// slabs, the limit of the slab hash's deletes and inserts (docs/slabhash.md).
+// slabs, the limit of the slab hash's deletes and inserts (docs/results/slabhash.md).
 // Each operation hits the state word of a random slab of a table the size of
 // the slab hash's at 2^26 keys and utilization 0.6 (~1 GB): 64- and 32-bit
 // atomicAnd whose result is used, the same as reductions (red, no result),
