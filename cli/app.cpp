@@ -183,47 +183,26 @@ struct WidthFlags {
 CLI::Validator validator_for(const std::string& type) {
   if (!type.empty() && type.front() == '{' && type.back() == '}') {
     std::vector<std::string> choices;
-    std::string cur;
-    for (char c : type.substr(1, type.size() - 2)) {
-      if (c == ',') {
-        choices.push_back(cur);
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-    choices.push_back(cur);
+    std::stringstream list(type.substr(1, type.size() - 2));
+    for (std::string c; std::getline(list, c, ',');) choices.push_back(c);
     return CLI::Validator(
-        [choices](std::string& v) -> std::string {
-          for (const auto& c : choices)
-            if (v == c) return "";
-          // Worded as the structures' own checks (StructureConfig::get_choice, get_one_of).
-          if (choices.size() == 2) return "'" + v + "' is not " + choices[0] + " or " + choices[1];
-          std::string list;
-          for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
-          return "'" + v + "' is not one of " + list;
+        [choices](std::string& v) {
+          return std::find(choices.begin(), choices.end(), v) != choices.end() ? std::string() : not_a_choice(v, choices);
         },
         "");
   }
   if (type.rfind("UINT", 0) == 0)
     return CLI::Validator(
-        [](std::string& v) -> std::string {  // as StructureConfig::get_u64 reads it: decimal, 0x hex, 0 octal
-          errno = 0;
-          char* end = nullptr;
-          std::strtoull(v.c_str(), &end, 0);
-          if (v.empty() || v[0] == '-' || errno != 0 || *end != '\0') return "'" + v + "' is not a non-negative integer";
-          return "";
+        [](std::string& v) {
+          uint64_t x = 0;
+          return parse_uint_text(v, x) ? std::string() : "'" + v + "' is not a non-negative integer";
         },
         "");
   if (type.rfind("FLOAT", 0) == 0)
     return CLI::Validator(
-        [](std::string& v) -> std::string {
-          char* end = nullptr;
-          errno = 0;
-          const double d = std::strtod(v.c_str(), &end);
-          if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || d != d)
-            return "'" + v + "' is not a number";
-          return "";
+        [](std::string& v) {
+          double x = 0;
+          return parse_number_text(v, x) ? std::string() : "'" + v + "' is not a number";
         },
         "");
   return CLI::Validator([](std::string&) { return std::string(); }, "");

@@ -114,40 +114,58 @@ const std::string& StructureConfig::get(const std::string& name) const {
   return it->second;
 }
 
-uint64_t StructureConfig::get_u64(const std::string& name) const {
-  const std::string& s = get(name);
+bool parse_uint_text(const std::string& s, uint64_t& v) {
   errno = 0;
   char* end = nullptr;
-  unsigned long long v = std::strtoull(s.c_str(), &end, 0);
-  if (s.empty() || s[0] == '-' || errno != 0 || *end != '\0')
-    throw InputError("--" + name + ": '" + s + "' is not a non-negative integer");
+  const unsigned long long x = std::strtoull(s.c_str(), &end, 0);
+  if (s.empty() || s[0] == '-' || errno != 0 || *end != '\0') return false;
+  v = x;
+  return true;
+}
+
+bool parse_number_text(const std::string& s, double& v) {
+  errno = 0;
+  char* end = nullptr;
+  const double x = std::strtod(s.c_str(), &end);
+  if (s.empty() || errno != 0 || *end != '\0') return false;
+  v = x;
+  return true;
+}
+
+std::string not_a_choice(const std::string& value, const std::vector<std::string>& choices) {
+  if (choices.size() == 2) return "'" + value + "' is not " + choices[0] + " or " + choices[1];
+  std::string all;
+  for (const auto& c : choices) all += (all.empty() ? "" : ", ") + c;
+  return "'" + value + "' is not one of " + all;
+}
+
+uint64_t StructureConfig::get_u64(const std::string& name) const {
+  const std::string& s = get(name);
+  uint64_t v = 0;
+  if (!parse_uint_text(s, v)) throw InputError("--" + name + ": '" + s + "' is not a non-negative integer");
   return v;
 }
 
 bool StructureConfig::get_choice(const std::string& name, const char* first, const char* second) const {
   const std::string& s = get(name);
-  if (s != first && s != second)
-    throw InputError("--" + name + ": '" + s + "' is not " + first + " or " + second);
+  if (s != first && s != second) throw InputError("--" + name + ": " + not_a_choice(s, {first, second}));
   return s == first;
 }
 
 size_t StructureConfig::get_one_of(const std::string& name, std::initializer_list<const char*> choices) const {
   const std::string& s = get(name);
-  size_t i = 0;
-  std::string all;
+  std::vector<std::string> all;
   for (const char* c : choices) {
-    if (s == c) return i;
-    all += (i++ ? ", " : "") + std::string(c);
+    if (s == c) return all.size();
+    all.push_back(c);
   }
-  throw InputError("--" + name + ": '" + s + "' is not one of " + all);
+  throw InputError("--" + name + ": " + not_a_choice(s, all));
 }
 
 double StructureConfig::get_double(const std::string& name) const {
   const std::string& s = get(name);
-  errno = 0;
-  char* end = nullptr;
-  double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || errno != 0 || *end != '\0') throw InputError("--" + name + ": '" + s + "' is not a number");
+  double v = 0;
+  if (!parse_number_text(s, v)) throw InputError("--" + name + ": '" + s + "' is not a number");
   return v;
 }
 

@@ -17,6 +17,14 @@ namespace gpudict {
 // A default as --help shows it: the shortest text of `x` ("0.5", not "0.500000").
 std::string shortest_text(double x);
 
+// How option values are read, shared by StructureConfig's getters and the
+// command line's checks: an unsigned integer (decimal, 0x hex, 0 octal), a
+// number; and the message for a value outside its choices ("'x' is not a or
+// b", "'x' is not one of a, b, c").
+bool parse_uint_text(const std::string& s, uint64_t& v);
+bool parse_number_text(const std::string& s, double& v);
+std::string not_a_choice(const std::string& value, const std::vector<std::string>& choices);
+
 // One structure-specific command-line option (`--NAME VALUE`).
 struct OptionSpec {
   std::string name;           // without dashes
