@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/provenance.hpp"
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
@@ -452,7 +453,7 @@ int run_cli(int argc, char** argv) {
     if (info->parsed()) return run_info(kFormats.at(info_format));
   } catch (const Error& e) {
     std::fprintf(stderr, "gpudict: %s\n", e.what());
-    return e.exit_code();
+    return exit_code_for(e);
   } catch (const std::system_error& e) {  // fmt::print when stdio could not write (a full disk, a closed pipe)
     std::fprintf(stderr, "gpudict: cannot write output: %s\n", e.what());
     return kExitRuntime;

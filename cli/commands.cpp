@@ -12,6 +12,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_info.hpp"
 #include "cli/compare.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/progress.hpp"
 #include "cli/provenance.hpp"
 #include "core/common/errors.hpp"

@@ -3,6 +3,8 @@
 // check_supported's messages, and whole workloads replayed and verified.
 #include <doctest/doctest.h>
 
+#include "cli/exit_codes.hpp"
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -196,7 +198,7 @@ TEST_CASE("cpu backend: a count or range over several keys on a hash structure i
       execute(*d, b);
       FAIL("expected InputError");
     } catch (const InputError& e) {
-      CHECK(e.exit_code() == 2);
+      CHECK(exit_code_for(e) == 2);
       const std::string m = e.what();
       CHECK(m == point_query_refusal("slabhash", type, 3, 9, type == OpType::Count ? 1 : 2));
       CHECK(m.find(std::string("slabhash answers count and range for a single key only (lo == hi); got ") +
@@ -236,7 +238,7 @@ TEST_CASE("check_supported and structures_supporting: general count and range ar
     FAIL("expected InputError");
   } catch (const InputError& e) {
     const std::string m = e.what();
-    CHECK(e.exit_code() == 2);
+    CHECK(exit_code_for(e) == 2);
     CHECK(m.find("slabhash does not support successor") != std::string::npos);
     const std::string who = m.substr(m.find("structures that do: "));
     CHECK(who.find("sorted-array") != std::string::npos);
@@ -278,7 +280,7 @@ steps:
     replay_on_cpu(yaml, hash_caps(Semantics::Multimap));
     FAIL("expected InputError");
   } catch (const InputError& e) {
-    CHECK(e.exit_code() == 2);
+    CHECK(exit_code_for(e) == 2);
     CHECK(std::string(e.what()) == point_query_refusal("slabhash", OpType::Range, 3, 9, 1));
   }
 }

@@ -2,6 +2,8 @@
 // wired through, unsupported operations refused before anything runs.
 #include <doctest/doctest.h>
 
+#include "cli/exit_codes.hpp"
+
 #include "core/api/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
@@ -177,7 +179,7 @@ TEST_CASE("replay: unsupported operations and snapshots are refused naming who s
     FAIL("expected InputError");
   } catch (const InputError& e) {
     std::string m = e.what();
-    CHECK(e.exit_code() == 2);
+    CHECK(exit_code_for(e) == 2);
     CHECK(m.find("slabhash does not support range") != std::string::npos);
     CHECK(m.find("sorted-array") != std::string::npos);
   }

@@ -1,6 +1,8 @@
 // YAML workload parsing and validation (workloads/spec.hpp).
 #include <doctest/doctest.h>
 
+#include "cli/exit_codes.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -586,7 +588,7 @@ TEST_CASE("workload: a missing YAML file") {
     FAIL("expected InputError");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("nope.yaml: no such file") != std::string::npos);
-    CHECK(e.exit_code() == 2);
+    CHECK(exit_code_for(e) == 2);
   }
   CHECK_THROWS_AS(open_workload((spec_tmp_dir() / "nope.yaml").string()), InputError);
   CHECK_THROWS_AS(open_workload((spec_tmp_dir() / "nope.bin").string()), InputError);

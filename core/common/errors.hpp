@@ -1,5 +1,6 @@
-// Error types that carry the process exit code they map to (README: exit codes).
-// Thrown anywhere; caught once in cli/main.cpp, which prints the one-line message.
+// The errors gpudict's library throws. Each says what went wrong in one
+// line; none carries a process exit code (cli/exit_codes.hpp maps them for
+// the command line: InputError to 2, the others to 3).
 #pragma once
 
 #include <stdexcept>
@@ -7,35 +8,30 @@
 
 namespace gpudict {
 
-enum ExitCode : int { kExitOk = 0, kExitVerifyFailed = 1, kExitBadInput = 2, kExitRuntime = 3 };
-
+// Every error of the library.
 class Error : public std::runtime_error {
  public:
-  Error(int exit_code, const std::string& what) : std::runtime_error(what), code_(exit_code) {}
-  int exit_code() const { return code_; }
-
- private:
-  int code_;
+  using std::runtime_error::runtime_error;
 };
 
-// Bad input or usage (exit 2): malformed workload, unknown field, bad option,
-// an operation the structure does not support. The message names the file,
-// line and field where there is one.
+// An invalid argument: an option out of its range, an operation the
+// structure does not support, a malformed workload (the message names the
+// file, line and field where there is one).
 struct InputError : Error {
-  explicit InputError(const std::string& what) : Error(kExitBadInput, what) {}
+  using Error::Error;
 };
 
-// Runtime failure (exit 3): no device, out of device memory, CUDA error.
+// A failure at run time: no device, a CUDA error, a pool that cannot grow.
 struct RuntimeFailure : Error {
-  explicit RuntimeFailure(const std::string& what) : Error(kExitRuntime, what) {}
+  using Error::Error;
 };
 
 // The one runtime failure a structure may recover from or restate in its own
 // terms: an allocation the device had no memory for (cudaErrorMemoryAllocation;
 // the error is cleared, nothing else is wrong). Other CUDA errors stay
-// RuntimeFailure and end the run as they are.
+// RuntimeFailure.
 struct DeviceOutOfMemory : RuntimeFailure {
-  explicit DeviceOutOfMemory(const std::string& what) : RuntimeFailure(what) {}
+  using RuntimeFailure::RuntimeFailure;
 };
 
 }  // namespace gpudict

@@ -322,7 +322,7 @@ int main(int argc, char** argv) {
     if (only.empty() || only == "update") bench_merge(max_log2, std::max(4, std::min(20, max_log2 - 6)), reps);
   } catch (const Error& e) {
     std::fprintf(stderr, "gpudict_baselines: %s\n", e.what());
-    return e.exit_code();
+    return dynamic_cast<const InputError*>(&e) ? 2 : 3;  // the command line's codes (cli/exit_codes.hpp)
   }
   if (failures) {
     std::printf("%d check(s) FAILED\n", failures);

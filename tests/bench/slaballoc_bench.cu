@@ -182,6 +182,6 @@ int main(int argc, char** argv) {
     return run(argc, argv);
   } catch (const Error& e) {
     std::fprintf(stderr, "gpudict_slaballoc_bench: %s\n", e.what());
-    return e.exit_code();
+    return dynamic_cast<const InputError*>(&e) ? 2 : 3;  // the command line's codes (cli/exit_codes.hpp)
   }
 }

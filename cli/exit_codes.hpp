@@ -1,0 +1,16 @@
+// The command line's exit codes (README: exit codes) and the library
+// errors they stand for.
+#pragma once
+
+#include "core/common/errors.hpp"
+
+namespace gpudict {
+
+enum ExitCode : int { kExitOk = 0, kExitVerifyFailed = 1, kExitBadInput = 2, kExitRuntime = 3 };
+
+// InputError: bad input or usage (2); any other error: a runtime failure (3).
+inline int exit_code_for(const Error& e) {
+  return dynamic_cast<const InputError*>(&e) ? kExitBadInput : kExitRuntime;
+}
+
+}  // namespace gpudict
