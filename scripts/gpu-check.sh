@@ -21,8 +21,9 @@ for a in "$@"; do
     *) echo "usage: $0 [--sanitize] [--quick]" >&2; exit 2 ;;
   esac
 done
-# GPUDICT_BUILD_DIR: a folder holding gpudict, tests/gpudict_gpu_tests and
-# tests/bench/gpudict_baselines as the build lays them out (default ./build).
+# GPUDICT_BUILD_DIR: a folder holding gpudict, tests/gpudict_gpu_tests,
+# tests/bench/gpudict_baselines and examples/library/gpudict_* as the build
+# lays them out (default ./build).
 bdir="${GPUDICT_BUILD_DIR:-build}"
 [ -x "$bdir/gpudict" ] || { bash scripts/setup.sh && bdir=build; } || exit 3
 bin=$bdir/gpudict
@@ -38,6 +39,18 @@ $bin info | tee "$out/info.txt"
 GPUDICT_REQUIRE_GPU=1 $bdir/tests/gpudict_gpu_tests --force-colors=false >"$out/gpu-tests.log" 2>&1
 rc=$?
 record $rc "gpu tests: exit $rc; $(grep -E '^\[doctest\] (test cases|assertions)' "$out/gpu-tests.log" | tr '\n' ' ')"
+
+# The library examples (examples/library): programs that use gpudict as a library.
+for example in gpudict_host_api gpudict_user_kernel; do
+  exe=$bdir/examples/library/$example
+  if [ -x "$exe" ]; then
+    $exe >"$out/$example.txt" 2>&1
+    rc=$?
+    record $rc "library example $example: exit $rc; $(tail -1 "$out/$example.txt")"
+  else
+    record 1 "library example $example: not built ($exe)"
+  fi
+done
 
 # Every example on every structure this build has (`gpudict info` lists
 # them); an example a structure cannot run (exit 2: an operation or snapshots

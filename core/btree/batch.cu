@@ -427,40 +427,48 @@ void BTree<Word>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
 
 template <class Word>
 void BTree<Word>::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t) {
+  std::vector<uint32_t> left;
   while (!ops.empty()) {
-    const uint64_t n = ops.size();
     uint64_t inserts = 0;
     for (uint32_t i : ops) inserts += b.types[i] == OpType::Insert;
-    double ms = reserve_nodes(inserts / 8 + 64);
-    const SortBits bits = stage_ops(b, ops);
-    prepare_ops_sort(n, bits);
-    const uint32_t top_nodes = reserve_top_copy(n);
-    GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
-    timer_.start(stream_);
-    trace_.mark(stream_, "start");
-    OpsRef<Word> list = sort_ops(n, bits);
-    trace_.mark(stream_, "sort");
-    list.done = d_done_.data();
-    launch_rounds(list, top_nodes);
-    trace_.mark(stream_, "kernel");
-    ms += timer_.stop(stream_);
-    trace_.flush("btree update list");
-    t.add(phase, ms);
-    sync_header();
-    if (!h_hdr_[0].overflow) return;
-    if (opt_.node_pool != 0) throw_pool_full("an update batch of " + std::to_string(n) + " operations");
-    // Run the updates that found the pool full again, after it has grown.
-    copy_to_host(stream_, h_done_.data(), d_done_.data(), n);
-    std::vector<uint32_t> left;
-    for (uint64_t s = 0; s < n; ++s)
-      if (!h_done_[s]) left.push_back(ops[s]);
-    clear_overflow();
-    // Counted before growing: a growth that fails still leaves this fill
-    // counted (the structural checker allows a lost node per fill).
-    ++retries_;
-    t.add(phase, grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + left.size() + 1024)));
-    ops = std::move(left);
+    if (run_update_pass(ops.size(), inserts, [&] { return stage_ops(b, ops); }, phase, t, left)) return;
+    for (uint32_t& s : left) s = ops[s];  // list positions -> batch positions
+    ops.swap(left);
   }
+}
+
+template <class Word>
+bool BTree<Word>::run_update_pass(uint64_t n, uint64_t inserts, const std::function<SortBits()>& stage, Phase phase,
+                                  DeviceTime& t, std::vector<uint32_t>& left) {
+  double ms = reserve_nodes(inserts / 8 + 64);
+  const SortBits bits = stage();
+  prepare_ops_sort(n, bits);
+  const uint32_t top_nodes = reserve_top_copy(n);
+  GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
+  timer_.start(stream_);
+  trace_.mark(stream_, "start");
+  OpsRef<Word> list = sort_ops(n, bits);
+  trace_.mark(stream_, "sort");
+  list.done = d_done_.data();
+  launch_rounds(list, top_nodes);
+  trace_.mark(stream_, "kernel");
+  ms += timer_.stop(stream_);
+  trace_.flush("btree update list");
+  t.add(phase, ms);
+  sync_header();
+  if (!h_hdr_[0].overflow) return true;
+  if (opt_.node_pool != 0) throw_pool_full("an update batch of " + std::to_string(n) + " operations");
+  // Run the updates that found the pool full again, after it has grown.
+  copy_to_host(stream_, h_done_.data(), d_done_.data(), n);
+  left.clear();
+  for (uint64_t s = 0; s < n; ++s)
+    if (!h_done_[s]) left.push_back(static_cast<uint32_t>(s));
+  clear_overflow();
+  // Counted before growing: a growth that fails still leaves this fill
+  // counted (the structural checker allows a lost node per fill).
+  ++retries_;
+  t.add(phase, grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + left.size() + 1024)));
+  return false;
 }
 
 template <class Word>
@@ -477,36 +485,8 @@ void BTree<Word>::run_queries(OpType type, const Batch& b, const std::vector<uin
   }
   const bool two_keys = type == OpType::Count || type == OpType::Range;
   const SortBits bits = stage(b, ops, two_keys, false);
-  // The operations kernel (--query-tile 0): ranges in two passes, a count
-  // pass and a copy pass to offsets from a scan of the counts.
-  if (type == OpType::Range) {
-    d_range_scan_.reserve_discard(n + 1, "btree range offsets");
-    temp_.prepare(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
-  }
-  // Lookups and successors of a bulk-built tree: through its leaf directory,
-  // in batch order (leaf_directory.cuh); else sorted, from the root.
-  const bool by_directory = use_directory() && dir_.fresh(h_hdr_[0].leaves) &&
-                            (type == OpType::Lookup || type == OpType::Successor);
-  if (!by_directory) prepare_list_sort(n, bits);  // after the list's other CUB sizing: its graph keys on the CUB buffer
-  const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
-  timer_.start(stream_);
-  trace_.mark(stream_, "start");
-  OpsRef<Word> list = by_directory ? list_ref(n, two_keys, false, code) : sort_list(n, two_keys, false, code, bits);
-  trace_.mark(stream_, "sort");
-  if (by_directory) {
-    // The deferred lookups' list in the sort's slot buffer (no sort here).
-    if constexpr (sizeof(Word) == 4) {  // (use_directory(): 32-bit trees only)
-      dir_.launch_queries(ref(), list, d_perm_[0].data(),
-                          reinterpret_cast<uint32_t*>(d_scalars_.data() + kDeferredCount), stream_);
-    }
-    ++directory_lists_;
-  } else {
-    launch_phased_queries(ref(), list);
-  }
-  trace_.mark(stream_, "queries");
-  double ms = timer_.stop(stream_);
-  trace_.flush("btree phased queries");
-  sync_header();
+  double ms = 0.0;
+  OpsRef<Word> list = run_query_list(type, n, bits, two_keys, ms);
 
   switch (type) {
     case OpType::Lookup:
@@ -561,6 +541,42 @@ void BTree<Word>::run_queries(OpType type, const Batch& b, const std::vector<uin
     default: throw InputError("btree: " + std::string(op_name(type)) + " is not a query");
   }
   t.add(phase, ms);
+}
+
+template <class Word>
+OpsRef<Word> BTree<Word>::run_query_list(OpType type, uint64_t n, SortBits bits, bool two_keys, double& ms) {
+  // The operations kernel (--query-tile 0): ranges in two passes, a count
+  // pass and a copy pass to offsets from a scan of the counts.
+  if (type == OpType::Range) {
+    d_range_scan_.reserve_discard(n + 1, "btree range offsets");
+    temp_.prepare(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
+  }
+  // Lookups and successors of a bulk-built tree: through its leaf directory,
+  // in batch order (leaf_directory.cuh); else sorted, from the root.
+  const bool by_directory = use_directory() && dir_.fresh(h_hdr_[0].leaves) &&
+                            (type == OpType::Lookup || type == OpType::Successor);
+  if (!by_directory) prepare_list_sort(n, bits);  // after the list's other CUB sizing: its graph keys on the CUB buffer
+  const uint8_t code = static_cast<uint8_t>(type == OpType::Range ? OpType::Count : type);
+  timer_.start(stream_);
+  trace_.mark(stream_, "start");
+  OpsRef<Word> list = by_directory ? list_ref(n, two_keys, false, code) : sort_list(n, two_keys, false, code, bits);
+  trace_.mark(stream_, "sort");
+  if (by_directory) {
+    // The deferred lookups' list in the sort's slot buffer (no sort here).
+    if constexpr (sizeof(Word) == 4) {  // (use_directory(): 32-bit trees only)
+      dir_.launch_queries(ref(), list, d_perm_[0].data(),
+                          reinterpret_cast<uint32_t*>(d_scalars_.data() + kDeferredCount), stream_);
+    }
+    ++directory_lists_;
+  } else {
+    launch_phased_queries(ref(), list);
+  }
+  trace_.mark(stream_, "queries");
+  ms += timer_.stop(stream_);
+  trace_.flush("btree phased queries");
+  sync_header();
+
+  return list;
 }
 
 template <class Word>

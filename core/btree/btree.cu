@@ -165,6 +165,15 @@ Options parse_options(const StructureConfig& config) {
   return o;
 }
 
+void validate(const Options& o) {
+  auto bad = [](const std::string& what) { throw InputError("btree options: " + what); };
+  if (o.node_pool > 0xFFFFFFF0ull) bad("node_pool " + std::to_string(o.node_pool) + " is more than 2^32 - 16 nodes");
+  if (!std::isfinite(o.fill) || o.fill <= 0.0 || o.fill > 1.0) bad("fill " + std::to_string(o.fill) + " is not in (0, 1]");
+  if (o.tile != 8 && o.tile != 16 && o.tile != 32) bad("tile " + std::to_string(o.tile) + " is not 8, 16 or 32");
+  if (o.query_tile != 0 && o.query_tile != 1 && o.query_tile != 4 && o.query_tile != 8)
+    bad("query_tile " + std::to_string(o.query_tile) + " is not 0, 1, 4 or 8");
+}
+
 int leaf_fill(double fill) {
   return std::clamp(static_cast<int>(std::lround(fill * kCapacity)), 1, kCapacity);
 }
@@ -202,7 +211,11 @@ int BTree<Word>::use_device(int device) {
 
 template <class Word>
 BTree<Word>::BTree(const StructureConfig& config, const Options& options, std::string_view kv, int key_bits)
-    : device_(use_device(config.device)), kv_(kv), key_bits_(key_bits), caps_(btree_caps()), opt_(options) {
+    : BTree(config.device, options, kv, key_bits) {}
+
+template <class Word>
+BTree<Word>::BTree(int device, const Options& options, std::string_view kv, int key_bits)
+    : device_(use_device(device)), kv_(kv), key_bits_(key_bits), caps_(btree_caps()), opt_(options) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch_, cudaDevAttrMaxPitch, device_));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
@@ -223,6 +236,7 @@ BTree<Word>::~BTree() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
+  if (follow_event_) cudaEventDestroy(follow_event_);
 }
 
 template <class Word>

@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,7 @@
 #include "core/api/registry.hpp"
 #include "core/btree/leaf_directory.cuh"
 #include "core/btree/node.hpp"
+#include "core/btree/options.hpp"
 #include "core/btree/ops_kernel.cuh"
 #include "core/btree/sort_bits.hpp"
 #include "core/common/cub_temp.cuh"
@@ -53,35 +55,6 @@ inline auto exclusive_sum_u64(const unsigned long long* in, unsigned long long* 
     return cub::DeviceScan::ExclusiveSum(p, bytes, in, out, static_cast<int64_t>(items), s);
   };
 }
-
-// Phased inserts and deletes: merged into the tree level by level
-// (merge_updates.cu), or run by the operations kernel (as concurrent batches
-// are). Auto: the thread operations kernel for lists of at most
-// kAutoOpsMaxUpdates updates into a tree of at least kAutoOpsTreeRatio times
-// as many keys, merged otherwise. Why: the merge pays a sort and a few
-// kernels and a host read per tree level whatever the list's length, the
-// operations kernel a launch and one descent per update, but its latched
-// splits contend where a batch is large against the tree (many inserts per
-// leaf). The thresholds come from measurements (docs/results/btree.md).
-enum class PhasedUpdates { Auto, Merge, Ops };
-inline constexpr uint64_t kAutoOpsMaxUpdates = 1ull << 17;
-inline constexpr uint64_t kAutoOpsTreeRatio = 16;
-
-struct Options {
-  uint64_t node_pool = 0;  // nodes; 0: automatic (grows between kernels)
-  double fill = 0.7;       // bulk build: keys per node = round(fill x 14)
-  int tile = 32;           // lanes per operation: 32, 16 or 8
-  bool sort = true;        // sort each list of operations by key
-  int query_tile = 1;      // phased queries: 1 thread each (lists of long ranges:
-                           // lock-step tiles of 4), lock-step tiles of 4 or 8
-                           // lanes; 0: the operations kernel
-  PhasedUpdates phased_updates = PhasedUpdates::Auto;  // how a phased batch's inserts and deletes run
-  bool thread_ops = true;  // the operations kernel of concurrent and ops-updated lists: a thread per operation
-                           // (thread_ops_kernel.cuh); false: a tile of --tile lanes per operation (the paper's)
-  bool op_words = true;    // those lists carry (slot, type, argument) words through the sort (OpsRef::op_words)
-  bool leaf_groups = true;  // the thread kernel's updates: first attempt per leaf, one latch per group of lanes
-  bool leaf_directory = true;  // phased point queries find their leaf in the bulk build's leaf directory
-};
 
 // Options from the command line; throws InputError naming the option.
 Options parse_options(const StructureConfig& config);
@@ -133,6 +106,21 @@ auto keyed_sort_call(const K* kin, K* kout, const V* vin, V* vout, uint64_t n, c
 // ranges are expected to hold at most this many pairs each (ranges.cu).
 inline constexpr double kPointRangeMaxMean = 48.0;
 
+// Operations staged from a caller's device arrays (the library's bulk
+// calls, btree_map.hpp): n keys of key_bytes (4 or 8) each, arguments (an
+// insert's value, a count's upper bound) of arg_bytes, every operation of
+// type `type`; index (device, optional): the array positions to take, in
+// list order (an update list's re-run); null: 0 .. n - 1.
+struct DeviceSource {
+  const void* keys = nullptr;
+  int key_bytes = 4;
+  const void* args = nullptr;
+  int arg_bytes = 4;
+  uint8_t type = 0;
+  const uint32_t* index = nullptr;
+  uint64_t n = 0;
+};
+
 // Word: the node's word type (node.hpp), the wider of the key and value
 // types: uint32_t for u32 keys and values, uint64_t when either is 64-bit
 // (make_btree picks it; `kv` names the pair for parameters()). Keys,
@@ -141,6 +129,7 @@ template <class Word>
 class BTree final : public Dictionary {
  public:
   BTree(const StructureConfig& config, const Options& options, std::string_view kv, int key_bits);
+  BTree(int device, const Options& options, std::string_view kv, int key_bits);
   ~BTree() override;
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
@@ -156,6 +145,33 @@ class BTree final : public Dictionary {
 
   // The used part of the node pool and the counters (the structural checker).
   void dump(std::vector<Node<Word>>& nodes, TreeHeader& header) const;
+
+  // device_api.cu: the library's bulk calls on device arrays (btree_map),
+  // on this tree's stream; each returns when its results are written.
+  // Replaces the contents with the pairs (keys, values): the later pair of a key wins.
+  void build_device(const DeviceSource& pairs);
+  // Inserts (upserts) or deletes src's keys (src.type), as a phased batch.
+  void update_device(const DeviceSource& src);
+  // Lookups, successors or counts (src.type; a count's upper bounds in
+  // src.args): value_out[i] (found's value, a successor's value, a count),
+  // key_out[i] (a successor's key), found_out[i]; null outputs are skipped,
+  // a value or key not found is 0.
+  void query_device(const DeviceSource& src, void* value_out, int value_bytes, void* key_out, int key_bytes,
+                    bool* found_out);
+  // The device view for a caller's kernels (btree_ref.cuh). The host no
+  // longer knows the span of the keys inserted (range estimates assume the
+  // whole domain) nor the counters until refresh().
+  TreeRef<Word> device_view();
+  // Reads the counters (size, leaves, height) after a caller's kernels and
+  // clears a full pool's flag (their inserts that found it full failed).
+  void refresh();
+  // Grows an automatic or fixed pool so that at least `nodes` are free.
+  void reserve_free_nodes(uint64_t nodes);
+  uint64_t size() const { return h_hdr_[0].size; }
+  // Orders this tree's stream after the caller's work queued on `caller`.
+  void follow(cudaStream_t caller);
+  uint64_t node_capacity() const { return capacity_; }
+  cudaStream_t stream() const { return stream_; }
 
  private:
   static int use_device(int device);
@@ -185,6 +201,11 @@ class BTree final : public Dictionary {
   // After a kernel that found the pool full: clears the flag and clamps the
   // allocation cursor to the capacity (failed allocations moved it past).
   void clear_overflow();
+
+  // build.cu: the bulk build of n pairs staged in d_keys_[0] and the
+  // values' half of the slot buffers (build_buffers()).
+  void build_staged(uint64_t n, DeviceTime& t);
+  void build_buffers(uint64_t n, Word* vals[2]);
 
   // batch.cu
   void reserve_list(uint64_t n);
@@ -252,6 +273,22 @@ class BTree final : public Dictionary {
   // 1), the lock-step query kernel, or with --query-tile 0 the operations kernel.
   void launch_phased_queries(const TreeRef<Word>& tree, const OpsRef<Word>& list);
   void run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t);
+  // One pass of an update list of n operations (inserts of them) through
+  // the operations kernel, staged by `stage` (it returns the sort bits);
+  // true when every update took effect. False: an automatic pool filled,
+  // has grown, and `left` holds the list positions to run again.
+  bool run_update_pass(uint64_t n, uint64_t inserts, const std::function<SortBits()>& stage, Phase phase,
+                       DeviceTime& t, std::vector<uint32_t>& left);
+  // A staged query list (lookups, successors, counts; ranges with
+  // --query-tile 0: their count pass) of n operations: sorted (or by the
+  // leaf directory) and run; returns the list, its device time added to ms.
+  OpsRef<Word> run_query_list(OpType type, uint64_t n, SortBits bits, bool two_keys, double& ms);
+  // device_api.cu: a DeviceSource into the list buffers (stage()'s and
+  // stage_ops()'s counterparts); the sort bits assume keys anywhere in the
+  // key domain.
+  SortBits stage_device(const DeviceSource& src, bool with_args, bool with_types);
+  SortBits stage_ops_device(const DeviceSource& src);
+  SortBits domain_sort_bits(uint64_t n) const;
   void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                    DeviceTime& t);
   void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
@@ -308,6 +345,8 @@ class BTree final : public Dictionary {
   // level. merge_levels runs the levels on the sorted list (dry: counts the
   // new nodes without writing) and returns the nodes they take.
   void run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t);
+  // The same for a list of n updates already staged (keys, args, types).
+  void merge_staged(uint64_t n, DeviceTime& t);
   uint64_t merge_levels(const Word* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
                         bool timing = false);
   void reserve_merge(uint64_t items);
@@ -371,6 +410,8 @@ class BTree final : public Dictionary {
   // One-pass ranges (ranges.cu): the tiles' stream lengths and, for a list
   // run again, their first lines; what sizes the output.
   DeviceBuffer<unsigned long long> d_tile_lines_, d_tile_base_;
+  DeviceBuffer<uint32_t> d_rerun_index_;  // device_api.cu: an update list's re-run positions
+  cudaEvent_t follow_event_ = nullptr;     // follow()
   Word key_lo_ = key_max<Word>, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
   double range_scale_ = 1.0;        // lock-step ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
   double point_range_scale_ = 1.0;  // ranges one thread each: the output's scale over the estimate, in [1, 16]

@@ -120,6 +120,18 @@ __global__ void build_inner_kernel(const Word* __restrict__ keys, LevelPlan p, u
 }  // namespace
 
 template <class Word>
+void BTree<Word>::build_buffers(uint64_t n, Word* vals[2]) {
+  // The values sort in the slot buffers, as words: a 64-bit word takes two
+  // of their 32-bit entries (cudaMalloc's alignment suits either).
+  constexpr uint64_t kSlotsPerWord = sizeof(Word) / sizeof(uint32_t);
+  for (int i = 0; i < 2; ++i) {
+    d_keys_[i].reserve_discard(n, "btree build keys");
+    d_perm_[i].reserve_discard(n * kSlotsPerWord, "btree build values");
+    vals[i] = reinterpret_cast<Word*>(d_perm_[i].data());
+  }
+}
+
+template <class Word>
 void BTree<Word>::build(const KeyValues& initial, DeviceTime& t) {
   if (initial.keys.size() != initial.values.size())
     throw InputError("btree: initial keys and values differ in length");
@@ -132,21 +144,14 @@ void BTree<Word>::build(const KeyValues& initial, DeviceTime& t) {
     t.add(Phase::Build, 0.0);
     return;
   }
-  dir_.clear();  // the old tree's leaves
   key_lo_ = key_max<Word>;
   key_hi_ = 0;
   for (uint64_t k : initial.keys) {
     key_lo_ = std::min<Word>(key_lo_, static_cast<Word>(k));
     key_hi_ = std::max<Word>(key_hi_, static_cast<Word>(k));
   }
-  // The values sort in the slot buffers, as words: a 64-bit word takes two
-  // of their 32-bit entries (cudaMalloc's alignment suits either).
-  constexpr uint64_t kSlotsPerWord = sizeof(Word) / sizeof(uint32_t);
-  for (int i = 0; i < 2; ++i) {
-    d_keys_[i].reserve_discard(n, "btree build keys");
-    d_perm_[i].reserve_discard(n * kSlotsPerWord, "btree build values");
-  }
-  Word* const vals[2] = {reinterpret_cast<Word*>(d_perm_[0].data()), reinterpret_cast<Word*>(d_perm_[1].data())};
+  Word* vals[2];
+  build_buffers(n, vals);
   h_keys_.reserve_discard(n);
   h_args_.reserve_discard(n);
   for (uint64_t i = 0; i < n; ++i) {
@@ -155,7 +160,14 @@ void BTree<Word>::build(const KeyValues& initial, DeviceTime& t) {
   }
   copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(Word));
   copy_to_device(stream_, vals[0], h_args_.data(), n * sizeof(Word));
+  build_staged(n, t);
+}
 
+template <class Word>
+void BTree<Word>::build_staged(uint64_t n, DeviceTime& t) {
+  dir_.clear();  // the old tree's leaves
+  Word* vals[2];
+  build_buffers(n, vals);
   double ms = 0.0;
   cub::DoubleBuffer<Word> keys(d_keys_[0].data(), d_keys_[1].data());
   cub::DoubleBuffer<Word> values(vals[0], vals[1]);

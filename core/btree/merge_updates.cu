@@ -673,9 +673,13 @@ uint64_t BTree<Word>::merge_levels(const Word* keys, const uint32_t* perm, uint6
 
 template <class Word>
 void BTree<Word>::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t) {
-  const uint64_t n = ops.size();
-  sync_header();
   stage(b, ops, true, true);
+  merge_staged(ops.size(), t);
+}
+
+template <class Word>
+void BTree<Word>::merge_staged(uint64_t n, DeviceTime& t) {
+  sync_header();
   // Level 0's arrays and scan storage first (the sort's graph keys on the
   // CUB buffer): the timed segment can run on from the sort into level 0.
   reserve_merge(n);

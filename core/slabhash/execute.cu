@@ -10,6 +10,7 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/grid.cuh"
 #include "core/slabhash/slabhash.hpp"
 #include "core/slabhash/slabhash_impl.cuh"
 #include "core/slabhash/tile_ops.cuh"
@@ -18,6 +19,20 @@ namespace gpudict::slabhash {
 
 static_assert(kPrefetchOff == 0 && kPrefetchL2 == 1 && kPrefetchBulk == 2,
               "--prefetch names (options.hpp) follow OpsIn::prefetch");
+
+namespace {
+// A re-run's operations from the pass's arrays (device arrays whose
+// positions are the batch positions): positions pos[0, m).
+template <class K, class V>
+__global__ void gather_ops_kernel(OpsIn<K, V> src, const uint32_t* pos, uint64_t m, K* key, V* arg, uint32_t* idx) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= m) return;
+  const uint32_t p = pos[i];
+  key[i] = src.key[p];
+  arg[i] = src.arg ? src.arg[p] : V{0};
+  idx[i] = p;
+}
+}  // namespace
 
 template <class K, class V>
 void SlabHash<K, V>::reset_counters(bool cursor_too) {
@@ -161,11 +176,28 @@ Counters SlabHash<K, V>::run_pass(const Staged& s, uint32_t ops, Phase phase, ui
     // what ran out and run exactly those operations again (an insert that
     // did not finish changed nothing, so none is applied twice).
     ++unfinished_reruns_;
-    again.resize(c.unfinished);
-    copy_to_host(stream_, again.data(), d_unfinished_.data(), again.size() * 4);
     if (c.exhausted) grow_pool_or_throw(c.unfinished, in.n, t, phase);
     if (c.range_overflow) grow_range_buffer(c.range_cursor);
-    const uint64_t m = again.size();
+    const uint64_t m = c.unfinished;
+    if (!s.op_at) {  // device arrays: gather the unfinished operations on the device
+      d_rerun_.key.reserve_discard(m, "slabhash re-run");
+      d_rerun_.arg.reserve_discard(m, "slabhash re-run");
+      d_rerun_.idx.reserve_discard(m, "slabhash re-run");
+      gather_ops_kernel<K, V><<<blocks_for(m, 256), 256, 0, stream_>>>(s.in, d_unfinished_.data(), m,
+                                                                       d_rerun_.key.data(), d_rerun_.arg.data(),
+                                                                       d_rerun_.idx.data());
+      GPUDICT_CHECK_LAUNCH("slabhash gather_ops_kernel");
+      in = s.in;
+      in.key = d_rerun_.key.data();
+      in.arg = s.in.arg ? d_rerun_.arg.data() : nullptr;
+      in.index = d_rerun_.idx.data();
+      in.n = m;
+      in.prefetch = opt_.prefetch;
+      reset_counters(false);
+      continue;
+    }
+    again.resize(m);
+    copy_to_host(stream_, again.data(), d_unfinished_.data(), again.size() * 4);
     h_type_.reserve_discard(m);
     h_key_.reserve_discard(m);
     h_arg_.reserve_discard(m);

@@ -13,8 +13,9 @@ namespace gpudict {
 
 namespace sh = slabhash;
 
-Capabilities slabhash_caps_for(const StructureConfig& config) {
-  const sh::Mode mode = sh::parse_options(config).mode;
+Capabilities slabhash_caps_for(const StructureConfig& config) { return slabhash_caps_of(sh::parse_options(config).mode); }
+
+Capabilities slabhash_caps_of(sh::Mode mode) {
   Capabilities c;
   c.ordered = false;
   c.point_count_range = true;
@@ -141,6 +142,18 @@ Options parse_options(const StructureConfig& config) {
     o.prefetch = static_cast<uint8_t>(
         config.get_one_of("prefetch", {kPrefetchNames[0], kPrefetchNames[1], kPrefetchNames[2]}));
   return o;
+}
+
+void validate(const Options& o) {
+  auto bad = [](const std::string& what) { throw InputError("slab hash options: " + what); };
+  if (o.mode != Mode::Map && o.mode != Mode::Multimap && o.mode != Mode::Set) bad("mode is not map, multimap or set");
+  if (o.buckets > kMaxBuckets) bad("buckets " + std::to_string(o.buckets) + " is more than " + std::to_string(kMaxBuckets));
+  if (!std::isfinite(o.load_factor) || o.load_factor <= 0.0 || o.load_factor > kMaxLoadFactor)
+    bad("load_factor " + std::to_string(o.load_factor) + " is not in (0, 0.93]");
+  if (o.pool_slabs > (1ull << 30)) bad("pool_slabs " + std::to_string(o.pool_slabs) + " is more than 2^30");
+  if (!std::isfinite(o.flush_tombstones) || o.flush_tombstones < 0.0)
+    bad("flush_tombstones " + std::to_string(o.flush_tombstones) + " is not a fraction >= 0");
+  if (o.prefetch > 2) bad("prefetch " + std::to_string(o.prefetch) + " is not 0 (off), 1 (l2) or 2 (bulk)");
 }
 
 SlabShape slab_shape(Mode m, uint32_t key_bytes, uint32_t value_bytes) {

@@ -1,10 +1,10 @@
-// The slab hash's options and the sizing arithmetic (host only).
+// The slab hash's options as a typed struct (what slab_hash_map and the
+// command line's flags both configure) and the sizing arithmetic (host only).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "core/api/registry.hpp"
 #include "core/slabhash/mode.hpp"
 
 namespace gpudict::slabhash {
@@ -36,8 +36,9 @@ inline constexpr uint64_t kMaxBuckets = (1ull << 31) - 2;
 inline constexpr const char* kPrefetchNames[] = {"off", "l2", "bulk"};
 inline constexpr const char* kDefaultPrefetch = "off";
 
-// Options from the command line; throws InputError naming the option.
-Options parse_options(const StructureConfig& config);
+// Throws InputError naming the field ("slab hash options: load_factor
+// ...") when a value is outside its range.
+void validate(const Options& o);
 
 // What a slab holds in a mode at a (key, value) width (slab_layout.cuh):
 // elements per slab and bytes per element (the paper's x; for u64 values a

@@ -60,8 +60,11 @@ SlabShape SlabHash<K, V>::shape() const {
 }
 
 template <class K, class V>
-SlabHash<K, V>::SlabHash(const StructureConfig& config, const Options& options)
-    : device_(use_device(config.device)), caps_(slabhash_caps_for(config)), opt_(options) {
+SlabHash<K, V>::SlabHash(const StructureConfig& config, const Options& options) : SlabHash(config.device, options) {}
+
+template <class K, class V>
+SlabHash<K, V>::SlabHash(int device, const Options& options)
+    : device_(use_device(device)), caps_(slabhash_caps_of(options.mode)), opt_(options) {
   const SlabShape sh = shape();
   if (opt_.mode == Mode::Set ? !shape_matches<K, V, Mode::Set>(sh) : !shape_matches<K, V, Mode::Map>(sh))
     throw std::logic_error("slabhash: the host's slab shape differs from the device layout");
@@ -90,6 +93,7 @@ SlabHash<K, V>::~SlabHash() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
+  if (follow_event_) cudaEventDestroy(follow_event_);
 }
 
 template <class K, class V>

@@ -13,6 +13,7 @@
 
 #include "core/api/dictionary.hpp"
 #include "core/api/registry.hpp"
+#include "core/slabhash/options.hpp"
 
 namespace gpudict {
 
@@ -23,6 +24,12 @@ namespace gpudict {
 Capabilities slabhash_caps_for(const StructureConfig& config);
 // The map mode's capabilities (the registry's default entry).
 Capabilities slabhash_caps();
+Capabilities slabhash_caps_of(slabhash::Mode mode);
+
+namespace slabhash {
+// Options from the command line; throws InputError naming the option.
+Options parse_options(const StructureConfig& config);
+}  // namespace slabhash
 
 // --mode, --buckets, --load-factor, --expected-keys, --pool-slabs,
 // --pool-growth, --max-pool-bytes, --flush-every, --flush-tombstones, --prefetch.

@@ -54,6 +54,7 @@ template <class K, class V>
 class SlabHash final : public SlabHashBase {
  public:
   SlabHash(const StructureConfig& config, const Options& options);
+  SlabHash(int device, const Options& options);
   ~SlabHash() override;
   SlabHash(const SlabHash&) = delete;
   SlabHash& operator=(const SlabHash&) = delete;
@@ -72,13 +73,30 @@ class SlabHash final : public SlabHashBase {
   // inspect.cu: the tests' host copy of the table.
   TableCopy copy() const override;
 
+  // device_api.cu: the library's bulk calls on device arrays
+  // (slab_hash_map), on this table's stream; each returns when done.
+  // A new table sized for n pairs, then the pairs inserted (map: the later
+  // pair of a key wins).
+  void build_device(const K* keys, const V* values, uint64_t n);
+  // Inserts or deletes n keys as one pass (values: null for deletes).
+  void update_device(const K* keys, const V* values, uint64_t n, bool insert);
+  // Lookups: values_out[i] (0 when absent), found_out[i]; either may be null.
+  void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
+  // Orders this table's stream after the caller's work queued on `caller`.
+  void follow(cudaStream_t caller);
+  uint64_t size() const { return live_; }
+
  private:
   // One staged pass of operations: the host copies (for re-runs) and where
-  // the kernel finds them on the device.
+  // the kernel finds them on the device. Without op_at, a re-run gathers
+  // its operations from `in` on the device (in.index and in.type null: an
+  // operation's batch position is its position in the arrays).
   struct Staged {
     std::function<void(uint32_t pos, uint8_t& type, K& key, V& arg)> op_at;  // by batch position
     OpsIn<K, V> in;
   };
+  uint64_t run_device_pass(const K* keys, const V* values, uint64_t n, uint8_t type, uint32_t ops, Phase phase,
+                           DeviceTime& t);
 
   static int use_device(int device);
   // What a slab holds in this mode at this width (options.hpp).
@@ -140,6 +158,7 @@ class SlabHash final : public SlabHashBase {
   uint64_t unfinished_reruns_ = 0;
   uint64_t build_duplicates_ = 0;
   std::string context_;  // "batch 7" / "the build", for messages
+  cudaEvent_t follow_event_ = nullptr;  // follow()
 
   // Device scratch.
   DeviceBuffer<Counters> d_ctr_;

@@ -1,0 +1,63 @@
+// slab_hash_map<Key, Value> (slab_hash_map.hpp) over SlabHash<Key, Value>.
+#include "core/slabhash/slab_hash_map.hpp"
+
+#include "core/common/cuda_check.hpp"
+#include "core/slabhash/slabhash_impl.cuh"
+
+namespace gpudict {
+
+template <class Key, class Value>
+struct slab_hash_map<Key, Value>::impl {
+  slabhash::SlabHash<Key, Value> table;
+  impl(const slab_hash_options& o, int device) : table(device, o) {}
+};
+
+template <class Key, class Value>
+slab_hash_map<Key, Value>::slab_hash_map(const slab_hash_options& options, int device) {
+  slabhash::validate(options);
+  if (device < 0) GPUDICT_CUDA(cudaGetDevice(&device));
+  impl_ = std::make_unique<impl>(options, device);
+}
+
+template <class Key, class Value>
+slab_hash_map<Key, Value>::~slab_hash_map() = default;
+template <class Key, class Value>
+slab_hash_map<Key, Value>::slab_hash_map(slab_hash_map&&) noexcept = default;
+template <class Key, class Value>
+slab_hash_map<Key, Value>& slab_hash_map<Key, Value>::operator=(slab_hash_map&&) noexcept = default;
+
+template <class Key, class Value>
+void slab_hash_map<Key, Value>::build(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->table.build_device(keys, values, n);
+}
+
+template <class Key, class Value>
+void slab_hash_map<Key, Value>::insert(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->table.update_device(keys, values, n, true);
+}
+
+template <class Key, class Value>
+void slab_hash_map<Key, Value>::erase(const Key* keys, std::uint64_t n, cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->table.update_device(keys, nullptr, n, false);
+}
+
+template <class Key, class Value>
+void slab_hash_map<Key, Value>::find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out,
+                                     cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->table.find_device(keys, n, values_out, found_out);
+}
+
+template <class Key, class Value>
+std::uint64_t slab_hash_map<Key, Value>::size() const {
+  return impl_->table.size();
+}
+
+template class slab_hash_map<std::uint32_t, std::uint32_t>;
+template class slab_hash_map<std::uint32_t, std::uint64_t>;
+template class slab_hash_map<std::uint64_t, std::uint64_t>;
+
+}  // namespace gpudict

@@ -1,0 +1,449 @@
+// The library's containers and device refs (btree_map, btree_ref,
+// slab_hash_map) on device arrays, at every (key, value) width, against a
+// std::map model: duplicates in a call, the domain's ends, empty calls and
+// calls of one, absent deletes, the B-Tree's merge and operations-kernel
+// paths, a full node pool under a user kernel, pool growth of the slab hash.
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "core/btree/btree_map.hpp"
+#include "core/btree/btree_ref.cuh"
+#include "core/common/cuda_check.hpp"
+#include "core/common/device_buffer.hpp"
+#include "core/common/errors.hpp"
+#include "core/slabhash/slab_hash_map.hpp"
+
+// The (key, value) pairings, named as the test cases show them.
+template <class K, class V>
+struct Pair {
+  using Key = K;
+  using Value = V;
+};
+using u32_u32 = Pair<uint32_t, uint32_t>;
+using u32_u64 = Pair<uint32_t, uint64_t>;
+using u64_u32 = Pair<uint64_t, uint32_t>;
+using u64_u64 = Pair<uint64_t, uint64_t>;
+TYPE_TO_STRING(u32_u32);
+TYPE_TO_STRING(u32_u64);
+TYPE_TO_STRING(u64_u32);
+TYPE_TO_STRING(u64_u64);
+
+namespace {
+
+namespace cg = cooperative_groups;
+using gpudict::DeviceBuffer;
+
+template <class T>
+DeviceBuffer<T> to_device(const std::vector<T>& h) {
+  DeviceBuffer<T> d(std::max<size_t>(h.size(), 1), "test array");
+  if (!h.empty()) GPUDICT_CUDA(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+  return d;
+}
+
+template <class T>
+std::vector<T> to_host(const DeviceBuffer<T>& d, size_t n) {
+  std::vector<T> h(n);
+  if (n) GPUDICT_CUDA(cudaMemcpy(h.data(), d.data(), n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+// bool has no std::vector<bool>::data(): found flags come back as bytes.
+std::vector<uint8_t> flags_to_host(const DeviceBuffer<bool>& d, size_t n) {
+  std::vector<uint8_t> h(n);
+  if (n) GPUDICT_CUDA(cudaMemcpy(h.data(), d.data(), n, cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <class T>
+T draw(std::mt19937_64& rng) {
+  if constexpr (sizeof(T) == 4) return static_cast<T>(rng());
+  // Half of the u64 draws share their high half with other keys.
+  static constexpr uint64_t kHigh[] = {0, 1, 1ull << 31, 0xFFFFFFFFull};
+  return rng() % 2 ? rng() : (kHigh[rng() % 4] << 32) | (rng() & 0xFFFFFFFFull);
+}
+
+template <class T>
+std::vector<T> ends() {
+  std::vector<T> e = {T(0), T(1), T(1ull << 31), T(0xFFFFFFFFull)};
+  if constexpr (sizeof(T) == 8) e.insert(e.end(), {T(1ull << 32), T(1ull << 63), T(~0ull - 1), T(~0ull)});
+  return e;
+}
+
+// Checks find over `probes` against the model.
+template <class Map, class K, class V>
+void check_find(Map& map, const std::map<K, V>& model, const std::vector<K>& probes) {
+  const auto d_probes = to_device(probes);
+  DeviceBuffer<V> d_values(std::max<size_t>(probes.size(), 1), "test values");
+  DeviceBuffer<bool> d_found(std::max<size_t>(probes.size(), 1), "test found");
+  map.find(d_probes.data(), probes.size(), d_values.data(), d_found.data());
+  const auto values = to_host(d_values, probes.size());
+  const auto found = flags_to_host(d_found, probes.size());
+  int bad = 0;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const auto it = model.find(probes[i]);
+    const bool want = it != model.end();
+    if (found[i] != want || values[i] != (want ? it->second : V{0})) {
+      if (++bad <= 3)
+        FAIL_CHECK("find " << probes[i] << ": got (" << int(found[i]) << ", " << values[i] << "), want (" << want
+                           << ", " << (want ? it->second : V{0}) << ")");
+    }
+  }
+  CHECK(bad == 0);
+}
+
+template <class K, class V>
+std::vector<K> probes_of(const std::map<K, V>& model, std::mt19937_64& rng, size_t absent) {
+  std::vector<K> p = ends<K>();
+  for (const auto& kv : model)
+    if (rng() % 4 == 0) p.push_back(kv.first);
+  for (size_t i = 0; i < absent; ++i) p.push_back(draw<K>(rng));
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("btree_map: build, insert_or_assign, erase, find, count and successor on device arrays", P, u32_u32, u32_u64, u64_u32, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(34);
+  gpudict::btree_map<K, V> map;
+  std::map<K, V> model;
+  CHECK(map.size() == 0);
+
+  // Build: random pairs, every domain end as key and as value, and
+  // duplicates (the later pair wins).
+  std::vector<K> keys;
+  std::vector<V> values;
+  for (K k : ends<K>()) {
+    keys.push_back(k);
+    values.push_back(ends<V>()[rng() % ends<V>().size()]);
+  }
+  for (int i = 0; i < (1 << 16); ++i) {
+    keys.push_back(i % 7 == 0 && !keys.empty() ? keys[rng() % keys.size()] : draw<K>(rng));
+    values.push_back(draw<V>(rng));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
+  {
+    const auto dk = to_device(keys);
+    const auto dv = to_device(values);
+    map.build(dk.data(), dv.data(), keys.size());
+  }
+  CHECK(map.size() == model.size());
+  check_find(map, model, probes_of(model, rng, 4096));
+
+  // Updates: a short list into the large tree (the operations kernel), a
+  // list as large as the tree (merged), an empty call and a call of one;
+  // erase absent keys too. No key twice in a call: several updates of one
+  // key in a call may leave any of them (the operations kernel).
+  for (size_t n : {size_t{1000}, size_t{1} << 17, size_t{0}, size_t{1}}) {
+    std::map<K, V> call;
+    while (call.size() < n) call[draw<K>(rng)] = draw<V>(rng);
+    std::vector<K> ik;
+    std::vector<V> iv;
+    for (const auto& kv : call) {
+      ik.push_back(kv.first);
+      iv.push_back(kv.second);
+      model[kv.first] = kv.second;
+    }
+    const auto dk = to_device(ik);
+    const auto dv = to_device(iv);
+    map.insert_or_assign(dk.data(), dv.data(), ik.size());
+    CHECK(map.size() == model.size());
+
+    std::vector<K> ek;
+    for (const auto& kv : model)
+      if (ek.size() < n / 2 && rng() % 3 == 0) ek.push_back(kv.first);
+    for (size_t i = 0; i < n / 4; ++i) ek.push_back(draw<K>(rng));  // mostly absent
+    std::sort(ek.begin(), ek.end());
+    ek.erase(std::unique(ek.begin(), ek.end()), ek.end());
+    for (K k : ek) model.erase(k);
+    const auto de = to_device(ek);
+    map.erase(de.data(), ek.size());
+    CHECK(map.size() == model.size());
+  }
+  check_find(map, model, probes_of(model, rng, 4096));
+
+  // count [lo, hi] and successor, the domain's ends included.
+  std::vector<K> lo, hi;
+  for (K a : ends<K>())
+    for (K b : ends<K>()) {
+      lo.push_back(a);
+      hi.push_back(b);
+    }
+  for (int i = 0; i < 4096; ++i) {
+    K a = draw<K>(rng), b = draw<K>(rng);
+    if (rng() % 8) {
+      if (a > b) std::swap(a, b);
+    }
+    lo.push_back(a);
+    hi.push_back(b);
+  }
+  const auto dlo = to_device(lo);
+  const auto dhi = to_device(hi);
+  DeviceBuffer<uint64_t> dcount(lo.size(), "test counts");
+  map.count(dlo.data(), dhi.data(), lo.size(), dcount.data());
+  const auto counts = to_host(dcount, lo.size());
+  int bad = 0;
+  for (size_t i = 0; i < lo.size(); ++i) {
+    const uint64_t want =
+        lo[i] > hi[i] ? 0 : static_cast<uint64_t>(std::distance(model.lower_bound(lo[i]), model.upper_bound(hi[i])));
+    if (counts[i] != want && ++bad <= 3) FAIL_CHECK("count [" << lo[i] << ", " << hi[i] << "]: " << counts[i] << " != " << want);
+  }
+  CHECK(bad == 0);
+
+  DeviceBuffer<K> dsk(lo.size(), "test successor keys");
+  DeviceBuffer<V> dsv(lo.size(), "test successor values");
+  DeviceBuffer<bool> dsf(lo.size(), "test successor found");
+  map.successor(dlo.data(), lo.size(), dsk.data(), dsv.data(), dsf.data());
+  const auto sk = to_host(dsk, lo.size());
+  const auto sv = to_host(dsv, lo.size());
+  const auto sf = flags_to_host(dsf, lo.size());
+  bad = 0;
+  for (size_t i = 0; i < lo.size(); ++i) {
+    const auto it = model.upper_bound(lo[i]);
+    const bool want = it != model.end();
+    if ((sf[i] != 0) != want || sk[i] != (want ? it->first : K{0}) || sv[i] != (want ? it->second : V{0}))
+      if (++bad <= 3) FAIL_CHECK("successor " << lo[i] << ": (" << int(sf[i]) << ", " << sk[i] << ")");
+  }
+  CHECK(bad == 0);
+
+  // Options are checked before anything is allocated.
+  gpudict::btree_options bad_options;
+  bad_options.fill = 1.5;
+  using Map = gpudict::btree_map<K, V>;
+  CHECK_THROWS_AS(Map(bad_options), gpudict::InputError);
+}
+
+namespace {
+
+enum : uint8_t { kFind = 0, kInsert = 1, kErase = 2 };
+
+// Every thread brings one operation; each warp serves its 32 one at a time
+// (work sharing), every lane of the warp calling the ref with that
+// operation's arguments.
+template <class K, class V>
+__global__ void ref_ops_kernel(gpudict::btree_ref<K, V> ref, const uint8_t* type, const K* keys, const V* values,
+                               uint64_t n, V* out_value, uint8_t* out_ok) {
+  auto tile = cg::tiled_partition<32>(cg::this_thread_block());
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool mine = i < n;
+  const uint8_t my_type = mine ? type[i] : kFind;
+  const K my_key = mine ? keys[i] : K{0};
+  const V my_value = mine ? values[i] : V{0};
+  const unsigned active = tile.ballot(mine);
+  for (unsigned q = 0; q < 32; ++q) {
+    if (!((active >> q) & 1u)) continue;
+    const uint8_t t = tile.shfl(my_type, q);
+    const K k = tile.shfl(my_key, q);
+    const V v = tile.shfl(my_value, q);
+    V got{0};
+    bool ok = false;
+    if (t == kFind) ok = ref.find(tile, k, &got);
+    if (t == kInsert) ok = ref.insert_or_assign(tile, k, v);
+    if (t == kErase) ok = ref.erase(tile, k);
+    if (tile.thread_rank() == q) {
+      out_value[i] = got;
+      out_ok[i] = ok ? 1 : 0;
+    }
+  }
+}
+
+template <class K, class V>
+void run_ref_kernel(gpudict::btree_map<K, V>& map, const std::vector<uint8_t>& types, const std::vector<K>& keys,
+                    const std::vector<V>& values, std::vector<V>& out_value, std::vector<uint8_t>& out_ok) {
+  const size_t n = keys.size();
+  const auto dt = to_device(types);
+  const auto dk = to_device(keys);
+  const auto dv = to_device(values);
+  DeviceBuffer<V> dov(n, "test out");
+  DeviceBuffer<uint8_t> dok(n, "test out");
+  ref_ops_kernel<K, V><<<static_cast<unsigned>((n + 255) / 256), 256>>>(map.ref(), dt.data(), dk.data(), dv.data(), n,
+                                                                       dov.data(), dok.data());
+  GPUDICT_CHECK_LAUNCH("ref_ops_kernel");
+  GPUDICT_CUDA(cudaDeviceSynchronize());
+  out_value = to_host(dov, n);
+  out_ok = to_host(dok, n);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("btree_ref: a user kernel's finds, inserts and erases, concurrently", P, u32_u32, u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(35);
+  gpudict::btree_map<K, V> map;
+  std::map<K, V> model;
+  // A tree of 2^16 keys; keys are split into three disjoint groups: found
+  // (untouched), erased and inserted, all in one kernel.
+  std::vector<K> bk;
+  std::vector<V> bv;
+  while (model.size() < (1u << 16)) model[draw<K>(rng)] = draw<V>(rng);
+  for (const auto& kv : model) {
+    bk.push_back(kv.first);
+    bv.push_back(kv.second);
+  }
+  {
+    const auto dk = to_device(bk);
+    const auto dv = to_device(bv);
+    map.build(dk.data(), dv.data(), bk.size());
+  }
+  std::vector<uint8_t> types;
+  std::vector<K> keys;
+  std::vector<V> values;
+  std::map<K, V> after = model;
+  for (const auto& kv : model) {
+    const int g = static_cast<int>(rng() % 3);
+    if (g == 0) {
+      types.push_back(kFind);
+    } else if (g == 1) {
+      types.push_back(kErase);
+      after.erase(kv.first);
+    } else {
+      types.push_back(kInsert);  // an upsert of a present key
+      after[kv.first] = static_cast<V>(kv.second + 1);
+    }
+    keys.push_back(kv.first);
+    values.push_back(static_cast<V>(kv.second + 1));
+  }
+  std::vector<K> fresh;
+  for (K k : ends<K>())
+    if (!model.count(k)) fresh.push_back(k);
+  while (fresh.size() < (1u << 16)) {
+    const K k = draw<K>(rng);
+    if (!model.count(k)) fresh.push_back(k);
+  }
+  std::sort(fresh.begin(), fresh.end());
+  fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
+  for (K k : fresh) {
+    types.push_back(kInsert);
+    keys.push_back(k);
+    values.push_back(draw<V>(rng));
+    after[k] = values.back();
+  }
+  // Interleave the operations so that every warp mixes types.
+  std::vector<size_t> order(keys.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), rng);
+  std::vector<uint8_t> t2;
+  std::vector<K> k2;
+  std::vector<V> v2;
+  for (size_t i : order) {
+    t2.push_back(types[i]);
+    k2.push_back(keys[i]);
+    v2.push_back(values[i]);
+  }
+  map.reserve_nodes(fresh.size());  // every insert finds a node: no failures expected
+  std::vector<V> got;
+  std::vector<uint8_t> ok;
+  run_ref_kernel(map, t2, k2, v2, got, ok);
+  int bad = 0;
+  for (size_t i = 0; i < k2.size(); ++i) {
+    if (t2[i] == kFind) {  // untouched keys: the exact pre-kernel value
+      if (!ok[i] || got[i] != model.at(k2[i])) ++bad;
+    } else if (!ok[i]) {
+      ++bad;
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(map.size() == after.size());
+  check_find(map, after, probes_of(after, rng, 2048));
+}
+
+TEST_CASE_TEMPLATE("btree_ref: inserts into a full fixed pool fail cleanly", P, u32_u32, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(36);
+  gpudict::btree_options o;
+  o.node_pool = 64;  // 64 nodes: about 600 keys at most
+  gpudict::btree_map<K, V> map(o);
+  std::vector<uint8_t> types(1 << 14, kInsert);
+  std::vector<K> keys;
+  std::vector<V> values;
+  std::map<K, V> model;
+  while (keys.size() < types.size()) {
+    const K k = draw<K>(rng);
+    if (model.count(k)) continue;
+    keys.push_back(k);
+    values.push_back(draw<V>(rng));
+    model[k] = values.back();
+  }
+  std::vector<V> got;
+  std::vector<uint8_t> ok;
+  run_ref_kernel(map, types, keys, values, got, ok);
+  std::map<K, V> stored;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (ok[i]) stored[keys[i]] = values[i];
+  CHECK(stored.size() > 0);
+  CHECK(stored.size() < keys.size());
+  CHECK(map.size() == stored.size());
+  check_find(map, stored, keys);  // every insert that said true is there, none that said false
+}
+
+TEST_CASE_TEMPLATE("slab_hash_map: build, insert, erase and find on device arrays", P, u32_u32, u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  for (bool small_pool : {false, true}) {
+    CAPTURE(small_pool);
+    std::mt19937_64 rng(37);
+    gpudict::slab_hash_options o;
+    if (small_pool) {  // a first pool of 1024 slabs and no growth ahead: inserts run out, grow, re-run
+      o.pool_slabs = 1024;
+      o.grow_ahead = false;
+      o.load_factor = 0.9;
+    }
+    gpudict::slab_hash_map<K, V> map(o);
+    std::map<K, V> model;
+    std::vector<K> keys = ends<K>();
+    std::vector<V> values;
+    for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[i % ends<V>().size()]);
+    for (int i = 0; i < (1 << 15); ++i) {
+      keys.push_back(i % 5 == 0 ? keys[rng() % keys.size()] : draw<K>(rng));  // duplicates: the later pair wins
+      values.push_back(draw<V>(rng));
+    }
+    for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
+    {
+      const auto dk = to_device(keys);
+      const auto dv = to_device(values);
+      map.build(dk.data(), dv.data(), keys.size());
+    }
+    CHECK(map.size() == model.size());
+    check_find(map, model, probes_of(model, rng, 4096));
+    for (size_t n : {size_t{1} << 17, size_t{0}, size_t{1}}) {
+      std::map<K, V> call;
+      while (call.size() < n) call[draw<K>(rng)] = draw<V>(rng);
+      std::vector<K> ik;
+      std::vector<V> iv;
+      for (const auto& kv : call) {
+        ik.push_back(kv.first);
+        iv.push_back(kv.second);
+        model[kv.first] = kv.second;
+      }
+      const auto dk = to_device(ik);
+      const auto dv = to_device(iv);
+      map.insert(dk.data(), dv.data(), ik.size());
+      CHECK(map.size() == model.size());
+      std::vector<K> ek;
+      for (const auto& kv : model)
+        if (ek.size() < n / 2 && rng() % 3 == 0) ek.push_back(kv.first);
+      for (size_t i = 0; i < n / 4; ++i) ek.push_back(draw<K>(rng));
+      std::sort(ek.begin(), ek.end());
+      ek.erase(std::unique(ek.begin(), ek.end()), ek.end());
+      for (K k : ek) model.erase(k);
+      const auto de = to_device(ek);
+      map.erase(de.data(), ek.size());
+      CHECK(map.size() == model.size());
+    }
+    check_find(map, model, probes_of(model, rng, 4096));
+  }
+  gpudict::slab_hash_options bad_options;
+  bad_options.load_factor = 0.99;
+  using Map = gpudict::slab_hash_map<K, V>;
+  CHECK_THROWS_AS(Map(bad_options), gpudict::InputError);
+}
