@@ -119,6 +119,11 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   }
   copy_to_device(stream_, cur_.keys.data(), h_keys_.data(), n * sizeof(K));
   copy_to_device(stream_, cur_.values.data(), h_values_.data(), n * sizeof(V));
+  build_staged(n, t);
+}
+
+template <class K, class V>
+void SortedArray<K, V>::build_staged(uint64_t n, DeviceTime& t) {
   unsigned long long* d_dups = d_scalars_.data();
   unsigned long long* d_kept = d_scalars_.data() + 1;
   h_u64_.reserve_discard(2);
@@ -172,8 +177,31 @@ void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   t.add(Phase::Build, ms);
 }
 
+template <class K, class V>
+void SortedArray<K, V>::build_device(const K* keys, const V* values, uint64_t n) {
+  if (n > kMaxKeys)
+    throw InputError("sorted_array_map holds at most " + std::to_string(kMaxKeys) + " keys (asked to build " +
+                     std::to_string(n) + ")");
+  cur_.n = 0;
+  cur_.layout = FenceLayout::for_size(0, kTopMaxOf<K>);
+  if (n == 0) return;
+  cur_.reserve_pairs(n, false);
+  alt_.reserve_pairs(n, false);
+  GPUDICT_CUDA(cudaMemcpyAsync(cur_.keys.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
+  GPUDICT_CUDA(cudaMemcpyAsync(cur_.values.data(), values, n * sizeof(V), cudaMemcpyDeviceToDevice, stream_));
+  DeviceTime t;
+  build_staged(n, t);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
 template void SortedArray<uint32_t, uint32_t>::build(const KeyValues&, DeviceTime&);
 template void SortedArray<uint32_t, uint64_t>::build(const KeyValues&, DeviceTime&);
 template void SortedArray<uint64_t, uint64_t>::build(const KeyValues&, DeviceTime&);
+template void SortedArray<uint32_t, uint32_t>::build_staged(uint64_t, DeviceTime&);
+template void SortedArray<uint32_t, uint64_t>::build_staged(uint64_t, DeviceTime&);
+template void SortedArray<uint64_t, uint64_t>::build_staged(uint64_t, DeviceTime&);
+template void SortedArray<uint32_t, uint32_t>::build_device(const uint32_t*, const uint32_t*, uint64_t);
+template void SortedArray<uint32_t, uint64_t>::build_device(const uint32_t*, const uint64_t*, uint64_t);
+template void SortedArray<uint64_t, uint64_t>::build_device(const uint64_t*, const uint64_t*, uint64_t);
 
 }  // namespace gpudict::sa

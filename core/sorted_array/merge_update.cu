@@ -179,6 +179,30 @@ __global__ void __launch_bounds__(kMergeThreads)
 }  // namespace
 
 template <class K, class V>
+void SortedArray<K, V>::reserve_update(uint64_t m, uint64_t inserts) {
+  const uint64_t n = cur_.n;
+  const uint64_t upper = n + inserts;
+  if (upper > kMaxKeys || m > kMaxKeys)
+    throw RuntimeFailure("sorted-array holds at most " + std::to_string(kMaxKeys) + " keys (" + std::to_string(n) +
+                         " resident + " + std::to_string(inserts) + " inserts)");
+  // Scratch, output buffer and its index, all allocated before the timed work.
+  const uint64_t total = n + m;
+  const uint32_t tiles = static_cast<uint32_t>(div_up(total, kMergeTile));
+  for (int b = 0; b < 2; ++b) {
+    upd_keys_[b].reserve_discard(m, "sorted-array update keys");
+    upd_payload_[b].reserve_discard(m, "sorted-array update payload");
+  }
+  upd_e_.reserve_discard(m, "sorted-array update positions");
+  upd_delta_.reserve_discard(m + 1, "sorted-array update deltas");
+  upd_offset_.reserve_discard(m + 1, "sorted-array update offsets");
+  upd_write_.reserve_discard(m, "sorted-array update flags");
+  upd_split_.reserve_discard(static_cast<uint64_t>(tiles) + 1, "sorted-array merge splits");
+  if constexpr (!kInlineValue<V>) upd_values_.reserve_discard(m, "sorted-array update values");
+  alt_.reserve_pairs(upper, true);
+  alt_.reserve_fences(upper, true);
+}
+
+template <class K, class V>
 void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   // The updates in batch order, narrowed to the key and value width.
   uint64_t m = 0, inserts = 0;
@@ -188,11 +212,7 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
       inserts += type == OpType::Insert ? 1 : 0;
     }
   if (m == 0) return;
-  const uint64_t n = cur_.n;
-  const uint64_t upper = n + inserts;
-  if (upper > kMaxKeys || m > kMaxKeys)
-    throw RuntimeFailure("sorted-array holds at most " + std::to_string(kMaxKeys) + " keys (" + std::to_string(n) +
-                         " resident + " + std::to_string(inserts) + " inserts)");
+  reserve_update(m, inserts);
   h_keys_.reserve_discard(m);
   h_u64_.reserve_discard(m);
   if constexpr (!kInlineValue<V>) h_values_.reserve_discard(m);
@@ -211,26 +231,17 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
       ++j;
     }
   }
-
-  // Scratch, output buffer and its index, all allocated before the timed work.
-  const uint64_t total = n + m;
-  const uint32_t tiles = static_cast<uint32_t>(div_up(total, kMergeTile));
-  for (int b = 0; b < 2; ++b) {
-    upd_keys_[b].reserve_discard(m, "sorted-array update keys");
-    upd_payload_[b].reserve_discard(m, "sorted-array update payload");
-  }
-  upd_e_.reserve_discard(m, "sorted-array update positions");
-  upd_delta_.reserve_discard(m + 1, "sorted-array update deltas");
-  upd_offset_.reserve_discard(m + 1, "sorted-array update offsets");
-  upd_write_.reserve_discard(m, "sorted-array update flags");
-  upd_split_.reserve_discard(static_cast<uint64_t>(tiles) + 1, "sorted-array merge splits");
-  if constexpr (!kInlineValue<V>) upd_values_.reserve_discard(m, "sorted-array update values");
-  alt_.reserve_pairs(upper, true);
-  alt_.reserve_fences(upper, true);
   copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
   copy_to_device(stream_, upd_payload_[0].data(), h_u64_.data(), m * sizeof(uint64_t));
   if constexpr (!kInlineValue<V>) copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(V));
+  merge_staged(m, phase, t);
+}
 
+template <class K, class V>
+void SortedArray<K, V>::merge_staged(uint64_t m, Phase phase, DeviceTime& t) {
+  const uint64_t n = cur_.n;
+  const uint64_t total = n + m;
+  const uint32_t tiles = static_cast<uint32_t>(div_up(total, kMergeTile));
   const ArrayView<K, V> a = cur_.view();
   cub::DoubleBuffer<K> dk(upd_keys_[0].data(), upd_keys_[1].data());
   cub::DoubleBuffer<uint64_t> dp(upd_payload_[0].data(), upd_payload_[1].data());
@@ -277,8 +288,48 @@ void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTim
   t.add(phase, ms);
 }
 
-template void SortedArray<uint32_t, uint32_t>::apply_updates(const Batch&, Phase, DeviceTime&);
-template void SortedArray<uint32_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
-template void SortedArray<uint64_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
+namespace {
+// A device call's updates as the merge takes them: keys, and each one's
+// payload (delete bit | value, or | its index with 64-bit values, whose
+// values go into `values` by index).
+template <class K, class V>
+__global__ void stage_updates_kernel(const K* in_keys, const V* in_values, bool insert, uint64_t m, K* keys,
+                                     uint64_t* payload, V* values) {
+  const uint64_t j = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= m) return;
+  keys[j] = in_keys[j];
+  const V v = insert && in_values ? in_values[j] : V(0);
+  if constexpr (kInlineValue<V>) {
+    payload[j] = insert ? static_cast<uint64_t>(v) : kDeleteBit;
+  } else {
+    payload[j] = (insert ? 0 : kDeleteBit) | j;
+    values[j] = v;
+  }
+}
+}  // namespace
+
+template <class K, class V>
+void SortedArray<K, V>::update_device(const K* keys, const V* values, uint64_t m, bool insert) {
+  if (m == 0) return;
+  if (m > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " updates in a call");
+  reserve_update(m, insert ? m : 0);
+  stage_updates_kernel<K, V><<<blocks_for(m, 256), 256, 0, stream_>>>(
+      keys, values, insert, m, upd_keys_[0].data(), upd_payload_[0].data(),
+      kInlineValue<V> ? nullptr : upd_values_.data());
+  GPUDICT_CHECK_LAUNCH("stage_updates_kernel");
+  DeviceTime t;
+  merge_staged(m, Phase::Update, t);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+#define GPUDICT_SA_UPDATES(K, V)                                               \
+  template void SortedArray<K, V>::reserve_update(uint64_t, uint64_t);         \
+  template void SortedArray<K, V>::merge_staged(uint64_t, Phase, DeviceTime&); \
+  template void SortedArray<K, V>::apply_updates(const Batch&, Phase, DeviceTime&);   \
+  template void SortedArray<K, V>::update_device(const K*, const V*, uint64_t, bool);
+GPUDICT_SA_UPDATES(uint32_t, uint32_t)
+GPUDICT_SA_UPDATES(uint32_t, uint64_t)
+GPUDICT_SA_UPDATES(uint64_t, uint64_t)
+#undef GPUDICT_SA_UPDATES
 
 }  // namespace gpudict::sa

@@ -14,6 +14,7 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/width_copy.cuh"
 #include "core/sorted_array/range_copy.cuh"
 #include "core/sorted_array/search_index.cuh"
 #include "core/sorted_array/sorted_array_impl.cuh"
@@ -224,6 +225,52 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
       throw InputError("sorted-array: " + std::string(op_name(type)) + " is not a query");
   }
 }
+
+template <class K, class V>
+void SortedArray<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* found_out) {
+  if (n == 0) return;
+  if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
+  q_found_.reserve_discard(n, "sorted-array lookup results");
+  q_value_out_.reserve_discard(n, "sorted-array lookup results");
+  launch_search(cur_.view(), LookupOp<K, V>{keys, q_found_.data(), values_out ? values_out : q_value_out_.data()}, n,
+                stream_, "search_kernel<LookupOp>");
+  flags_to_bool(q_found_.data(), found_out, n, stream_);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+template <class K, class V>
+void SortedArray<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out) {
+  if (n == 0) return;
+  if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
+  q_u32_.reserve_discard(n, "sorted-array count results");
+  launch_search(cur_.view(), CountOp<K, V>{lo, hi, q_u32_.data()}, n, stream_, "search_kernel<CountOp>");
+  narrow_copy<uint32_t>(q_u32_.data(), nullptr, counts_out, 8, n, stream_);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+template <class K, class V>
+void SortedArray<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out) {
+  if (n == 0) return;
+  if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
+  q_found_.reserve_discard(n, "sorted-array successor results");
+  q_key_out_.reserve_discard(n, "sorted-array successor results");
+  q_value_out_.reserve_discard(n, "sorted-array successor results");
+  launch_search(cur_.view(),
+                SuccessorOp<K, V>{keys, q_found_.data(), keys_out ? keys_out : q_key_out_.data(),
+                                  values_out ? values_out : q_value_out_.data()},
+                n, stream_, "search_kernel<SuccessorOp>");
+  flags_to_bool(q_found_.data(), found_out, n, stream_);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+#define GPUDICT_SA_DEVICE_QUERIES(K, V)                                                       \
+  template void SortedArray<K, V>::find_device(const K*, uint64_t, V*, bool*);                \
+  template void SortedArray<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*);     \
+  template void SortedArray<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);
+GPUDICT_SA_DEVICE_QUERIES(uint32_t, uint32_t)
+GPUDICT_SA_DEVICE_QUERIES(uint32_t, uint64_t)
+GPUDICT_SA_DEVICE_QUERIES(uint64_t, uint64_t)
+#undef GPUDICT_SA_DEVICE_QUERIES
 
 template void SortedArray<uint32_t, uint32_t>::run_queries(OpType, const Batch&, const std::vector<uint32_t>&,
                                                            const ArrayView<uint32_t, uint32_t>&, Phase,

@@ -45,8 +45,10 @@ int SortedArray<K, V>::use_device(int device) {
 }
 
 template <class K, class V>
-SortedArray<K, V>::SortedArray(const StructureConfig& config)
-    : device_(use_device(config.device)), caps_(sorted_array_caps()) {
+SortedArray<K, V>::SortedArray(const StructureConfig& config) : SortedArray(config.device) {}
+
+template <class K, class V>
+SortedArray<K, V>::SortedArray(int device) : device_(use_device(device)), caps_(sorted_array_caps()) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   d_scalars_ = DeviceBuffer<unsigned long long>(4, "sorted-array counters");
   cur_.layout = FenceLayout::for_size(0, kTopMaxOf<K>);
@@ -59,6 +61,14 @@ SortedArray<K, V>::~SortedArray() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
+  if (follow_event_) cudaEventDestroy(follow_event_);
+}
+
+template <class K, class V>
+void SortedArray<K, V>::follow(cudaStream_t caller) {
+  if (!follow_event_) GPUDICT_CUDA(cudaEventCreateWithFlags(&follow_event_, cudaEventDisableTiming));
+  GPUDICT_CUDA(cudaEventRecord(follow_event_, caller));
+  GPUDICT_CUDA(cudaStreamWaitEvent(stream_, follow_event_, 0));
 }
 
 template <class K, class V>

@@ -32,6 +32,7 @@ class SortedArray final : public Dictionary {
 
  public:
   explicit SortedArray(const StructureConfig& config);
+  explicit SortedArray(int device);
   ~SortedArray() override;
   SortedArray(const SortedArray&) = delete;
   SortedArray& operator=(const SortedArray&) = delete;
@@ -45,7 +46,34 @@ class SortedArray final : public Dictionary {
   void drop_snapshot(const std::string& name) override;
   Stats stats() const override;
 
+  // The library's bulk calls on device arrays (sorted_array_map), on this
+  // array's stream; each returns when its results are written.
+  // device_api.cu: a new array of the n pairs (the later pair of a key
+  // wins); n inserts (upserts) or deletes, merged as one batch (the later
+  // update of a key wins).
+  void build_device(const K* keys, const V* values, uint64_t n);
+  void update_device(const K* keys, const V* values, uint64_t m, bool insert);
+  // Orders this array's stream after the caller's work queued on `caller`.
+  void follow(cudaStream_t caller);
+  // queries.cu: lookups, counts of [lo, hi], successors into the caller's
+  // arrays (a null output is skipped; not found: 0).
+  void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
+  void count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out);
+  void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out);
+  // The live array for a caller's kernels (sorted_array_ref.cuh); valid
+  // until the next update or build.
+  ArrayView<K, V> view() const { return cur_.view(); }
+  uint64_t size() const { return cur_.n; }
+
  private:
+  // build.cu: the bulk build of n pairs staged in cur_ (keys, values), both
+  // buffers reserved for n pairs.
+  void build_staged(uint64_t n, DeviceTime& t);
+  // merge_update.cu: the checks and scratch of an update batch of m
+  // updates (inserts of them), and its merge once staged in upd_keys_[0],
+  // upd_payload_[0] (and upd_values_ for 64-bit values).
+  void reserve_update(uint64_t m, uint64_t inserts);
+  void merge_staged(uint64_t m, Phase phase, DeviceTime& t);
   static int use_device(int device);
   // merge_update.cu: the batch's inserts and deletes, in batch order.
   void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
@@ -57,6 +85,7 @@ class SortedArray final : public Dictionary {
   int device_;
   Capabilities caps_;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t follow_event_ = nullptr;  // follow()
   EventTimer timer_;
 
   ArrayStore<K, V> cur_;  // the live array

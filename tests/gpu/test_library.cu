@@ -19,6 +19,8 @@
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
 #include "core/slabhash/slab_hash_map.hpp"
+#include "core/sorted_array/sorted_array_map.hpp"
+#include "core/sorted_array/sorted_array_ref.cuh"
 
 // The (key, value) pairings, named as the test cases show them.
 template <class K, class V>
@@ -109,11 +111,12 @@ std::vector<K> probes_of(const std::map<K, V>& model, std::mt19937_64& rng, size
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("btree_map: build, insert_or_assign, erase, find, count and successor on device arrays", P, u32_u32, u32_u64, u64_u32, u64_u64) {
-  using K = typename P::Key;
-  using V = typename P::Value;
-  std::mt19937_64 rng(34);
-  gpudict::btree_map<K, V> map;
+namespace {
+
+// An ordered map's bulk calls (btree_map, sorted_array_map) against the model.
+template <class Map, class K, class V>
+void check_ordered_map(Map& map, uint64_t seed) {
+  std::mt19937_64 rng(seed);
   std::map<K, V> model;
   CHECK(map.size() == 0);
 
@@ -213,7 +216,15 @@ TEST_CASE_TEMPLATE("btree_map: build, insert_or_assign, erase, find, count and s
       if (++bad <= 3) FAIL_CHECK("successor " << lo[i] << ": (" << int(sf[i]) << ", " << sk[i] << ")");
   }
   CHECK(bad == 0);
+}
 
+}  // namespace
+
+TEST_CASE_TEMPLATE("btree_map: build, insert_or_assign, erase, find, count and successor on device arrays", P, u32_u32, u32_u64, u64_u32, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  gpudict::btree_map<K, V> map;
+  check_ordered_map<gpudict::btree_map<K, V>, K, V>(map, 34);
   // Options are checked before anything is allocated.
   gpudict::btree_options bad_options;
   bad_options.fill = 1.5;
@@ -446,4 +457,81 @@ TEST_CASE_TEMPLATE("slab_hash_map: build, insert, erase and find on device array
   bad_options.load_factor = 0.99;
   using Map = gpudict::slab_hash_map<K, V>;
   CHECK_THROWS_AS(Map{bad_options}, gpudict::InputError);
+}
+
+TEST_CASE_TEMPLATE("sorted_array_map: build, insert_or_assign, erase, find, count and successor on device arrays", P,
+                   u32_u32, u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  gpudict::sorted_array_map<K, V> map;
+  check_ordered_map<gpudict::sorted_array_map<K, V>, K, V>(map, 38);
+}
+
+namespace {
+
+// One thread per query: find, count [q, q + span] and successor of q.
+template <class K, class V>
+__global__ void sorted_ref_kernel(gpudict::sorted_array_ref<K, V> ref, const K* q, uint64_t n, K span, V* value,
+                                  uint8_t* found, uint64_t* count, K* next) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  V v;
+  found[i] = ref.find(q[i], &v) ? 1 : 0;
+  value[i] = v;
+  const K hi = q[i] + span < q[i] ? ~K{0} : static_cast<K>(q[i] + span);
+  count[i] = ref.count(q[i], hi);
+  K k;
+  if (!ref.successor(q[i], &k)) k = 0;
+  next[i] = k;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("sorted_array_ref: a user kernel's finds, counts and successors", P, u32_u32, u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(39);
+  std::map<K, V> model;
+  for (K k : ends<K>()) model[k] = static_cast<V>(k);
+  while (model.size() < (1u << 17)) model[draw<K>(rng)] = draw<V>(rng);
+  std::vector<K> keys;
+  std::vector<V> values;
+  for (const auto& kv : model) {
+    keys.push_back(kv.first);
+    values.push_back(kv.second);
+  }
+  gpudict::sorted_array_map<K, V> map;
+  {
+    const auto dk = to_device(keys);
+    const auto dv = to_device(values);
+    map.build(dk.data(), dv.data(), keys.size());
+  }
+  const std::vector<K> q = probes_of(model, rng, 8192);
+  const K span = sizeof(K) == 4 ? K(1u << 16) : K(1ull << 48);
+  const auto dq = to_device(q);
+  const size_t n = q.size();
+  DeviceBuffer<V> dv(n, "out");
+  DeviceBuffer<uint8_t> df(n, "out");
+  DeviceBuffer<uint64_t> dc(n, "out");
+  DeviceBuffer<K> dn(n, "out");
+  sorted_ref_kernel<K, V><<<static_cast<unsigned>((n + 255) / 256), 256>>>(map.ref(), dq.data(), n, span, dv.data(),
+                                                                          df.data(), dc.data(), dn.data());
+  GPUDICT_CHECK_LAUNCH("sorted_ref_kernel");
+  GPUDICT_CUDA(cudaDeviceSynchronize());
+  const auto v = to_host(dv, n);
+  const auto f = to_host(df, n);
+  const auto c = to_host(dc, n);
+  const auto nx = to_host(dn, n);
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto it = model.find(q[i]);
+    const K hi = q[i] + span < q[i] ? ~K{0} : static_cast<K>(q[i] + span);
+    const uint64_t want_count = static_cast<uint64_t>(std::distance(model.lower_bound(q[i]), model.upper_bound(hi)));
+    const auto up = model.upper_bound(q[i]);
+    const bool ok = (f[i] != 0) == (it != model.end()) && v[i] == (it != model.end() ? it->second : V{0}) &&
+                    c[i] == want_count && nx[i] == (up != model.end() ? up->first : K{0});
+    if (!ok && ++bad <= 3) FAIL_CHECK("query " << q[i]);
+  }
+  CHECK(bad == 0);
+  CHECK(map.size() == model.size());
 }

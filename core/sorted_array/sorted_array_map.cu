@@ -1,0 +1,84 @@
+// sorted_array_map<Key, Value> (sorted_array_map.hpp) over SortedArray<Key, Value>.
+#include "core/sorted_array/sorted_array_map.hpp"
+
+#include "core/common/cuda_check.hpp"
+#include "core/sorted_array/sorted_array_impl.cuh"
+
+namespace gpudict {
+
+template <class Key, class Value>
+struct sorted_array_map<Key, Value>::impl {
+  sa::SortedArray<Key, Value> array;
+  sa::ArrayView<Key, Value> view{};  // view_storage(): refreshed by each call
+  explicit impl(int device) : array(device) {}
+};
+
+template <class Key, class Value>
+sorted_array_map<Key, Value>::sorted_array_map(int device) {
+  if (device < 0) GPUDICT_CUDA(cudaGetDevice(&device));
+  impl_ = std::make_unique<impl>(device);
+}
+
+template <class Key, class Value>
+sorted_array_map<Key, Value>::~sorted_array_map() = default;
+template <class Key, class Value>
+sorted_array_map<Key, Value>::sorted_array_map(sorted_array_map&&) noexcept = default;
+template <class Key, class Value>
+sorted_array_map<Key, Value>& sorted_array_map<Key, Value>::operator=(sorted_array_map&&) noexcept = default;
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::build(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream) {
+  impl_->array.follow(stream);
+  impl_->array.build_device(keys, values, n);
+}
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::insert_or_assign(const Key* keys, const Value* values, std::uint64_t n,
+                                                    cudaStream_t stream) {
+  impl_->array.follow(stream);
+  impl_->array.update_device(keys, values, n, true);
+}
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::erase(const Key* keys, std::uint64_t n, cudaStream_t stream) {
+  impl_->array.follow(stream);
+  impl_->array.update_device(keys, nullptr, n, false);
+}
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out,
+                                        cudaStream_t stream) {
+  impl_->array.follow(stream);
+  impl_->array.find_device(keys, n, values_out, found_out);
+}
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::count(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* counts_out,
+                                         cudaStream_t stream) {
+  impl_->array.follow(stream);
+  impl_->array.count_device(lo, hi, n, counts_out);
+}
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out,
+                                             bool* found_out, cudaStream_t stream) {
+  impl_->array.follow(stream);
+  impl_->array.successor_device(keys, n, keys_out, values_out, found_out);
+}
+
+template <class Key, class Value>
+std::uint64_t sorted_array_map<Key, Value>::size() const {
+  return impl_->array.size();
+}
+
+template <class Key, class Value>
+const void* sorted_array_map<Key, Value>::view_storage() const {
+  impl_->view = impl_->array.view();
+  return &impl_->view;
+}
+
+template class sorted_array_map<std::uint32_t, std::uint32_t>;
+template class sorted_array_map<std::uint32_t, std::uint64_t>;
+template class sorted_array_map<std::uint64_t, std::uint64_t>;
+
+}  // namespace gpudict
