@@ -155,7 +155,40 @@ void Lsm<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   }
   copy_to_device(stream_, pp_[0].keys.data(), h_keys_.data(), n * sizeof(K));
   copy_to_device(stream_, pp_[0].values.data(), h_values_.data(), n * sizeof(V));
+  build_staged(n, t);
+}
 
+namespace {
+// A device call's pairs, reversed (as build() stages them: after the stable
+// sort a key's last pair comes first).
+template <class K, class V>
+__global__ void reverse_pairs_kernel(const K* keys, const V* values, uint64_t n, K* out_keys, V* out_values) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  out_keys[n - 1 - i] = keys[i];
+  out_values[n - 1 - i] = values[i];
+}
+}  // namespace
+
+template <class K, class V>
+void Lsm<K, V>::build_device(const K* keys, const V* values, uint64_t n) {
+  DeviceTime t;
+  KeyValues none;
+  build(none, t);  // empties the structure
+  if (n == 0) return;
+  for (int i = 0; i < 2; ++i) {
+    pp_[i].keys.reserve_discard(n, "lsm build buffer");
+    pp_[i].values.reserve_discard(n, "lsm build buffer");
+  }
+  reverse_pairs_kernel<K, V><<<blocks_for(n, 256), 256, 0, stream_>>>(keys, values, n, pp_[0].keys.data(),
+                                                                     pp_[0].values.data());
+  GPUDICT_CHECK_LAUNCH("lsm reverse_pairs_kernel");
+  build_staged(n, t);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+template <class K, class V>
+void Lsm<K, V>::build_staged(uint64_t n, DeviceTime& t) {
   cub::DoubleBuffer<K> dk(pp_[0].keys.data(), pp_[1].keys.data());
   cub::DoubleBuffer<V> dv(pp_[0].values.data(), pp_[1].values.data());
   auto sort = [&](void* p, size_t& bytes) {
@@ -298,6 +331,8 @@ bool Lsm<K, V>::run_cleanup(DeviceTime& t, double place_if_stale_over) {
   template void Lsm<K, V>::replace_live(LevelList&&);                           \
   template double Lsm<K, V>::place_sorted(const K*, const V*, uint64_t);         \
   template void Lsm<K, V>::build(const KeyValues&, DeviceTime&);                \
+  template void Lsm<K, V>::build_staged(uint64_t, DeviceTime&);                 \
+  template void Lsm<K, V>::build_device(const K*, const V*, uint64_t);          \
   template bool Lsm<K, V>::run_cleanup(DeviceTime&, double);
 GPUDICT_LSM_BUILD(uint32_t, uint32_t)
 GPUDICT_LSM_BUILD(uint32_t, uint64_t)

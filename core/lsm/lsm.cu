@@ -76,6 +76,14 @@ void validate_lsm_options(const StructureConfig& config) { (void)lsm::parse_opti
 
 namespace lsm {
 
+void validate(const Options& o) {
+  const uint64_t b = o.batch_size;
+  if (b == 0 || (b & (b - 1)) != 0 || b > kMaxBatch)
+    throw InputError("lsm options: batch_size " + std::to_string(b) + " is not a power of two between 1 and 2^30");
+  if (!std::isfinite(o.stale_fraction) || o.stale_fraction < 0.0)
+    throw InputError("lsm options: stale_fraction " + std::to_string(o.stale_fraction) + " is not a fraction >= 0");
+}
+
 Options parse_options(const StructureConfig& config) {
   Options o;
   auto has = [&](const char* name) { return config.options.count(name) != 0; };
@@ -105,8 +113,11 @@ int Lsm<K, V>::use_device(int device) {
 }
 
 template <class K, class V>
-Lsm<K, V>::Lsm(const StructureConfig& config, const Options& options)
-    : device_(use_device(config.device)),
+Lsm<K, V>::Lsm(const StructureConfig& config, const Options& options) : Lsm(config.device, options) {}
+
+template <class K, class V>
+Lsm<K, V>::Lsm(int device, const Options& options)
+    : device_(use_device(device)),
       caps_(lsm_caps()),
       opt_(options),
       b_(options.batch_size),
@@ -125,6 +136,14 @@ Lsm<K, V>::~Lsm() {
   dropped_.clear();
   pool_->clear();
   if (stream_) cudaStreamDestroy(stream_);
+  if (follow_event_) cudaEventDestroy(follow_event_);
+}
+
+template <class K, class V>
+void Lsm<K, V>::follow(cudaStream_t caller) {
+  if (!follow_event_) GPUDICT_CUDA(cudaEventCreateWithFlags(&follow_event_, cudaEventDisableTiming));
+  GPUDICT_CUDA(cudaEventRecord(follow_event_, caller));
+  GPUDICT_CUDA(cudaStreamWaitEvent(stream_, follow_event_, 0));
 }
 
 template <class K, class V>

@@ -31,20 +31,9 @@
 #include "core/common/trace_events.hpp"
 #include "core/common/pinned_buffer.cuh"
 #include "core/lsm/level.cuh"
+#include "core/lsm/options.hpp"
 
 namespace gpudict::lsm {
-
-// The default of --cleanup-stale-fraction: clean up once half the stored
-// elements may be stale.
-inline constexpr double kDefaultStaleFraction = 0.5;
-
-struct Options {
-  uint64_t batch_size = 1ull << 20;
-  uint64_t cleanup_every = 0;   // 0: never
-  double stale_fraction = kDefaultStaleFraction;  // 0: never
-  bool lookup_filter = true;    // lookups build and probe per-level filters (level_filter.cuh)
-  bool exact_stale = false;     // count stale records exactly (a presence lookup per update batch)
-};
 
 // Options from the command line; throws InputError naming the option.
 Options parse_options(const StructureConfig& config);
@@ -79,6 +68,7 @@ class Lsm final : public Dictionary {
   using RunBuffers = lsm::RunBuffers<K, V>;
 
   Lsm(const StructureConfig& config, const Options& options);
+  Lsm(int device, const Options& options);
   ~Lsm() override;
   Lsm(const Lsm&) = delete;
   Lsm& operator=(const Lsm&) = delete;
@@ -93,8 +83,32 @@ class Lsm final : public Dictionary {
   void cleanup(DeviceTime& t) override;
   Stats stats() const override;
 
+  // The library's bulk calls on device arrays (lsm_map), on this LSM's
+  // stream; each returns when its results are written. build_device: a new
+  // LSM of the n pairs (the later pair of a key wins); update_device: m
+  // inserts or deletes as one batch (the later update of a key wins), then
+  // the cleanup policy; find_device, successor_device: on the live levels
+  // (a null output is skipped; not found: 0).
+  void build_device(const K* keys, const V* values, uint64_t n);
+  void update_device(const K* keys, const V* values, uint64_t m, bool insert);
+  void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
+  void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out);
+  // Orders this LSM's stream after the caller's work queued on `caller`.
+  void follow(cudaStream_t caller);
+  uint64_t stored_elements() const { return stored(); }
+
  private:
   static int use_device(int device);
+  // build_cleanup.cu: the build of n pairs staged (reversed) in pp_[0].
+  void build_staged(uint64_t n, DeviceTime& t);
+  // update.cu: the checks and scratch of m updates, and their resolve and
+  // merge once staged in upd_keys_[0], upd_payload_[0], upd_values_.
+  void reserve_update(uint64_t m);
+  void update_staged(uint64_t m, Phase phase, DeviceTime& t);
+  // point_queries.cu: q lookups (successors) staged in q_keys_, into
+  // q_found_ and q_value_out_ (q_key_out_).
+  void lookup_staged(uint64_t q, const LevelList& list, Phase phase, DeviceTime& t);
+  void successor_staged(uint64_t q, const LsmView& v, Phase phase, DeviceTime& t);
   // update.cu: the batch's inserts and deletes, resolved and merged in.
   void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
   // lsm.cu: the cleanup policy after an update batch.
@@ -144,6 +158,7 @@ class Lsm final : public Dictionary {
   Options opt_;
   uint64_t b_;
   cudaStream_t stream_ = nullptr;
+  cudaEvent_t follow_event_ = nullptr;  // follow()
   EventTimer timer_;
   TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a batch on stderr
 

@@ -24,6 +24,7 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/width_copy.cuh"
 #include "core/common/grid.cuh"
 #include "core/common/warp.cuh"
 #include "core/lsm/level_filter.cuh"
@@ -240,10 +241,22 @@ void Lsm<K, V>::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops
   const uint64_t q = ops.size();
   if (q == 0 || list.occupied() == 0) return;  // nothing stored: every lookup misses (results are reset)
   stage_queries(batch, ops, false);
-  q_found_.reserve_discard(q, "lsm lookup results");
-  q_value_out_.reserve_discard(q, "lsm lookup results");
   h_found_.reserve_discard(q);
   h_values_.reserve_discard(q);
+  lookup_staged(q, list, phase, t);
+  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
+  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
+  for (uint64_t j = 0; j < q; ++j) {
+    const uint32_t i = ops[j];
+    r.found[i] = h_found_[j];
+    r.value[i] = h_values_[j];
+  }
+}
+
+template <class K, class V>
+void Lsm<K, V>::lookup_staged(uint64_t q, const LevelList& list, Phase phase, DeviceTime& t) {
+  q_found_.reserve_discard(q, "lsm lookup results");
+  q_value_out_.reserve_discard(q, "lsm lookup results");
   const std::vector<Level*> unfiltered = levels_without_filter(list);
   timer_.start(stream_);
   // The filters this batch needs are built in its time: a lookup batch pays
@@ -261,13 +274,6 @@ void Lsm<K, V>::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops
   launch_multilevel(v, LookupOp<K, V>{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
                     "multilevel_search_kernel<Lookup>");
   t.add(phase, timer_.stop(stream_));
-  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
-  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
-  for (uint64_t j = 0; j < q; ++j) {
-    const uint32_t i = ops[j];
-    r.found[i] = h_found_[j];
-    r.value[i] = h_values_[j];
-  }
 }
 
 template <class K, class V>
@@ -277,14 +283,28 @@ void Lsm<K, V>::run_successors(const Batch& batch, const std::vector<uint32_t>& 
   const LsmView v = make_view(list);
   if (q == 0 || v.count == 0) return;  // nothing stored: not found (results are reset)
   stage_queries(batch, ops, false);
+  h_found_.reserve_discard(q);
+  h_qargs_.reserve_discard(q);
+  h_values_.reserve_discard(q);
+  successor_staged(q, v, phase, t);
+  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
+  copy_to_host(stream_, h_qargs_.data(), q_key_out_.data(), q * sizeof(K));
+  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
+  for (uint64_t j = 0; j < q; ++j) {
+    const uint32_t i = ops[j];
+    r.found[i] = h_found_[j];
+    r.key[i] = h_qargs_[j];
+    r.value[i] = h_values_[j];
+  }
+}
+
+template <class K, class V>
+void Lsm<K, V>::successor_staged(uint64_t q, const LsmView& v, Phase phase, DeviceTime& t) {
   q_found_.reserve_discard(q, "lsm successor results");
   q_key_out_.reserve_discard(q, "lsm successor results");
   q_value_out_.reserve_discard(q, "lsm successor results");
   q_slow_item_.reserve_discard(q, "lsm successor walk list");
   q_slow_key_.reserve_discard(q, "lsm successor walk list");
-  h_found_.reserve_discard(q);
-  h_qargs_.reserve_discard(q);
-  h_values_.reserve_discard(q);
   unsigned long long* d_slow = d_counters_.data() + 3;
   const SuccessorOp<K, V> op{q_keys_.data(),        q_found_.data(),       q_key_out_.data(), q_value_out_.data(),
                        q_slow_item_.data(), q_slow_key_.data(), d_slow};
@@ -299,15 +319,41 @@ void Lsm<K, V>::run_successors(const Batch& batch, const std::vector<uint32_t>& 
                                                                  q_value_out_.data());
   GPUDICT_CHECK_LAUNCH("successor_walk_kernel");
   t.add(phase, timer_.stop(stream_));
-  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
-  copy_to_host(stream_, h_qargs_.data(), q_key_out_.data(), q * sizeof(K));
-  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
-  for (uint64_t j = 0; j < q; ++j) {
-    const uint32_t i = ops[j];
-    r.found[i] = h_found_[j];
-    r.key[i] = h_qargs_[j];
-    r.value[i] = h_values_[j];
+}
+
+template <class K, class V>
+void Lsm<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* found_out) {
+  if (n == 0) return;
+  if (values_out) GPUDICT_CUDA(cudaMemsetAsync(values_out, 0, n * sizeof(V), stream_));
+  if (found_out) GPUDICT_CUDA(cudaMemsetAsync(found_out, 0, n * sizeof(bool), stream_));
+  if (live_.occupied() != 0) {
+    q_keys_.reserve_discard(n, "lsm query keys");
+    GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
+    DeviceTime t;
+    lookup_staged(n, live_, Phase::Lookup, t);
+    if (values_out) narrow_copy<V>(q_value_out_.data(), q_found_.data(), values_out, sizeof(V), n, stream_);
+    flags_to_bool(q_found_.data(), found_out, n, stream_);
   }
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+template <class K, class V>
+void Lsm<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out) {
+  if (n == 0) return;
+  if (keys_out) GPUDICT_CUDA(cudaMemsetAsync(keys_out, 0, n * sizeof(K), stream_));
+  if (values_out) GPUDICT_CUDA(cudaMemsetAsync(values_out, 0, n * sizeof(V), stream_));
+  if (found_out) GPUDICT_CUDA(cudaMemsetAsync(found_out, 0, n * sizeof(bool), stream_));
+  const LsmView v = make_view(live_);
+  if (v.count != 0) {
+    q_keys_.reserve_discard(n, "lsm query keys");
+    GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
+    DeviceTime t;
+    successor_staged(n, v, Phase::Successor, t);
+    if (keys_out) narrow_copy<K>(q_key_out_.data(), q_found_.data(), keys_out, sizeof(K), n, stream_);
+    if (values_out) narrow_copy<V>(q_value_out_.data(), q_found_.data(), values_out, sizeof(V), n, stream_);
+    flags_to_bool(q_found_.data(), found_out, n, stream_);
+  }
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 #define GPUDICT_LSM_POINT(K, V)                                                                                   \
@@ -316,7 +362,11 @@ void Lsm<K, V>::run_successors(const Batch& batch, const std::vector<uint32_t>& 
   template void Lsm<K, V>::run_lookups(const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase,      \
                                        BatchResults&, DeviceTime&);                                              \
   template void Lsm<K, V>::run_successors(const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase,   \
-                                          BatchResults&, DeviceTime&);
+                                          BatchResults&, DeviceTime&);                                           \
+  template void Lsm<K, V>::lookup_staged(uint64_t, const LevelList&, Phase, DeviceTime&);                       \
+  template void Lsm<K, V>::successor_staged(uint64_t, const LsmView&, Phase, DeviceTime&);                      \
+  template void Lsm<K, V>::find_device(const K*, uint64_t, V*, bool*);                                          \
+  template void Lsm<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);
 GPUDICT_LSM_POINT(uint32_t, uint32_t)
 GPUDICT_LSM_POINT(uint32_t, uint64_t)
 GPUDICT_LSM_POINT(uint64_t, uint64_t)

@@ -150,11 +150,23 @@ struct ChunkPlan {
 }  // namespace
 
 template <class K, class V>
+void Lsm<K, V>::reserve_update(uint64_t m) {
+  if (m >= kMaxUpdates) throw RuntimeFailure("lsm: at most 2^31 - 1 updates in one batch (got " + std::to_string(m) + ")");
+  for (int i = 0; i < 2; ++i) {
+    upd_keys_[i].reserve_discard(m, "lsm update keys");
+    upd_payload_[i].reserve_discard(m, "lsm update payload");
+  }
+  upd_values_.reserve_discard(m, "lsm update values");
+  uniq_keys_.reserve_discard(m, "lsm resolved keys");
+  uniq_payload_.reserve_discard(m, "lsm resolved payload");
+}
+
+template <class K, class V>
 void Lsm<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   uint64_t m = 0;
   for (OpType type : batch.types) m += is_update(type) ? 1 : 0;
   if (m == 0) return;
-  if (m >= kMaxUpdates) throw RuntimeFailure("lsm: at most 2^31 - 1 updates in one batch (got " + std::to_string(m) + ")");
+  reserve_update(m);
   h_keys_.reserve_discard(m);
   h_args_.reserve_discard(m);
   h_values_.reserve_discard(m);
@@ -169,17 +181,42 @@ void Lsm<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
       ++j;
     }
   }
-  for (int i = 0; i < 2; ++i) {
-    upd_keys_[i].reserve_discard(m, "lsm update keys");
-    upd_payload_[i].reserve_discard(m, "lsm update payload");
-  }
-  upd_values_.reserve_discard(m, "lsm update values");
-  uniq_keys_.reserve_discard(m, "lsm resolved keys");
-  uniq_payload_.reserve_discard(m, "lsm resolved payload");
   copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
   copy_to_device(stream_, upd_payload_[0].data(), h_args_.data(), m * sizeof(uint32_t));
   copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(V));
+  update_staged(m, phase, t);
+}
 
+namespace {
+// A device call's updates as the resolve takes them: keys, (delete bit |
+// index) payloads, values by index.
+template <class K, class V>
+__global__ void stage_updates_kernel(const K* in_keys, const V* in_values, bool insert, uint64_t m, K* keys,
+                                     uint32_t* payload, V* values) {
+  const uint64_t j = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (j >= m) return;
+  keys[j] = in_keys[j];
+  payload[j] = (insert ? 0u : kDeleteBit) | static_cast<uint32_t>(j);
+  values[j] = insert && in_values ? in_values[j] : V(0);
+}
+}  // namespace
+
+template <class K, class V>
+void Lsm<K, V>::update_device(const K* keys, const V* values, uint64_t m, bool insert) {
+  if (m == 0) return;
+  if (m >= kMaxUpdates) throw InputError("lsm_map: at most 2^31 - 1 updates in one call");
+  reserve_update(m);
+  stage_updates_kernel<K, V><<<blocks_for(m, 256), 256, 0, stream_>>>(keys, values, insert, m, upd_keys_[0].data(),
+                                                                     upd_payload_[0].data(), upd_values_.data());
+  GPUDICT_CHECK_LAUNCH("lsm stage_updates_kernel");
+  DeviceTime t;
+  update_staged(m, Phase::Update, t);
+  maybe_cleanup(t);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+template <class K, class V>
+void Lsm<K, V>::update_staged(uint64_t m, Phase phase, DeviceTime& t) {
   // d_counters_: resolved keys, keys live before the batch, tombstones.
   unsigned long long* d_runs = d_counters_.data();
   unsigned long long* d_live = d_counters_.data() + 1;
@@ -350,8 +387,14 @@ void Lsm<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
   t.add(phase, ms);
 }
 
-template void Lsm<uint32_t, uint32_t>::apply_updates(const Batch&, Phase, DeviceTime&);
-template void Lsm<uint32_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
-template void Lsm<uint64_t, uint64_t>::apply_updates(const Batch&, Phase, DeviceTime&);
+#define GPUDICT_LSM_UPDATES(K, V)                                               \
+  template void Lsm<K, V>::reserve_update(uint64_t);                            \
+  template void Lsm<K, V>::apply_updates(const Batch&, Phase, DeviceTime&);     \
+  template void Lsm<K, V>::update_staged(uint64_t, Phase, DeviceTime&);         \
+  template void Lsm<K, V>::update_device(const K*, const V*, uint64_t, bool);
+GPUDICT_LSM_UPDATES(uint32_t, uint32_t)
+GPUDICT_LSM_UPDATES(uint32_t, uint64_t)
+GPUDICT_LSM_UPDATES(uint64_t, uint64_t)
+#undef GPUDICT_LSM_UPDATES
 
 }  // namespace gpudict::lsm

@@ -18,6 +18,7 @@
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
+#include "core/lsm/lsm_map.hpp"
 #include "core/slabhash/slab_hash_map.hpp"
 #include "core/sorted_array/sorted_array_map.hpp"
 #include "core/sorted_array/sorted_array_ref.cuh"
@@ -534,4 +535,76 @@ TEST_CASE_TEMPLATE("sorted_array_ref: a user kernel's finds, counts and successo
   }
   CHECK(bad == 0);
   CHECK(map.size() == model.size());
+}
+
+TEST_CASE_TEMPLATE("lsm_map: build, insert_or_assign, erase, find and successor on device arrays", P, u32_u32,
+                   u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(40);
+  gpudict::lsm_options o;
+  o.batch_size = 1024;   // many levels
+  o.cleanup_every = 5;   // and cleanups between the calls
+  gpudict::lsm_map<K, V> map(o);
+  std::map<K, V> model;
+  std::vector<K> keys = ends<K>();
+  std::vector<V> values;
+  for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[i % ends<V>().size()]);
+  for (int i = 0; i < 20000; ++i) {
+    keys.push_back(i % 6 == 0 ? keys[rng() % keys.size()] : draw<K>(rng));  // the later pair wins
+    values.push_back(draw<V>(rng));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
+  {
+    const auto dk = to_device(keys);
+    const auto dv = to_device(values);
+    map.build(dk.data(), dv.data(), keys.size());
+  }
+  check_find(map, model, probes_of(model, rng, 2048));
+  // Update calls of 1, 0, 700 and 5000 operations, with repeated keys in a
+  // call (the later update wins) and absent deletes.
+  for (size_t n : {size_t{1}, size_t{0}, size_t{700}, size_t{5000}, size_t{3000}, size_t{5000}, size_t{700}}) {
+    std::vector<K> uk;
+    std::vector<V> uv;
+    for (size_t i = 0; i < n; ++i) {
+      uk.push_back(i % 5 == 0 && !uk.empty() ? uk[rng() % uk.size()] : draw<K>(rng));
+      uv.push_back(draw<V>(rng));
+    }
+    for (size_t i = 0; i < n; ++i) model[uk[i]] = uv[i];
+    const auto dk = to_device(uk);
+    const auto dv = to_device(uv);
+    map.insert_or_assign(dk.data(), dv.data(), uk.size());
+    std::vector<K> ek;
+    for (const auto& kv : model)
+      if (ek.size() < n / 3 && rng() % 4 == 0) ek.push_back(kv.first);
+    for (size_t i = 0; i < n / 4; ++i) ek.push_back(draw<K>(rng));
+    if (!ek.empty()) ek.push_back(ek.front());  // one key deleted twice in the call
+    for (K k : ek) model.erase(k);
+    const auto de = to_device(ek);
+    map.erase(de.data(), ek.size());
+  }
+  check_find(map, model, probes_of(model, rng, 4096));
+  CHECK(map.stored_elements() >= model.size());
+  // Successors, the domain's ends included.
+  const std::vector<K> q = probes_of(model, rng, 4096);
+  const auto dq = to_device(q);
+  DeviceBuffer<K> dk(q.size(), "out");
+  DeviceBuffer<V> dv(q.size(), "out");
+  DeviceBuffer<bool> df(q.size(), "out");
+  map.successor(dq.data(), q.size(), dk.data(), dv.data(), df.data());
+  const auto sk = to_host(dk, q.size());
+  const auto sv = to_host(dv, q.size());
+  const auto sf = flags_to_host(df, q.size());
+  int bad = 0;
+  for (size_t i = 0; i < q.size(); ++i) {
+    const auto it = model.upper_bound(q[i]);
+    const bool want = it != model.end();
+    if ((sf[i] != 0) != want || sk[i] != (want ? it->first : K{0}) || sv[i] != (want ? it->second : V{0}))
+      if (++bad <= 3) FAIL_CHECK("successor " << q[i]);
+  }
+  CHECK(bad == 0);
+  gpudict::lsm_options bad_options;
+  bad_options.batch_size = 1000;  // not a power of two
+  using Map = gpudict::lsm_map<K, V>;
+  CHECK_THROWS_AS(Map{bad_options}, gpudict::InputError);
 }

@@ -1,0 +1,71 @@
+// lsm_map<Key, Value> (lsm_map.hpp) over Lsm<Key, Value>.
+#include "core/lsm/lsm_map.hpp"
+
+#include "core/common/cuda_check.hpp"
+#include "core/lsm/lsm_impl.cuh"
+
+namespace gpudict {
+
+template <class Key, class Value>
+struct lsm_map<Key, Value>::impl {
+  lsm::Lsm<Key, Value> lsm;
+  impl(const lsm_options& o, int device) : lsm(device, o) {}
+};
+
+template <class Key, class Value>
+lsm_map<Key, Value>::lsm_map(const lsm_options& options, int device) {
+  lsm::validate(options);
+  if (device < 0) GPUDICT_CUDA(cudaGetDevice(&device));
+  impl_ = std::make_unique<impl>(options, device);
+}
+
+template <class Key, class Value>
+lsm_map<Key, Value>::~lsm_map() = default;
+template <class Key, class Value>
+lsm_map<Key, Value>::lsm_map(lsm_map&&) noexcept = default;
+template <class Key, class Value>
+lsm_map<Key, Value>& lsm_map<Key, Value>::operator=(lsm_map&&) noexcept = default;
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::build(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.build_device(keys, values, n);
+}
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::insert_or_assign(const Key* keys, const Value* values, std::uint64_t n,
+                                           cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.update_device(keys, values, n, true);
+}
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::erase(const Key* keys, std::uint64_t n, cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.update_device(keys, nullptr, n, false);
+}
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out,
+                               cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.find_device(keys, n, values_out, found_out);
+}
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out,
+                                    bool* found_out, cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.successor_device(keys, n, keys_out, values_out, found_out);
+}
+
+template <class Key, class Value>
+std::uint64_t lsm_map<Key, Value>::stored_elements() const {
+  return impl_->lsm.stored_elements();
+}
+
+template class lsm_map<std::uint32_t, std::uint32_t>;
+template class lsm_map<std::uint32_t, std::uint64_t>;
+template class lsm_map<std::uint64_t, std::uint64_t>;
+
+}  // namespace gpudict

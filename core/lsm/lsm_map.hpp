@@ -1,0 +1,74 @@
+// gpudict::lsm_map<Key, Value>: the GPU LSM (docs/lsm.md) as a library
+// container. Host code, no CUDA compiler needed to include it.
+//
+// Sorted levels of b, 2b, 4b, ... elements (b = options.batch_size); an
+// update call is one batch: its inserts and deletes (tombstones) are
+// resolved, sorted and merged down the levels; a cleanup drops stale
+// elements when options say so. Every bulk call takes device arrays and a
+// stream: it runs after the work queued on that stream before it, and
+// returns when its results are in the output arrays. Keys and values:
+// uint32_t/uint32_t, uint32_t/uint64_t or uint64_t/uint64_t (with u64 keys
+// use uint64_t values), every value of the type legal. Several updates of
+// one key in one call: the later wins. Errors are thrown
+// (core/common/errors.hpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "core/lsm/options.hpp"
+
+namespace gpudict {
+
+using lsm_options = lsm::Options;
+
+template <class Key, class Value>
+class lsm_map {
+  static_assert((sizeof(Key) == 4 || sizeof(Key) == 8) && (sizeof(Value) == 4 || sizeof(Value) == 8),
+                "lsm_map: keys and values are uint32_t or uint64_t");
+  static_assert(!(sizeof(Key) == 8 && sizeof(Value) == 4), "lsm_map: u64 keys take uint64_t values");
+
+ public:
+  using key_type = Key;
+  using mapped_type = Value;
+
+  // An empty LSM on `device` (-1: the current device); options are
+  // validated (InputError naming the field).
+  explicit lsm_map(const lsm_options& options = {}, int device = -1);
+  ~lsm_map();
+  lsm_map(lsm_map&&) noexcept;
+  lsm_map& operator=(lsm_map&&) noexcept;
+  lsm_map(const lsm_map&) = delete;
+  lsm_map& operator=(const lsm_map&) = delete;
+
+  // Replaces the contents with the n pairs: the later pair of a key wins.
+  void build(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream = 0);
+  // Inserts each pair, replacing the value of a key already present.
+  void insert_or_assign(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream = 0);
+  // Deletes each key (a tombstone; absent keys are no-ops for queries).
+  void erase(const Key* keys, std::uint64_t n, cudaStream_t stream = 0);
+
+  // values_out[i]: the value of keys[i], 0 when absent; found_out[i]
+  // whether it is present. Either may be null.
+  void find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out, cudaStream_t stream = 0);
+  // The smallest present key greater than keys[i] and its value (0 and
+  // found false when there is none). Any output may be null.
+  void successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out, bool* found_out,
+                 cudaStream_t stream = 0);
+
+  // Elements stored in the levels: live pairs, and the replaced pairs and
+  // tombstones no cleanup has dropped yet.
+  std::uint64_t stored_elements() const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+extern template class lsm_map<std::uint32_t, std::uint32_t>;
+extern template class lsm_map<std::uint32_t, std::uint64_t>;
+extern template class lsm_map<std::uint64_t, std::uint64_t>;
+
+}  // namespace gpudict

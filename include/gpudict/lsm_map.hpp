@@ -1,0 +1,4 @@
+// gpudict: the GPU LSM as a container (host code).
+#pragma once
+
+#include "core/lsm/lsm_map.hpp"
