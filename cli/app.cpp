@@ -18,7 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/provenance.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/spec.hpp"
 #include "workloads/workload.hpp"

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "cli/report.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "workloads/workload.hpp"
 
 namespace gpudict {

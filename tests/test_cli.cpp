@@ -2,7 +2,7 @@
 // every example verified, exit codes, and the json/csv shapes.
 #include <doctest/doctest.h>
 
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include <unistd.h>
 
 #include <algorithm>

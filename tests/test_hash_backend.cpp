@@ -12,7 +12,7 @@
 
 #include "batch_run.hpp"
 #include "cli_helpers.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
 #include "scratch_dir.hpp"
 #include "workloads/cpu_backend.hpp"

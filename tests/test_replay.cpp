@@ -4,7 +4,7 @@
 
 #include "cli/exit_codes.hpp"
 
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
 #include "workloads/replay.hpp"

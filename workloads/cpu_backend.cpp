@@ -23,7 +23,7 @@
 
 #include <fmt/format.h>
 
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/kv_sort.hpp"
 

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/results_writer.hpp"

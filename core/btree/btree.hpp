@@ -7,11 +7,9 @@
 #pragma once
 
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
+#include "core/btree/options.hpp"
 
 namespace gpudict {
 
@@ -20,15 +18,10 @@ namespace gpudict {
 // run concurrently in one kernel). u32 and u64 keys, u32 and u64 values.
 Capabilities btree_caps();
 
-// --node-pool (nodes, 0 = automatic), --fill (bulk-build fill), --tile (8, 16
-// or 32 lanes per operation), --sort (on/off: sort each batch by key).
-std::vector<OptionSpec> btree_options();
-
-// Throws InputError naming the option (also used with --backend cpu).
-void validate_btree_options(const StructureConfig& config);
-
-// The instantiation for the config's key and value types (with_kv_types:
-// u32/u32, u32/u64, u64 keys on u64/u64); throws InputError for bad options.
-std::unique_ptr<Dictionary> make_btree(const StructureConfig& config);
+// The B-Tree behind the replay engine's interface, on `device`, for the
+// key and value types (with_kv_types: u32/u32, u32/u64, u64 keys on
+// u64/u64); throws InputError for invalid options (btree::validate).
+std::unique_ptr<Dictionary> make_btree_dictionary(const btree::Options& options, int device, KeyType key,
+                                                  KeyType value);
 
 }  // namespace gpudict

@@ -25,7 +25,6 @@
 #include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
 #include "core/btree/leaf_directory.cuh"
 #include "core/btree/node.hpp"
 #include "core/btree/options.hpp"
@@ -56,8 +55,6 @@ inline auto exclusive_sum_u64(const unsigned long long* in, unsigned long long* 
   };
 }
 
-// Options from the command line; throws InputError naming the option.
-Options parse_options(const StructureConfig& config);
 // The path --phased-updates takes: auto with --ops-kernel tile always
 // merges (the paper's kernel was not measured on short lists).
 inline PhasedUpdates effective_phased_updates(const Options& o) {
@@ -123,12 +120,11 @@ struct DeviceSource {
 
 // Word: the node's word type (node.hpp), the wider of the key and value
 // types: uint32_t for u32 keys and values, uint64_t when either is 64-bit
-// (make_btree picks it; `kv` names the pair for parameters()). Keys,
+// (make_btree_dictionary picks it; `kv` names the pair for parameters()). Keys,
 // arguments and results are of that width on the device.
 template <class Word>
 class BTree final : public Dictionary {
  public:
-  BTree(const StructureConfig& config, const Options& options, std::string_view kv, int key_bits);
   BTree(int device, const Options& options, std::string_view kv, int key_bits);
   ~BTree() override;
   BTree(const BTree&) = delete;

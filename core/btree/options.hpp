@@ -1,5 +1,5 @@
 // The B-Tree's options as a typed struct: what the library's btree_map and
-// the command line's flags (btree.cu, parse_options) both configure.
+// the command line's flags (workloads/registry/btree.cpp) both configure.
 #pragma once
 
 #include <cstdint>

@@ -23,11 +23,6 @@
 
 namespace gpudict {
 
-namespace {
-constexpr uint64_t kDefaultBatch = 1ull << 20;
-constexpr uint64_t kMaxBatch = 1ull << 30;
-}  // namespace
-
 Capabilities lsm_caps() {
   Capabilities c;
   c.ordered = true;
@@ -39,71 +34,21 @@ Capabilities lsm_caps() {
   return c;
 }
 
-std::vector<OptionSpec> lsm_options() {
-  return {
-      {"batch-size",
-       "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of at "
-       "most b unique keys; a chunk that fits merges into level 0, so a batch of k keys stores k elements",
-       std::to_string(kDefaultBatch), "UINT:2^k in [1, 2^30]"},
-      {"cleanup-every", "run a cleanup after every N update batches (0: never)", "0", "UINT"},
-      {"cleanup-stale-fraction",
-       "run a cleanup after an update batch when stale elements exceed this fraction of the stored elements "
-       "(0: never); the stale count is the one --stale-count keeps",
-       shortest_text(lsm::kDefaultStaleFraction), "FLOAT:>= 0"},
-      {"lookup-filter",
-       "on: a lookup batch first builds the filters that the queried levels lack (8 bits per key, a blocked Bloom "
-       "filter per segment of a level's fence top; in that batch's time, once per level) and lookups skip the levels "
-       "a filter rules out; the largest level, the levels of build and cleanup (disjoint key ranges) and levels of "
-       "at most 1024 keys have none, as there a hit would pay a probe on top of its search; off: every lookup "
-       "searches every level it reaches",
-       "on", "{on,off}"},
-      {"stale-count",
-       "levels: each level counts the stale records it holds when it is written (free; a lower bound that misses "
-       "records shadowed by a newer level until their levels merge); exact: every update batch also looks up its "
-       "keys in the levels before it (one lookup per updated key)",
-       "levels", "{levels,exact}"},
-  };
-}
-
-std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config) {
-  const lsm::Options o = lsm::parse_options(config);
-  return with_kv_types(config.key_type, config.value_type, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
-    return std::make_unique<lsm::Lsm<typename decltype(k)::type, typename decltype(v)::type>>(config, o);
+std::unique_ptr<Dictionary> make_lsm_dictionary(const lsm::Options& o, int device, KeyType key, KeyType value) {
+  lsm::validate(o);
+  return with_kv_types(key, value, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
+    return std::make_unique<lsm::Lsm<typename decltype(k)::type, typename decltype(v)::type>>(device, o);
   });
 }
-
-void validate_lsm_options(const StructureConfig& config) { (void)lsm::parse_options(config); }
 
 namespace lsm {
 
 void validate(const Options& o) {
   const uint64_t b = o.batch_size;
-  if (b == 0 || (b & (b - 1)) != 0 || b > kMaxBatch)
+  if (b == 0 || (b & (b - 1)) != 0 || b > kMaxBatchSize)
     throw InputError("lsm options: batch_size " + std::to_string(b) + " is not a power of two between 1 and 2^30");
   if (!std::isfinite(o.stale_fraction) || o.stale_fraction < 0.0)
     throw InputError("lsm options: stale_fraction " + std::to_string(o.stale_fraction) + " is not a fraction >= 0");
-}
-
-Options parse_options(const StructureConfig& config) {
-  Options o;
-  auto has = [&](const char* name) { return config.options.count(name) != 0; };
-  if (has("batch-size")) {
-    const uint64_t b = config.get_u64("batch-size");
-    if (b == 0 || (b & (b - 1)) != 0 || b > kMaxBatch)
-      throw InputError("--batch-size: '" + config.get("batch-size") + "' is not a power of two between 1 and 2^30");
-    o.batch_size = b;
-  }
-  if (has("cleanup-every")) o.cleanup_every = config.get_u64("cleanup-every");
-  if (has("cleanup-stale-fraction")) {
-    const double x = config.get_double("cleanup-stale-fraction");
-    if (!std::isfinite(x) || x < 0.0)
-      throw InputError("--cleanup-stale-fraction: '" + config.get("cleanup-stale-fraction") +
-                       "' is not a fraction >= 0");
-    o.stale_fraction = x;
-  }
-  if (has("lookup-filter")) o.lookup_filter = config.get_choice("lookup-filter", "on", "off");
-  if (has("stale-count")) o.exact_stale = config.get_choice("stale-count", "exact", "levels");
-  return o;
 }
 
 template <class K, class V>
@@ -111,9 +56,6 @@ int Lsm<K, V>::use_device(int device) {
   GPUDICT_CUDA(cudaSetDevice(device));
   return device;
 }
-
-template <class K, class V>
-Lsm<K, V>::Lsm(const StructureConfig& config, const Options& options) : Lsm(config.device, options) {}
 
 template <class K, class V>
 Lsm<K, V>::Lsm(int device, const Options& options)

@@ -8,10 +8,9 @@
 #pragma once
 
 #include <memory>
-#include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
+#include "core/lsm/options.hpp"
 
 namespace gpudict {
 
@@ -20,17 +19,9 @@ namespace gpudict {
 // phased batch: a delete wins, otherwise one insert (the last in batch order).
 Capabilities lsm_caps();
 
-// --batch-size (b, a power of two, default 2^20), --cleanup-every (N update
-// batches, 0 = never), --cleanup-stale-fraction (x, 0 = never).
-std::vector<OptionSpec> lsm_options();
-
-// Throws InputError naming the option when an option is invalid (also used
-// with --backend cpu, where no LSM is built).
-void validate_lsm_options(const StructureConfig& config);
-
-// Instantiated for u32/u32, u32/u64 and u64/u64 (with_kv_types: u64 keys
-// with u32 values run on u64/u64). Throws InputError for invalid options
-// (the message names the option).
-std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config);
+// The LSM behind the replay engine's interface, on `device`: u32/u32,
+// u32/u64 and u64/u64 (with_kv_types: u64 keys with u32 values run on
+// u64/u64). Throws InputError for invalid options (lsm::validate).
+std::unique_ptr<Dictionary> make_lsm_dictionary(const lsm::Options& options, int device, KeyType key, KeyType value);
 
 }  // namespace gpudict

@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
 #include "core/common/cub_temp.cuh"
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
@@ -35,8 +34,6 @@
 
 namespace gpudict::lsm {
 
-// Options from the command line; throws InputError naming the option.
-Options parse_options(const StructureConfig& config);
 
 // Scratch arrays in level format (ping-pong merge buffers, the chunk buffer).
 template <class K, class V>
@@ -67,7 +64,6 @@ class Lsm final : public Dictionary {
   using LsmView = lsm::LsmView<K, V>;
   using RunBuffers = lsm::RunBuffers<K, V>;
 
-  Lsm(const StructureConfig& config, const Options& options);
   Lsm(int device, const Options& options);
   ~Lsm() override;
   Lsm(const Lsm&) = delete;

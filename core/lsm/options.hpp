@@ -1,5 +1,5 @@
 // The LSM's options as a typed struct: what the library's lsm_map and the
-// command line's flags (lsm.cu, parse_options) both configure.
+// command line's flags (workloads/registry/lsm.cpp) both configure.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,8 @@ namespace gpudict::lsm {
 // The default of --cleanup-stale-fraction: clean up once half the stored
 // elements may be stale.
 inline constexpr double kDefaultStaleFraction = 0.5;
+// The largest batch size b (a power of two).
+inline constexpr uint64_t kMaxBatchSize = 1ull << 30;
 
 struct Options {
   uint64_t batch_size = 1ull << 20;

@@ -229,7 +229,7 @@ void SlabHash<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t)
       throw InputError(slabhash_point_query_message(ty, batch.keys[i], batch.args[i], index));
     if (ty == OpType::Successor)
       throw InputError("slabhash does not support successor operations (batch " + std::to_string(index) +
-                       "); structures that do: " + structures_supporting(OpType::Successor));
+                       ")");
     if (batch.keys[i] > key_max<K> || (ty == OpType::Insert && batch.args[i] > key_max<V>))
       throw InputError("slabhash: a key or value above the " + std::string(kv_name<K, V>()) +
                        " instantiation's range in batch " + std::to_string(index));

@@ -16,12 +16,13 @@
 
 namespace gpudict {
 
-std::unique_ptr<Dictionary> make_slabhash(const StructureConfig& config) {
-  const slabhash::Options o = slabhash::parse_options(config);
-  return with_kv_types(config.key_type, config.value_type, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
+std::unique_ptr<Dictionary> make_slabhash_dictionary(const slabhash::Options& o, int device, KeyType key,
+                                                     KeyType value) {
+  slabhash::validate(o);
+  return with_kv_types(key, value, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
     using K = typename decltype(k)::type;
     using V = typename decltype(v)::type;
-    return std::make_unique<slabhash::SlabHash<K, V>>(config, o);
+    return std::make_unique<slabhash::SlabHash<K, V>>(device, o);
   });
 }
 
@@ -58,9 +59,6 @@ template <class K, class V>
 SlabShape SlabHash<K, V>::shape() const {
   return slab_shape(opt_.mode, sizeof(K), sizeof(V));
 }
-
-template <class K, class V>
-SlabHash<K, V>::SlabHash(const StructureConfig& config, const Options& options) : SlabHash(config.device, options) {}
 
 template <class K, class V>
 SlabHash<K, V>::SlabHash(int device, const Options& options)

@@ -9,40 +9,28 @@
 #pragma once
 
 #include <memory>
-#include <vector>
+#include <string>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
 #include "core/slabhash/options.hpp"
 
 namespace gpudict {
 
-// Capabilities of `--mode map|multimap|set` (throws InputError for another
-// mode): unordered, count and range of a single key only, deletes, native
-// concurrent batches; phased duplicates AnyUpdate (map, set) or
-// DeletesThenInserts (multimap).
-Capabilities slabhash_caps_for(const StructureConfig& config);
+// The capabilities of a mode: unordered, count and range of a single key
+// only, deletes, native concurrent batches; phased duplicates AnyUpdate
+// (map, set) or DeletesThenInserts (multimap).
+Capabilities slabhash_caps_of(slabhash::Mode mode);
 // The map mode's capabilities (the registry's default entry).
 Capabilities slabhash_caps();
-Capabilities slabhash_caps_of(slabhash::Mode mode);
 
-namespace slabhash {
-// Options from the command line; throws InputError naming the option.
-Options parse_options(const StructureConfig& config);
-}  // namespace slabhash
-
-// --mode, --buckets, --load-factor, --expected-keys, --pool-slabs,
-// --pool-growth, --max-pool-bytes, --flush-every, --flush-tombstones, --prefetch.
-std::vector<OptionSpec> slabhash_options();
-
-// Throws InputError naming the option when an option is invalid (also used
-// with --backend cpu).
-void validate_slabhash_options(const StructureConfig& config);
-
-std::unique_ptr<Dictionary> make_slabhash(const StructureConfig& config);
+// The slab hash behind the replay engine's interface, on `device`:
+// u32/u32, u32/u64 and u64/u64 (with_kv_types: u64 keys with u32 values run
+// on u64/u64). Throws InputError for invalid options (slabhash::validate).
+std::unique_ptr<Dictionary> make_slabhash_dictionary(const slabhash::Options& options, int device, KeyType key,
+                                                     KeyType value);
 
 // "slabhash answers count and range for a single key only (lo == hi); got
-// count [lo, hi] in batch B; ordered count and range: ..." (exit 2).
+// count [lo, hi] in batch B; ..." (InputError).
 std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, uint64_t batch);
 
 }  // namespace gpudict

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
 #include "core/common/cub_temp.cuh"
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"
@@ -53,7 +52,6 @@ class SlabHashBase : public Dictionary {
 template <class K, class V>
 class SlabHash final : public SlabHashBase {
  public:
-  SlabHash(const StructureConfig& config, const Options& options);
   SlabHash(int device, const Options& options);
   ~SlabHash() override;
   SlabHash(const SlabHash&) = delete;

@@ -30,9 +30,9 @@ Capabilities sorted_array_caps() {
   return c;
 }
 
-std::unique_ptr<Dictionary> make_sorted_array(const StructureConfig& config) {
-  return with_kv_types(config.key_type, config.value_type, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
-    return std::make_unique<sa::SortedArray<typename decltype(k)::type, typename decltype(v)::type>>(config);
+std::unique_ptr<Dictionary> make_sorted_array_dictionary(int device, KeyType key, KeyType value) {
+  return with_kv_types(key, value, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
+    return std::make_unique<sa::SortedArray<typename decltype(k)::type, typename decltype(v)::type>>(device);
   });
 }
 
@@ -43,9 +43,6 @@ int SortedArray<K, V>::use_device(int device) {
   GPUDICT_CUDA(cudaSetDevice(device));
   return device;
 }
-
-template <class K, class V>
-SortedArray<K, V>::SortedArray(const StructureConfig& config) : SortedArray(config.device) {}
 
 template <class K, class V>
 SortedArray<K, V>::SortedArray(int device) : device_(use_device(device)), caps_(sorted_array_caps()) {

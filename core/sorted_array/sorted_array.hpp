@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
 
 namespace gpudict {
 
@@ -15,8 +14,9 @@ namespace gpudict {
 // updates of one key in a phased batch: the last (batch order) wins.
 Capabilities sorted_array_caps();
 
-// Instantiated for u32/u32, u32/u64 and u64/u64 (with_kv_types: u64 keys with
-// u32 values run on u64/u64). Takes no options.
-std::unique_ptr<Dictionary> make_sorted_array(const StructureConfig& config);
+// The sorted array behind the replay engine's interface, on `device`:
+// u32/u32, u32/u64 and u64/u64 (with_kv_types: u64 keys with u32 values run
+// on u64/u64). Takes no options.
+std::unique_ptr<Dictionary> make_sorted_array_dictionary(int device, KeyType key, KeyType value);
 
 }  // namespace gpudict

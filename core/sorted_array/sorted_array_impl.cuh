@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
 #include "core/common/cub_temp.cuh"
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
@@ -31,7 +30,6 @@ template <class K, class V>
 class SortedArray final : public Dictionary {
 
  public:
-  explicit SortedArray(const StructureConfig& config);
   explicit SortedArray(int device);
   ~SortedArray() override;
   SortedArray(const SortedArray&) = delete;

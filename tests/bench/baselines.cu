@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/api/registry.hpp"
+#include "core/sorted_array/sorted_array.hpp"
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/device_info.hpp"
@@ -122,10 +122,7 @@ void check(bool ok, const std::string& what) {
   std::printf("MISMATCH: %s\n", what.c_str());
 }
 
-std::unique_ptr<Dictionary> make_sa() {
-  StructureConfig c;
-  return make_sorted_array(c);
-}
+std::unique_ptr<Dictionary> make_sa() { return make_sorted_array_dictionary(0, KeyType::U32, KeyType::U32); }
 
 KeyValues host_pairs(const std::vector<uint32_t>& keys) {
   KeyValues kv;

@@ -23,7 +23,7 @@
 #include "memory_hog.hpp"
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/structures.hpp"
 #include "core/btree/btree.hpp"
 #include "core/btree/btree_check.hpp"
 #include "core/btree/launch.cuh"

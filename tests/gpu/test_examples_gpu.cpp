@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 
 #include "../cli_helpers.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/replay.hpp"
 #include "workloads/workload.hpp"

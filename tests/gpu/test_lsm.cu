@@ -22,7 +22,7 @@
 
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/structures.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/key_traits.hpp"

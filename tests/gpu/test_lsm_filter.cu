@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "workloads/registry/structures.hpp"
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
 #include "core/common/device_buffer.hpp"

@@ -38,7 +38,7 @@
 #include "model_compare.hpp"
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/structures.hpp"
 #include "core/common/errors.hpp"
 #include "core/slabhash/inspect.hpp"
 #include "core/slabhash/options.hpp"

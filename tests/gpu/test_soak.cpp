@@ -12,7 +12,7 @@
 #include <string>
 
 #include "../scratch_dir.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/registry.hpp"
 #include "workloads/replay.hpp"
 #include "workloads/workload.hpp"
 

@@ -15,7 +15,7 @@
 
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
-#include "core/api/registry.hpp"
+#include "workloads/registry/structures.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/sorted_array/search_index.cuh"

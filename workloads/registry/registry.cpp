@@ -1,14 +1,13 @@
-// The structure table. Adding a structure = one entry here plus its module.
+// The structure table. Adding a structure = one entry here, its command-line
+// side in workloads/registry/<structure>.cpp, plus its module in core/.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 
-#include "core/api/registry.hpp"
-#include "core/btree/btree.hpp"
+#include "workloads/registry/registry.hpp"
+
 #include "core/common/errors.hpp"
-#include "core/lsm/lsm.hpp"
-#include "core/slabhash/slabhash.hpp"
-#include "core/sorted_array/sorted_array.hpp"
+#include "workloads/registry/structures.hpp"
 
 namespace gpudict {
 

@@ -1,0 +1,11 @@
+// The sorted array's command-line side: the registry's factory (it takes no options).
+#include "core/sorted_array/sorted_array.hpp"
+#include "workloads/registry/structures.hpp"
+
+namespace gpudict {
+
+std::unique_ptr<Dictionary> make_sorted_array(const StructureConfig& config) {
+  return make_sorted_array_dictionary(config.device, config.key_type, config.value_type);
+}
+
+}  // namespace gpudict
