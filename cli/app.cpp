@@ -452,7 +452,7 @@ int run_cli(int argc, char** argv) {
     }
     if (info->parsed()) return run_info(kFormats.at(info_format));
   } catch (const Error& e) {
-    std::fprintf(stderr, "gpudict: %s\n", e.what());
+    std::fprintf(stderr, "gpudict: %s\n", cli_message(e).c_str());
     return exit_code_for(e);
   } catch (const std::system_error& e) {  // fmt::print when stdio could not write (a full disk, a closed pipe)
     std::fprintf(stderr, "gpudict: cannot write output: %s\n", e.what());

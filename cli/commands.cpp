@@ -60,7 +60,7 @@ std::vector<Runnable> runnable(const WorkloadHeader& h, const WorkloadSummary& s
       if (!caps.ordered && caps.point_count_range && ranges > 0)
         r.note = " if every count and range names one key (lo == hi)";
     } catch (const InputError& e) {
-      r.reason = e.what();
+      r.reason = cli_message(e);
     }
     out.push_back(r);
   }
@@ -229,7 +229,7 @@ int run_compare(const std::vector<std::string>& names, const RunOptions& opt) {
     } catch (const InputError& e) {
       // A workload the structure cannot run (an operation it lacks, or a
       // refusal when a batch reaches it): listed, not fatal.
-      cmp.skipped.emplace_back(s->name, e.what());
+      cmp.skipped.emplace_back(s->name, cli_message(e));
     }
   }
   if (cmp.reports.empty()) {

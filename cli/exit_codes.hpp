@@ -2,6 +2,8 @@
 // errors they stand for.
 #pragma once
 
+#include <string>
+
 #include "core/common/errors.hpp"
 
 namespace gpudict {
@@ -12,5 +14,9 @@ enum ExitCode : int { kExitOk = 0, kExitVerifyFailed = 1, kExitBadInput = 2, kEx
 inline int exit_code_for(const Error& e) {
   return dynamic_cast<const InputError*>(&e) ? kExitBadInput : kExitRuntime;
 }
+
+// The error's message as the command line prints it: with the flag that
+// sets the option it names, if any ("...; the option: --node-pool").
+std::string cli_message(const Error& e);
 
 }  // namespace gpudict

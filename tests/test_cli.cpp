@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "cli/exit_codes.hpp"
 #include "cli_helpers.hpp"
 #include "core/common/device_info.hpp"
 
@@ -733,4 +734,14 @@ TEST_CASE("cli: structure options are checked by their declared type before anyt
   auto range = run_gpudict("lsm examples/quickstart.yaml --backend cpu -q --batch-size 1000");
   CHECK(range.exit_code == 2);
   CHECK(range.err.find("power of two") != std::string::npos);
+}
+
+TEST_CASE("cli: a library error that names an option gets the flag that sets it") {
+  using gpudict::cli_message;
+  CHECK(cli_message(gpudict::RuntimeFailure("pool full", "node_pool")) == "pool full (command line: --node-pool)");
+  CHECK(cli_message(gpudict::RuntimeFailure("no slab", "growth")) ==
+        "no slab (command line: --pool-growth on or ahead, or a larger --pool-slabs)");
+  CHECK(cli_message(gpudict::InputError("bad")) == "bad");
+  CHECK(gpudict::exit_code_for(gpudict::InputError("bad", "load_factor")) == 2);
+  CHECK(gpudict::exit_code_for(gpudict::DeviceOutOfMemory("oom")) == 3);
 }

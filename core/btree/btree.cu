@@ -129,7 +129,7 @@ BTree<Word>::BTree(int device, const Options& options, std::string_view kv, int 
   h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;
-  pool_ = allocate_nodes(capacity_, opt_.node_pool ? "the pool of --node-pool " + std::to_string(capacity_)
+  pool_ = allocate_nodes(capacity_, opt_.node_pool ? "the fixed pool of " + std::to_string(capacity_) + " nodes"
                                                    : std::string("the first pool"));
   reset_empty();
 }
@@ -194,10 +194,11 @@ void BTree<Word>::sync_header() {
 
 template <class Word>
 void BTree<Word>::throw_pool_full(const std::string& when) const {
-  throw RuntimeFailure("out of device memory for B-Tree nodes: " + when + " needs more than the pool of " +
-                       std::to_string(capacity_) + " nodes (" + format_bytes(capacity_ * sizeof(Node<Word>)) +
-                       "); enlarge it with --node-pool N (nodes of " + std::to_string(sizeof(Node<Word>)) + " bytes) or use --node-pool 0 (automatic)");
-}
+  throw RuntimeFailure("out of device memory for B-Tree nodes: " + when + " needs more than the fixed pool of " +
+                           std::to_string(capacity_) + " nodes (" + format_bytes(capacity_ * sizeof(Node<Word>)) +
+                           "); enlarge it (node_pool, in nodes of " + std::to_string(sizeof(Node<Word>)) +
+                           " bytes) or make it automatic (node_pool 0)",
+                       "node_pool");}
 
 template <class Word>
 void BTree<Word>::clear_overflow() {

@@ -87,7 +87,7 @@ std::string runtime_version_string() {
 
 void select_device(int index) {
   int n = cuda_device_count();
-  if (n == 0) throw RuntimeFailure("no CUDA device: " + cuda_unavailable_reason() + " (use --backend cpu)");
+  if (n == 0) throw RuntimeFailure("no CUDA device: " + cuda_unavailable_reason(), "backend");
   if (index < 0 || index >= n)
     throw RuntimeFailure("no CUDA device " + std::to_string(index) + ": this machine has " + std::to_string(n));
   GPUDICT_CUDA(cudaSetDevice(index));

@@ -5,13 +5,22 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gpudict {
 
-// Every error of the library.
+// Every error of the library. `option` names the field of the structure's
+// typed options whose value avoids the error ("node_pool"), when there is
+// one: the message says what to change in the library's words, and the
+// command line adds the flag that sets it (cli/exit_codes.hpp).
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& what, std::string option = {})
+      : std::runtime_error(what), option_(std::move(option)) {}
+  const std::string& option() const { return option_; }
+
+ private:
+  std::string option_;
 };
 
 // An invalid argument: an option out of its range, an operation the

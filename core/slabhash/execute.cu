@@ -93,13 +93,16 @@ void SlabHash<K, V>::grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size,
                            format_bytes(pool_.bytes()) + ") are in use; " + std::to_string(unfinished) + " of " +
                            std::to_string(pass_size) + " operations of " + context_ + " found no slab; ";
   if (!opt_.growth)
-    throw RuntimeFailure(what + "raise --pool-slabs (now " +
-                         (opt_.pool_slabs ? std::to_string(opt_.pool_slabs) : std::string("0, automatic")) +
-                         ") or allow growth with --pool-growth on (or ahead)");
+    throw RuntimeFailure(what + "raise the first pool's slabs (pool_slabs, now " +
+                             (opt_.pool_slabs ? std::to_string(opt_.pool_slabs) : std::string("0, automatic")) +
+                             ") or let the pool grow (growth)",
+                         "growth");
   if (!pool_.can_grow(opt_.max_pool_bytes))
     throw RuntimeFailure(what + "growing would take the pool to " + format_bytes(pool_.bytes_after_growth()) +
-                         (opt_.max_pool_bytes ? ", past --max-pool-bytes " + std::to_string(opt_.max_pool_bytes)
-                                              : std::string(", past the 2^31-slab address space")));
+                             (opt_.max_pool_bytes ? ", past its limit of " + std::to_string(opt_.max_pool_bytes) +
+                                                        " bytes (max_pool_bytes)"
+                                                  : std::string(", past the 2^31-slab address space")),
+                         opt_.max_pool_bytes ? "max_pool_bytes" : "");
   try {
     timer_.start(stream_);
     pool_.grow(stream_);

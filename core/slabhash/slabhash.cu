@@ -67,10 +67,11 @@ SlabHash<K, V>::SlabHash(int device, const Options& options)
   if (opt_.mode == Mode::Set ? !shape_matches<K, V, Mode::Set>(sh) : !shape_matches<K, V, Mode::Map>(sh))
     throw std::logic_error("slabhash: the host's slab shape differs from the device layout");
   if (!opt_.buckets && opt_.load_factor >= utilization_ceiling(sh))
-    throw InputError("slabhash: --load-factor " + fmt_double(opt_.load_factor, "%g") + " is not below the " +
+    throw InputError("slabhash: load factor " + fmt_double(opt_.load_factor, "%g") + " is not below the " +
                      std::string(kv_name<K, V>()) + " " + std::string(mode_name(opt_.mode)) + " layout's ceiling " +
                      fmt_double(utilization_ceiling(sh), "%g") + " (" + std::to_string(sh.slots) + " slots of " +
-                     std::to_string(sh.element_bytes) + " B per 128-byte slab)");
+                     std::to_string(sh.element_bytes) + " B per 128-byte slab)",
+                     "load_factor");
   if (opt_.mode != Mode::Set && sizeof(V) == 8) {
     // 16-byte slots are claimed by a 128-bit atomicCAS (slab_layout.cuh).
     int major = 0;

@@ -1414,7 +1414,7 @@ TEST_CASE("btree: a fixed node pool that fills stops with exit 3 and says how to
         FAIL("no error");
       } catch (const RuntimeFailure& e) {
         CHECK(std::string(e.what()).rfind("out of device memory for B-Tree nodes: ", 0) == 0);
-        CHECK(std::string(e.what()).find("--node-pool") != std::string::npos);
+        CHECK(e.option() == "node_pool");  // the command line names --node-pool (cli_message)
       }
       require_sound(*d);  // refused before it changed the (empty) tree
       CHECK(d->stats().size == 0);
@@ -1455,6 +1455,7 @@ steps:
     CHECK(WEXITSTATUS(status) == 3);
     const std::string err = gpudict::testing::slurp(p + ".err");
     CHECK(err.find("out of device memory for B-Tree nodes: ") != std::string::npos);
+    CHECK(err.find("(command line: --node-pool)") != std::string::npos);
     std::remove(p.c_str());
     std::remove((p + ".err").c_str());
   });
