@@ -14,6 +14,7 @@
 #include "cli_helpers.hpp"
 #include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
+#include "core/slabhash/slabhash.hpp"
 #include "scratch_dir.hpp"
 #include "workloads/cpu_backend.hpp"
 #include "workloads/replay.hpp"
@@ -214,6 +215,15 @@ TEST_CASE("cpu backend: a count or range over several keys on a hash structure i
   Batch succ;
   succ.push(OpType::Successor, 1);
   CHECK_THROWS_AS(execute(*d, succ), InputError);
+}
+
+TEST_CASE("the GPU slab hash's point count/range refusal is the CPU backend's, word for word") {
+  // core/slabhash writes out the ordered structures (core knows no structure
+  // table); the CPU backend lists them from the table. Adding an ordered
+  // structure to the table without updating core's list fails here.
+  for (OpType type : {OpType::Count, OpType::Range})
+    for (uint64_t batch : {0ull, 4ull})
+      CHECK(slabhash_point_query_message(type, 3, 9, batch) == point_query_refusal("slabhash", type, 3, 9, batch));
 }
 
 TEST_CASE("check_supported and structures_supporting: general count and range are for ordered structures") {

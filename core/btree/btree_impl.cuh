@@ -1,7 +1,8 @@
 // The B-Tree's Dictionary implementation (internal). Its members are defined
 // across small files:
-//   btree.cu              options, construction, the node pool (sizing,
-//                         growth, overflow), stats, the memory bound
+//   btree.cu              the factory, validate(Options), construction, the
+//                         node pool (sizing, growth, overflow), stats, the
+//                         memory bound
 //   build.cu              build(): sort, keep-last dedupe, bottom-up nodes
 //   batch.cu              execute(): staging, sorting, the kernels' lists,
 //                         results, concurrent ranges and retries

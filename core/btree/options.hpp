@@ -1,5 +1,6 @@
 // The B-Tree's options as a typed struct: what the library's btree_map and
-// the command line's flags (workloads/registry/btree.cpp) both configure.
+// the command line's flags both configure (the command line parses its
+// flags into this struct; core/ holds no command-line code).
 #pragma once
 
 #include <cstdint>

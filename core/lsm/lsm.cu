@@ -1,6 +1,7 @@
-// The GPU LSM: options, construction, execute() dispatch, the cleanup policy,
-// snapshots, stats and the memory bound. The heavy parts live in update.cu,
-// build_cleanup.cu, point_queries.cu, range_queries.cu and merge.cu.
+// The GPU LSM: the factory, validate(Options), construction, execute()
+// dispatch, the cleanup policy, snapshots, stats and the memory bound. The
+// heavy parts live in update.cu, build_cleanup.cu, point_queries.cu,
+// range_queries.cu and merge.cu.
 #include "core/lsm/lsm.hpp"
 
 #include <cub/device/device_radix_sort.cuh>

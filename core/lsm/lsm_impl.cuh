@@ -1,7 +1,8 @@
 // The GPU LSM's Dictionary implementation (internal). Its members are defined
 // across small files:
-//   lsm.cu            options, construction, execute() dispatch, cleanup
-//                     policy, snapshots, stats, the memory bound
+//   lsm.cu            the factory, validate(Options), construction, execute()
+//                     dispatch, cleanup policy, snapshots, stats, the memory
+//                     bound
 //   update.cu         a batch's updates: resolve, chunk, pad, merge down
 //   build_cleanup.cu  build(), cleanup() and the slicing of a sorted run
 //                     into levels (with placebos)

@@ -20,7 +20,7 @@ namespace gpudict {
 // only, deletes, native concurrent batches; phased duplicates AnyUpdate
 // (map, set) or DeletesThenInserts (multimap).
 Capabilities slabhash_caps_of(slabhash::Mode mode);
-// The map mode's capabilities (the registry's default entry).
+// The map mode's capabilities (the default mode's).
 Capabilities slabhash_caps();
 
 // The slab hash behind the replay engine's interface, on `device`:
@@ -30,7 +30,11 @@ std::unique_ptr<Dictionary> make_slabhash_dictionary(const slabhash::Options& op
                                                      KeyType value);
 
 // "slabhash answers count and range for a single key only (lo == hi); got
-// count [lo, hi] in batch B; ..." (InputError).
+// count [lo, hi] in batch B; ordered count and range: sorted-array, lsm,
+// btree" (InputError). The list is the structures that answer count and
+// range in their general form, written out here as the snapshot refusals
+// write theirs; it is the same text as the CPU backend's refusal
+// (point_query_refusal, from the structure table), which a CPU test checks.
 std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, uint64_t batch);
 
 }  // namespace gpudict

@@ -1,5 +1,5 @@
 // The structure table. Adding a structure = one entry here, its command-line
-// side in workloads/registry/<structure>.cpp, plus its module in core/.
+// side in workloads/registry/<structure>_options.cpp, plus its module in core/.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>

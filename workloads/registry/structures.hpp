@@ -2,8 +2,8 @@
 // tests use it: the options as --help shows them (OptionSpec), their
 // parsing from text into the structure's typed options (InputError naming
 // the flag), and a factory from a StructureConfig. Defined per structure in
-// workloads/registry/<structure>.cpp; the structures (core/) know none of
-// this.
+// workloads/registry/<structure>_options.cpp; the structures (core/) know
+// none of this.
 #pragma once
 
 #include <memory>
