@@ -104,7 +104,7 @@ std::unique_ptr<Dictionary> make(const std::map<std::string, std::string>& opts 
   StructureConfig c;
   c.key_type = g_kv.key;
   c.value_type = g_kv.value;
-  for (const auto& o : btree_options()) c.options[o.name] = o.default_value;
+  for (const auto& o : btree_option_specs()) c.options[o.name] = o.default_value;
   for (const auto& [k, v] : opts) c.options[k] = v;
   return make_btree(c);
 }
@@ -282,7 +282,7 @@ TEST_CASE("btree: capabilities, options, parameters") {
   CHECK(c.supports(KeyType::U64));
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
-  const auto opts = btree_options();
+  const auto opts = btree_option_specs();
   REQUIRE(opts.size() == 10);
   CHECK(opts[0].name == "node-pool");
   CHECK(opts[1].name == "fill");

@@ -608,3 +608,15 @@ TEST_CASE_TEMPLATE("lsm_map: build, insert_or_assign, erase, find and successor 
   using Map = gpudict::lsm_map<K, V>;
   CHECK_THROWS_AS(Map{bad_options}, gpudict::InputError);
 }
+
+// The library's option types and the command line's option tables live
+// side by side in namespace gpudict: one file can include both.
+#include "workloads/registry/structures.hpp"
+TEST_CASE("library and registry headers together: btree_options is a type, btree_option_specs the flags") {
+  gpudict::btree_options o;
+  gpudict::lsm_options l;
+  CHECK(o.fill > 0.0);
+  CHECK(l.batch_size > 0);
+  CHECK(!gpudict::btree_option_specs().empty());
+  CHECK(!gpudict::lsm_option_specs().empty());
+}

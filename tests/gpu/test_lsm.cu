@@ -316,7 +316,7 @@ TEST_CASE("lsm: capabilities, options, parameters") {
   CHECK(c.supports(KeyType::U64));
   for (OpType t : kAllOpTypes) CHECK(c.supports(t));
 
-  const auto opts = lsm_options();
+  const auto opts = lsm_option_specs();
   REQUIRE(opts.size() == 5);
   CHECK(opts[0].name == "batch-size");
   CHECK(opts[0].default_value == "1048576");

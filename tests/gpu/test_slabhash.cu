@@ -67,7 +67,7 @@ bool wide(KvWidths w) { return w.key == KeyType::U64 || w.value == KeyType::U64;
 
 std::unique_ptr<Dictionary> make(M m, const Opts& extra = {}, KvWidths w = {}) {
   StructureConfig c;
-  for (const auto& o : slabhash_options()) c.options[o.name] = o.default_value;
+  for (const auto& o : slabhash_option_specs()) c.options[o.name] = o.default_value;
   c.options["mode"] = mode_arg(m);
   for (const auto& [k, v] : extra) c.options[k] = v;
   c.key_type = w.key;

@@ -10,7 +10,7 @@
 
 namespace gpudict {
 
-std::vector<OptionSpec> btree_options() {
+std::vector<OptionSpec> btree_option_specs() {
   return {
       {"node-pool",
        "node pool size in nodes (128 bytes with u32 keys and values, 256 with a 64-bit key or value); 0: automatic (sized at the bulk build, grown between kernels when an "

@@ -10,7 +10,7 @@
 
 namespace gpudict {
 
-std::vector<OptionSpec> lsm_options() {
+std::vector<OptionSpec> lsm_option_specs() {
   return {
       {"batch-size",
        "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of at "

@@ -48,7 +48,7 @@ std::vector<StructureInfo> make_table() {
                "--cleanup-stale-fraction (by default when half the stored elements are stale) drop stale elements. Several updates of one key in a "
                "batch: a delete wins, otherwise one insert. Snapshots share the immutable levels (O(levels)). "
                "Concurrent batches run as their updates, then their queries. docs/lsm.md.",
-               lsm_caps(), lsm_options(), [](const StructureConfig& cfg) { return make_lsm(cfg); },
+               lsm_caps(), lsm_option_specs(), [](const StructureConfig& cfg) { return make_lsm(cfg); },
                validate_lsm_options});
   t.push_back({"btree", "GPU B-Tree (seed 002): B-link tree of 128-byte nodes, latched writes, concurrent batches",
                "A B-link tree of 128-byte nodes (14 pairs, high key, side link, low key, meta word with count, leaf "
@@ -61,7 +61,7 @@ std::vector<StructureInfo> make_table() {
                "run in the thread kernel instead (--phased-updates); phased queries run one thread each, lookups and successors of a bulk-built tree "
                "from its leaf directory (--leaf-directory). Deletes never merge nodes. Several updates of one key in "
                "a phased batch: any one wins. docs/btree.md.",
-               btree_caps(), btree_options(), [](const StructureConfig& cfg) { return make_btree(cfg); },
+               btree_caps(), btree_option_specs(), [](const StructureConfig& cfg) { return make_btree(cfg); },
                validate_btree_options});
   t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004): warp-cooperative chained hash table, --mode map|multimap|set",
                "A hash table of B buckets, each a list of 128-byte slabs (15 pairs or 30 keys, an alive-bit word, a "
@@ -71,7 +71,7 @@ std::vector<StructureInfo> make_table() {
                "keys only. Lookup, delete, count and range of a single key (lo == hi); no successor, no snapshots. "
                "Deletes leave tombstones until a FLUSH (`cleanup`/`flush` steps, --flush-every, and by default when they pass --flush-tombstones of the base slots). Every key and value is storable. Concurrent batches "
                "run natively in one kernel. docs/slabhash.md.",
-               slabhash_caps(), slabhash_options(), [](const StructureConfig& cfg) { return make_slabhash(cfg); },
+               slabhash_caps(), slabhash_option_specs(), [](const StructureConfig& cfg) { return make_slabhash(cfg); },
                validate_slabhash_options, slabhash_caps_for});
   t.push_back({"mvbtree", "Multiversion B-Tree with snapshots (seed 001, ch. 4) [not built yet]", "",
                planned_caps(true, true, true, DuplicateRule::AnyUpdate), {}, nullptr});

@@ -16,7 +16,7 @@ namespace sh = slabhash;
 
 Capabilities slabhash_caps_for(const StructureConfig& config) { return slabhash_caps_of(sh::parse_options(config).mode); }
 
-std::vector<OptionSpec> slabhash_options() {
+std::vector<OptionSpec> slabhash_option_specs() {
   return {
       {"mode",
        "map (unique keys; insert replaces the value), multimap (a key may hold several values; insert adds a "

@@ -23,7 +23,7 @@ namespace gpudict {
 std::unique_ptr<Dictionary> make_sorted_array(const StructureConfig& config);
 
 // lsm: --batch-size, --cleanup-every, --cleanup-stale-fraction, --lookup-filter, --stale-count.
-std::vector<OptionSpec> lsm_options();
+std::vector<OptionSpec> lsm_option_specs();
 void validate_lsm_options(const StructureConfig& config);
 std::unique_ptr<Dictionary> make_lsm(const StructureConfig& config);
 namespace lsm {
@@ -32,7 +32,7 @@ Options parse_options(const StructureConfig& config);
 
 // btree: --node-pool, --fill, --tile, --sort, --query-tile, --phased-updates,
 // --ops-kernel, --op-words, --leaf-groups, --leaf-directory.
-std::vector<OptionSpec> btree_options();
+std::vector<OptionSpec> btree_option_specs();
 void validate_btree_options(const StructureConfig& config);
 std::unique_ptr<Dictionary> make_btree(const StructureConfig& config);
 namespace btree {
@@ -41,7 +41,7 @@ Options parse_options(const StructureConfig& config);
 
 // slabhash: --mode, --buckets, --load-factor, --expected-keys, --pool-slabs,
 // --pool-growth, --max-pool-bytes, --flush-every, --flush-tombstones, --prefetch.
-std::vector<OptionSpec> slabhash_options();
+std::vector<OptionSpec> slabhash_option_specs();
 void validate_slabhash_options(const StructureConfig& config);
 std::unique_ptr<Dictionary> make_slabhash(const StructureConfig& config);
 // The capabilities of the config's --mode (throws InputError for another).
