@@ -122,6 +122,7 @@ class StructureRun {
       return make_cpu_dictionary(caps_, cfg_.key_type, cfg_.value_type, info_.name);
     };
     ReplayOptions ro;
+    ro.structure = info_.name;
     ro.verify = opt_.verify;
     ro.repeat = opt_.repeat;
     ro.results_path = opt_.results;

@@ -103,6 +103,7 @@ steps:
 
 RunReport replay_on_cpu(const std::string& yaml, const Capabilities& caps, bool faulty = false) {
   ReplayOptions opt;
+  opt.structure = "slabhash";
   opt.gpu = false;
   return replay([&] { return open_workload(yaml); },
                 [&]() -> std::unique_ptr<Dictionary> {
@@ -217,13 +218,53 @@ TEST_CASE("cpu backend: a count or range over several keys on a hash structure i
   CHECK_THROWS_AS(execute(*d, succ), InputError);
 }
 
-TEST_CASE("the GPU slab hash's point count/range refusal is the CPU backend's, word for word") {
-  // core/slabhash writes out the ordered structures (core knows no structure
-  // table); the CPU backend lists them from the table. Adding an ordered
-  // structure to the table without updating core's list fails here.
-  for (OpType type : {OpType::Count, OpType::Range})
-    for (uint64_t batch : {0ull, 4ull})
-      CHECK(slabhash_point_query_message(type, 3, 9, batch) == point_query_refusal("slabhash", type, 3, 9, batch));
+TEST_CASE("replay refuses a multi-key count before the structure sees the batch, on every backend") {
+  // The GPU structures get the same refusal as the CPU backend, with the
+  // structures that answer it, because replay refuses the batch itself
+  // (refuse_unsupported): the wrapper below counts the batches that reach
+  // the structure.
+  class CountsBatches final : public Dictionary {
+   public:
+    CountsBatches(std::unique_ptr<Dictionary> inner, int& seen) : inner_(std::move(inner)), seen_(seen) {}
+    const Capabilities& caps() const override { return inner_->caps(); }
+    Params parameters() const override { return inner_->parameters(); }
+    uint64_t device_bytes_needed(const WorkloadBounds& b) const override { return inner_->device_bytes_needed(b); }
+    void build(const KeyValues& initial, DeviceTime& t) override { inner_->build(initial, t); }
+    void execute(const Batch& b, BatchResults& r, DeviceTime& t) override {
+      ++seen_;
+      inner_->execute(b, r, t);
+    }
+    void snapshot(const std::string& name, DeviceTime& t) override { inner_->snapshot(name, t); }
+    void drop_snapshot(const std::string& name) override { inner_->drop_snapshot(name); }
+    Stats stats() const override { return inner_->stats(); }
+
+   private:
+    std::unique_ptr<Dictionary> inner_;
+    int& seen_;
+  };
+  const std::string yaml = write_scratch_file("hash-wide-early.yaml", R"(
+initial: {count: 100}
+steps:
+  - batch: {ops: [[insert, 1, 1], [count, 1, 1]]}
+  - batch: {ops: [[lookup, 1], [range, 3, 9]]}
+)");
+  int seen = 0;
+  ReplayOptions opt;
+  opt.structure = "slabhash";
+  opt.gpu = false;
+  const Capabilities caps = hash_caps(Semantics::Map);
+  try {
+    replay([&] { return open_workload(yaml); },
+           [&]() -> std::unique_ptr<Dictionary> {
+             return std::make_unique<CountsBatches>(make_cpu_dictionary(caps, KeyType::U32, KeyType::U32, "slabhash"),
+                                                    seen);
+           },
+           summarize_workload(yaml), opt);
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == point_query_refusal("slabhash", OpType::Range, 3, 9, 1));
+  }
+  CHECK(seen == 1);  // batch 0 ran; batch 1 was refused before the structure saw it
 }
 
 TEST_CASE("check_supported and structures_supporting: general count and range are for ordered structures") {

@@ -252,7 +252,7 @@ class CpuDictionary final : public Dictionary {
 
   void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
     const uint64_t index = batches_++;
-    refuse_unsupported(batch, index);
+    refuse_unsupported(caps_, structure_, batch, index);
     r.reset(batch.size());
     const Store* target = &live_;
     if (!batch.snapshot.empty()) {
@@ -299,20 +299,6 @@ class CpuDictionary final : public Dictionary {
   }
 
  private:
-  // The structure refuses what it cannot answer, when the batch runs: an
-  // operation outside its capabilities, and on a hash structure a count or
-  // range over more than one key (docs/semantics.md, section 12).
-  void refuse_unsupported(const Batch& batch, uint64_t index) const {
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const OpType t = batch.types[i];
-      if (!caps_.supports(t))
-        throw InputError(fmt::format("{} does not support {} operations (batch {}); structures that do: {}",
-                                     structure_, op_name(t), index, structures_supporting(t)));
-      if ((t == OpType::Count || t == OpType::Range) && !caps_.ordered && batch.keys[i] != batch.args[i])
-        throw InputError(point_query_refusal(structure_, t, batch.keys[i], batch.args[i], index));
-    }
-  }
-
   Capabilities caps_;
   std::string structure_;
   Store live_;
@@ -321,6 +307,17 @@ class CpuDictionary final : public Dictionary {
 };
 
 }  // namespace
+
+void refuse_unsupported(const Capabilities& caps, const std::string& structure, const Batch& batch, uint64_t index) {
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const OpType t = batch.types[i];
+    if (!caps.supports(t))
+      throw InputError(fmt::format("{} does not support {} operations (batch {}); structures that do: {}", structure,
+                                   op_name(t), index, structures_supporting(t)));
+    if ((t == OpType::Count || t == OpType::Range) && !caps.ordered && batch.keys[i] != batch.args[i])
+      throw InputError(point_query_refusal(structure, t, batch.keys[i], batch.args[i], index));
+  }
+}
 
 std::string point_query_refusal(const std::string& structure, OpType t, uint64_t lo, uint64_t hi, uint64_t batch) {
   return fmt::format("{} answers count and range for a single key only (lo == hi); got {} [{}, {}] in batch {}; "

@@ -25,4 +25,11 @@ std::unique_ptr<Dictionary> make_cpu_dictionary(const Capabilities& caps, KeyTyp
 // count [3, 9] in batch 4; ordered count and range: sorted-array, lsm".
 std::string point_query_refusal(const std::string& structure, OpType t, uint64_t lo, uint64_t hi, uint64_t batch);
 
+// What a structure with `caps` refuses in batch number `index` of a run
+// (InputError, exit 2): an operation outside its capabilities, and on a hash
+// structure a count or range over more than one key. The replay engine runs
+// it before every batch on every backend, so the refusals read the same on
+// the GPU and the CPU; the CPU backend also runs it on its own.
+void refuse_unsupported(const Capabilities& caps, const std::string& structure, const Batch& batch, uint64_t index);
+
 }  // namespace gpudict

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "workloads/cpu_backend.hpp"
 #include "workloads/registry/registry.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
@@ -158,6 +159,7 @@ class Pass {
     }
     for (int p = 0; p < kNumPhases; ++p) s.ops[p] += batch_ops[p];
 
+    refuse_unsupported(dict_.caps(), opt_.structure, b, batch_index_);
     const DeviceTime before = s.device;
     auto t0 = Clock::now();
     dict_.execute(b, results_, s.device);

@@ -18,6 +18,7 @@
 namespace gpudict {
 
 struct ReplayOptions {
+  std::string structure = "this structure";  // named in refusals (refuse_unsupported)
   bool verify = true;
   int repeat = 1;                 // timed repetitions; the report gives the median
   std::string results_path;       // write every query result here (docs/output-formats.md)

@@ -277,12 +277,12 @@ void BTree<Word>::dump(std::vector<Node<Word>>& nodes, TreeHeader& header) const
 
 template <class Word>
 void BTree<Word>::snapshot(const std::string&, DeviceTime&) {
-  throw InputError("btree does not support snapshots (structures that do: sorted-array, lsm)");
+  throw InputError("btree does not support snapshots");
 }
 
 template <class Word>
 void BTree<Word>::drop_snapshot(const std::string&) {
-  throw InputError("btree does not support snapshots (structures that do: sorted-array, lsm)");
+  throw InputError("btree does not support snapshots");
 }
 
 template <class Word>

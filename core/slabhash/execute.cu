@@ -221,7 +221,7 @@ void SlabHash<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t)
   const uint64_t n = batch.size();
   if (batch.keys.size() != n || batch.args.size() != n) throw InputError("slabhash: batch arrays differ in length");
   if (!batch.snapshot.empty())
-    throw InputError("slabhash does not support snapshots; structures that do: sorted-array, lsm");
+    throw InputError("slabhash does not support snapshots");
   const uint64_t index = batches_++;
   context_ = "batch " + std::to_string(index);
   if (n >= (1ull << 32)) throw InputError("slabhash: a batch of 2^32 or more operations");

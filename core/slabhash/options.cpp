@@ -30,8 +30,7 @@ Capabilities slabhash_caps() { return slabhash_caps_of(sh::Mode::Map); }
 
 std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, uint64_t batch) {
   return "slabhash answers count and range for a single key only (lo == hi); got " + std::string(op_name(type)) +
-         " [" + std::to_string(lo) + ", " + std::to_string(hi) + "] in batch " + std::to_string(batch) +
-         "; ordered count and range: sorted-array, lsm, btree";
+         " [" + std::to_string(lo) + ", " + std::to_string(hi) + "] in batch " + std::to_string(batch);
 }
 
 namespace slabhash {

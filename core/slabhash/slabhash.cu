@@ -216,12 +216,12 @@ void SlabHash<K, V>::fix_build_duplicates(const K* d_keys, const V* d_values, ui
 
 template <class K, class V>
 void SlabHash<K, V>::snapshot(const std::string&, DeviceTime&) {
-  throw InputError("slabhash does not support snapshots; structures that do: sorted-array, lsm");
+  throw InputError("slabhash does not support snapshots");
 }
 
 template <class K, class V>
 void SlabHash<K, V>::drop_snapshot(const std::string&) {
-  throw InputError("slabhash does not support snapshots; structures that do: sorted-array, lsm");
+  throw InputError("slabhash does not support snapshots");
 }
 
 template <class K, class V>

@@ -30,11 +30,10 @@ std::unique_ptr<Dictionary> make_slabhash_dictionary(const slabhash::Options& op
                                                      KeyType value);
 
 // "slabhash answers count and range for a single key only (lo == hi); got
-// count [lo, hi] in batch B; ordered count and range: sorted-array, lsm,
-// btree" (InputError). The list is the structures that answer count and
-// range in their general form, written out here as the snapshot refusals
-// write theirs; it is the same text as the CPU backend's refusal
-// (point_query_refusal, from the structure table), which a CPU test checks.
+// count [lo, hi] in batch B" (InputError). Through the replay engine such a
+// batch is refused before it reaches the structure (refuse_unsupported, in
+// workloads/cpu_backend.hpp, with the structures that answer it); this is
+// the structure's own check for callers that execute batches directly.
 std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, uint64_t batch);
 
 }  // namespace gpudict
