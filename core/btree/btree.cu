@@ -140,7 +140,6 @@ BTree<Word>::~BTree() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
-  if (follow_event_) cudaEventDestroy(follow_event_);
 }
 
 template <class Word>

@@ -39,6 +39,7 @@
 #include "core/common/key_traits.hpp"
 #include "core/common/trace_events.hpp"
 #include "core/common/pinned_buffer.cuh"
+#include "core/common/stream_follow.hpp"
 
 namespace gpudict::btree {
 
@@ -166,7 +167,7 @@ class BTree final : public Dictionary {
   void reserve_free_nodes(uint64_t nodes);
   uint64_t size() const { return h_hdr_[0].size; }
   // Orders this tree's stream after the caller's work queued on `caller`.
-  void follow(cudaStream_t caller);
+  void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   uint64_t node_capacity() const { return capacity_; }
   cudaStream_t stream() const { return stream_; }
 
@@ -408,7 +409,7 @@ class BTree final : public Dictionary {
   // run again, their first lines; what sizes the output.
   DeviceBuffer<unsigned long long> d_tile_lines_, d_tile_base_;
   DeviceBuffer<uint32_t> d_rerun_index_;  // device_api.cu: an update list's re-run positions
-  cudaEvent_t follow_event_ = nullptr;     // follow()
+  StreamFollower follower_;  // follow()
   Word key_lo_ = key_max<Word>, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
   double range_scale_ = 1.0;        // lock-step ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
   double point_range_scale_ = 1.0;  // ranges one thread each: the output's scale over the estimate, in [1, 16]

@@ -5,7 +5,7 @@
 #include <type_traits>
 
 #include "core/btree/btree_impl.cuh"
-#include "core/common/cuda_check.hpp"
+#include "core/common/stream_follow.hpp"
 #include "core/common/key_traits.hpp"
 
 namespace gpudict {
@@ -29,19 +29,11 @@ struct btree_map<Key, Value>::impl {
   }
 };
 
-namespace {
-int current_or(int device) {
-  if (device >= 0) return device;
-  int d = 0;
-  GPUDICT_CUDA(cudaGetDevice(&d));
-  return d;
-}
-}  // namespace
 
 template <class Key, class Value>
 btree_map<Key, Value>::btree_map(const btree_options& options, int device) {
   btree::validate(options);
-  impl_ = std::make_unique<impl>(options, current_or(device));
+  impl_ = std::make_unique<impl>(options, device_or_current(device));
 }
 
 template <class Key, class Value>

@@ -32,13 +32,6 @@ uint64_t checked_list(uint64_t n, const char* what) {
 }  // namespace
 
 template <class Word>
-void BTree<Word>::follow(cudaStream_t caller) {
-  if (!follow_event_) GPUDICT_CUDA(cudaEventCreateWithFlags(&follow_event_, cudaEventDisableTiming));
-  GPUDICT_CUDA(cudaEventRecord(follow_event_, caller));
-  GPUDICT_CUDA(cudaStreamWaitEvent(stream_, follow_event_, 0));
-}
-
-template <class Word>
 SortBits BTree<Word>::domain_sort_bits(uint64_t n) const {
   // Keys anywhere in the domain of the key type: the locality sort's bits
   // for uniform keys there (sort_bits.hpp).

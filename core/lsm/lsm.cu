@@ -79,15 +79,8 @@ Lsm<K, V>::~Lsm() {
   dropped_.clear();
   pool_->clear();
   if (stream_) cudaStreamDestroy(stream_);
-  if (follow_event_) cudaEventDestroy(follow_event_);
 }
 
-template <class K, class V>
-void Lsm<K, V>::follow(cudaStream_t caller) {
-  if (!follow_event_) GPUDICT_CUDA(cudaEventCreateWithFlags(&follow_event_, cudaEventDisableTiming));
-  GPUDICT_CUDA(cudaEventRecord(follow_event_, caller));
-  GPUDICT_CUDA(cudaStreamWaitEvent(stream_, follow_event_, 0));
-}
 
 template <class K, class V>
 void Lsm<K, V>::release_dropped() {

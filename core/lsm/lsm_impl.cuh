@@ -30,6 +30,7 @@
 #include "core/common/graph_cache.hpp"
 #include "core/common/trace_events.hpp"
 #include "core/common/pinned_buffer.cuh"
+#include "core/common/stream_follow.hpp"
 #include "core/lsm/level.cuh"
 #include "core/lsm/options.hpp"
 
@@ -91,7 +92,7 @@ class Lsm final : public Dictionary {
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
   void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out);
   // Orders this LSM's stream after the caller's work queued on `caller`.
-  void follow(cudaStream_t caller);
+  void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   uint64_t stored_elements() const { return stored(); }
 
  private:
@@ -155,7 +156,7 @@ class Lsm final : public Dictionary {
   Options opt_;
   uint64_t b_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t follow_event_ = nullptr;  // follow()
+  StreamFollower follower_;  // follow()
   EventTimer timer_;
   TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a batch on stderr
 

@@ -1,7 +1,7 @@
 // lsm_map<Key, Value> (lsm_map.hpp) over Lsm<Key, Value>.
 #include "core/lsm/lsm_map.hpp"
 
-#include "core/common/cuda_check.hpp"
+#include "core/common/stream_follow.hpp"
 #include "core/lsm/lsm_impl.cuh"
 
 namespace gpudict {
@@ -15,8 +15,7 @@ struct lsm_map<Key, Value>::impl {
 template <class Key, class Value>
 lsm_map<Key, Value>::lsm_map(const lsm_options& options, int device) {
   lsm::validate(options);
-  if (device < 0) GPUDICT_CUDA(cudaGetDevice(&device));
-  impl_ = std::make_unique<impl>(options, device);
+  impl_ = std::make_unique<impl>(options, device_or_current(device));
 }
 
 template <class Key, class Value>

@@ -19,13 +19,6 @@ void check_length(uint64_t n) {
 }  // namespace
 
 template <class K, class V>
-void SlabHash<K, V>::follow(cudaStream_t caller) {
-  if (!follow_event_) GPUDICT_CUDA(cudaEventCreateWithFlags(&follow_event_, cudaEventDisableTiming));
-  GPUDICT_CUDA(cudaEventRecord(follow_event_, caller));
-  GPUDICT_CUDA(cudaStreamWaitEvent(stream_, follow_event_, 0));
-}
-
-template <class K, class V>
 uint64_t SlabHash<K, V>::run_device_pass(const K* keys, const V* values, uint64_t n, uint8_t type, uint32_t ops,
                                          Phase phase, DeviceTime& t) {
   Staged s;  // no op_at: re-runs gather from these arrays
@@ -86,7 +79,6 @@ void SlabHash<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool*
 }
 
 #define GPUDICT_SLABHASH_DEVICE_API(K, V)                                                            \
-  template void SlabHash<K, V>::follow(cudaStream_t);                                                \
   template uint64_t SlabHash<K, V>::run_device_pass(const K*, const V*, uint64_t, uint8_t, uint32_t, \
                                                     Phase, DeviceTime&);                             \
   template void SlabHash<K, V>::build_device(const K*, const V*, uint64_t);                          \

@@ -1,7 +1,7 @@
 // slab_hash_map<Key, Value> (slab_hash_map.hpp) over SlabHash<Key, Value>.
 #include "core/slabhash/slab_hash_map.hpp"
 
-#include "core/common/cuda_check.hpp"
+#include "core/common/stream_follow.hpp"
 #include "core/slabhash/slabhash_impl.cuh"
 
 namespace gpudict {
@@ -15,8 +15,7 @@ struct slab_hash_map<Key, Value>::impl {
 template <class Key, class Value>
 slab_hash_map<Key, Value>::slab_hash_map(const slab_hash_options& options, int device) {
   slabhash::validate(options);
-  if (device < 0) GPUDICT_CUDA(cudaGetDevice(&device));
-  impl_ = std::make_unique<impl>(options, device);
+  impl_ = std::make_unique<impl>(options, device_or_current(device));
 }
 
 template <class Key, class Value>

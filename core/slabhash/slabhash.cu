@@ -92,7 +92,6 @@ SlabHash<K, V>::~SlabHash() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
-  if (follow_event_) cudaEventDestroy(follow_event_);
 }
 
 template <class K, class V>

@@ -23,6 +23,7 @@
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
+#include "core/common/stream_follow.hpp"
 #include "core/slabhash/kernels.cuh"
 #include "core/slabhash/options.hpp"
 #include "core/slabhash/slab_pool.hpp"
@@ -81,7 +82,7 @@ class SlabHash final : public SlabHashBase {
   // Lookups: values_out[i] (0 when absent), found_out[i]; either may be null.
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
   // Orders this table's stream after the caller's work queued on `caller`.
-  void follow(cudaStream_t caller);
+  void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   uint64_t size() const { return live_; }
 
  private:
@@ -156,7 +157,7 @@ class SlabHash final : public SlabHashBase {
   uint64_t unfinished_reruns_ = 0;
   uint64_t build_duplicates_ = 0;
   std::string context_;  // "batch 7" / "the build", for messages
-  cudaEvent_t follow_event_ = nullptr;  // follow()
+  StreamFollower follower_;  // follow()
 
   // Device scratch.
   DeviceBuffer<Counters> d_ctr_;

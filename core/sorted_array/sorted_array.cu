@@ -58,15 +58,8 @@ SortedArray<K, V>::~SortedArray() {
     cudaStreamSynchronize(stream_);
     cudaStreamDestroy(stream_);
   }
-  if (follow_event_) cudaEventDestroy(follow_event_);
 }
 
-template <class K, class V>
-void SortedArray<K, V>::follow(cudaStream_t caller) {
-  if (!follow_event_) GPUDICT_CUDA(cudaEventCreateWithFlags(&follow_event_, cudaEventDisableTiming));
-  GPUDICT_CUDA(cudaEventRecord(follow_event_, caller));
-  GPUDICT_CUDA(cudaStreamWaitEvent(stream_, follow_event_, 0));
-}
 
 template <class K, class V>
 Params SortedArray<K, V>::parameters() const {

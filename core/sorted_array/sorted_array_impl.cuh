@@ -22,6 +22,7 @@
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
+#include "core/common/stream_follow.hpp"
 #include "core/sorted_array/layout.cuh"
 
 namespace gpudict::sa {
@@ -52,7 +53,7 @@ class SortedArray final : public Dictionary {
   void build_device(const K* keys, const V* values, uint64_t n);
   void update_device(const K* keys, const V* values, uint64_t m, bool insert);
   // Orders this array's stream after the caller's work queued on `caller`.
-  void follow(cudaStream_t caller);
+  void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   // queries.cu: lookups, counts of [lo, hi], successors into the caller's
   // arrays (a null output is skipped; not found: 0).
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
@@ -83,7 +84,7 @@ class SortedArray final : public Dictionary {
   int device_;
   Capabilities caps_;
   cudaStream_t stream_ = nullptr;
-  cudaEvent_t follow_event_ = nullptr;  // follow()
+  StreamFollower follower_;  // follow()
   EventTimer timer_;
 
   ArrayStore<K, V> cur_;  // the live array

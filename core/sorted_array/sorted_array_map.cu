@@ -1,7 +1,7 @@
 // sorted_array_map<Key, Value> (sorted_array_map.hpp) over SortedArray<Key, Value>.
 #include "core/sorted_array/sorted_array_map.hpp"
 
-#include "core/common/cuda_check.hpp"
+#include "core/common/stream_follow.hpp"
 #include "core/sorted_array/sorted_array_impl.cuh"
 
 namespace gpudict {
@@ -15,8 +15,7 @@ struct sorted_array_map<Key, Value>::impl {
 
 template <class Key, class Value>
 sorted_array_map<Key, Value>::sorted_array_map(int device) {
-  if (device < 0) GPUDICT_CUDA(cudaGetDevice(&device));
-  impl_ = std::make_unique<impl>(device);
+  impl_ = std::make_unique<impl>(device_or_current(device));
 }
 
 template <class Key, class Value>
