@@ -7,7 +7,7 @@
 // a binary search of the fence index's top, then one 32-entry window per
 // level (a 128-byte line for u32 keys, two for u64), the same search the
 // LSM's cleanup uses (search_index.cuh). The library's own bulk queries
-// search with groups of lanes per window and are faster for large batches.
+// search each window with a group of lanes instead (search_index.cuh).
 #pragma once
 
 #include <cstdint>
