@@ -105,6 +105,10 @@ auto keyed_sort_call(const K* kin, K* kout, const V* vin, V* vout, uint64_t n, c
 // ranges are expected to hold at most this many pairs each (ranges.cu).
 inline constexpr double kPointRangeMaxMean = 48.0;
 
+// n, when a list of n operations from a caller's arrays fits a list's
+// 32-bit positions; else InputError naming `what` (device_api.cu).
+uint64_t checked_list(uint64_t n, const char* what);
+
 // Operations staged from a caller's device arrays (the library's bulk
 // calls, btree_map.hpp): n keys of key_bytes (4 or 8) each, arguments (an
 // insert's value, a count's upper bound) of arg_bytes, every operation of
@@ -156,6 +160,13 @@ class BTree final : public Dictionary {
   // a value or key not found is 0.
   void query_device(const DeviceSource& src, void* value_out, int value_bytes, void* key_out, int key_bytes,
                     bool* found_out);
+  // device_ranges.cu: ranges [lo, hi] (src.keys: lo, src.args: hi):
+  // offsets_out (n + 1 entries, may be null) the exclusive sum of their
+  // sizes in array order; their pairs into keys_out and values_out (of
+  // key_bytes and value_bytes; either may be null) when the total fits
+  // `capacity`. Returns the total.
+  uint64_t range_device(const DeviceSource& src, unsigned long long* offsets_out, void* keys_out, int key_bytes,
+                        void* values_out, int value_bytes, uint64_t capacity);
   // The device view for a caller's kernels (btree_ref.cuh). The host no
   // longer knows the span of the keys inserted (range estimates assume the
   // whole domain) nor the counters until refresh().
@@ -309,6 +320,10 @@ class BTree final : public Dictionary {
   // bound with its slot, (hi, slot), in d_hi_slot_[0] (the value its sort
   // carries).
   SortBits stage_ranges(const Batch& b, const std::vector<uint32_t>& ops);
+  // A staged range list (stage_ranges, or range_device's staging) of n
+  // ranges expected to hold `expect` pairs: one thread per range or the
+  // lock-step kernel (ranges.cu says which when). Returns the milliseconds.
+  double run_range_list(uint64_t n, SortBits bits, double expect, RangeLayout& layout);
   // The range list's sort (prepared by prepare_range_sort, like
   // prepare_list_sort) and its descriptor; `sorted`: whether it sorted (the
   // (hi, slot) words are then in list order, else by slot).
@@ -396,6 +411,7 @@ class BTree final : public Dictionary {
   DeviceBuffer<uint8_t> d_found_, d_done_;
   DeviceBuffer<Word> d_value_, d_key_out_;
   DeviceBuffer<uint32_t> d_range_cap_;
+  DeviceBuffer<unsigned long long> d_range_slot_size_, d_range_slot_src_, d_range_slot_off_;  // range_device()
   DeviceBuffer<unsigned long long> d_range_off_;   // range offsets: by slot, or by list position (RangeLayout)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<Word> d_range_keys_, d_range_values_;

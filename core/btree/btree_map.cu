@@ -79,6 +79,17 @@ void btree_map<Key, Value>::count(const Key* lo, const Key* hi, std::uint64_t n,
 }
 
 template <class Key, class Value>
+std::uint64_t btree_map<Key, Value>::range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out,
+                                           Key* keys_out, Value* values_out, std::uint64_t capacity,
+                                           cudaStream_t stream) {
+  static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long), "offsets are 64-bit");
+  impl_->tree.follow(stream);
+  return impl_->tree.range_device(impl_->source(lo, hi, sizeof(Key), OpType::Range, n),
+                                  reinterpret_cast<unsigned long long*>(offsets_out), keys_out, sizeof(Key),
+                                  values_out, sizeof(Value), capacity);
+}
+
+template <class Key, class Value>
 void btree_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out,
                                       bool* found_out, cudaStream_t stream) {
   impl_->tree.follow(stream);

@@ -24,12 +24,12 @@ __global__ void op_words_kernel(const uint32_t* args, uint32_t type, unsigned lo
   if (s < n) words[s] = op_word(static_cast<uint32_t>(s), type, args ? args[s] : 0u);
 }
 
+}  // namespace
+
 uint64_t checked_list(uint64_t n, const char* what) {
   if (n >= 0xFFFFFFFFull) throw InputError(std::string("btree_map: ") + what + " of 2^32 - 1 or more keys");
   return n;
 }
-
-}  // namespace
 
 template <class Word>
 SortBits BTree<Word>::domain_sort_bits(uint64_t n) const {

@@ -117,7 +117,11 @@ template <class Word>
 double BTree<Word>::run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
   const uint64_t n = ops.size();
   const SortBits bits = stage_ranges(b, ops);
-  const double expect = range_expect(n);
+  return run_range_list(n, bits, range_expect(n), layout);
+}
+
+template <class Word>
+double BTree<Word>::run_range_list(uint64_t n, SortBits bits, double expect, RangeLayout& layout) {
   layout.expect = expect;
   // One thread per range while ranges are short: two walks of a long range
   // by one thread cost more than a tile streaming it (docs/btree.md, "Ranges,

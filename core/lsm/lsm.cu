@@ -303,7 +303,7 @@ uint64_t Lsm<K, V>::scratch_bytes() const {
                cl_bounds_.bytes() + cl_kept_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
                q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
-               q_offset_out_.bytes() + range_keys_.bytes() + range_values_.bytes();
+               q_offset_out_.bytes() + range_sizes_.bytes() + d_view_.bytes() + range_keys_.bytes() + range_values_.bytes();
   for (int i = 0; i < 2; ++i)
     s += upd_keys_[i].bytes() + upd_payload_[i].bytes() + pp_[i].bytes() + cand_comp_[i].bytes() +
          cand_pos_[i].bytes() + cand_tag_[i].bytes();

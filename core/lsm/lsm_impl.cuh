@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -91,6 +92,16 @@ class Lsm final : public Dictionary {
   void update_device(const K* keys, const V* values, uint64_t m, bool insert);
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
   void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out);
+  // range_queries.cu: counts of [lo[i], hi[i]] into counts_out; ranges:
+  // offsets_out (n + 1 entries, may be null) the exclusive sum of their
+  // sizes, their pairs into keys_out, values_out (either may be null) while
+  // they fit `capacity`; returns the total pairs.
+  void count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out);
+  uint64_t range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out, V* values_out,
+                        uint64_t capacity);
+  // The live level list for lsm_ref (lsm_ref.cuh), copied to the device;
+  // valid until the levels change.
+  const LsmView* device_view();
   // Orders this LSM's stream after the caller's work queued on `caller`.
   void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   uint64_t stored_elements() const { return stored(); }
@@ -136,6 +147,15 @@ class Lsm final : public Dictionary {
                       BatchResults& r, DeviceTime& t);
   void run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
                    Phase phase, BatchResults& r, DeviceTime& t);
+  // range_queries.cu: Q counts or ranges staged in q_keys_, q_args_ over
+  // `list`, in rounds of whole queries; after each round,
+  // round_done(first query, queries, candidates): with candidates > 0 the
+  // round's sizes are in q_size_out_, its ranges' offsets (from the round's
+  // first pair) in q_offset_out_, its pairs in range_keys_, range_values_
+  // (cand_scan_[candidates] of them); with 0 every query of it is empty and
+  // nothing was written.
+  void ordered_staged(bool is_range, uint64_t Q, const LevelList& list, Phase phase, DeviceTime& t,
+                      const std::function<void(uint64_t, uint64_t, uint64_t)>& round_done);
   // point_queries.cu: allocates (host side, before the timer) the lookup
   // filters the list's levels want (wants_lookup_filter) and lack, and
   // returns those levels.
@@ -215,6 +235,8 @@ class Lsm final : public Dictionary {
   DeviceBuffer<uint32_t> cand_tiles_;
   DeviceBuffer<const uint8_t*> d_status_ptrs_;  // status array of each level rank (kMaxLevels)
   DeviceBuffer<uint64_t> q_size_out_, q_offset_out_;
+  DeviceBuffer<uint64_t> range_sizes_;  // range_device(): sizes by query, then their scan
+  DeviceBuffer<LsmView> d_view_;        // device_view()
   DeviceBuffer<K> range_keys_;
   DeviceBuffer<V> range_values_;
 

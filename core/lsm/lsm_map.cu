@@ -52,6 +52,21 @@ void lsm_map<Key, Value>::find(const Key* keys, std::uint64_t n, Value* values_o
 }
 
 template <class Key, class Value>
+void lsm_map<Key, Value>::count(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* counts_out,
+                                cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.count_device(lo, hi, n, counts_out);
+}
+
+template <class Key, class Value>
+std::uint64_t lsm_map<Key, Value>::range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out,
+                                         Key* keys_out, Value* values_out, std::uint64_t capacity,
+                                         cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  return impl_->lsm.range_device(lo, hi, n, offsets_out, keys_out, values_out, capacity);
+}
+
+template <class Key, class Value>
 void lsm_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out,
                                     bool* found_out, cudaStream_t stream) {
   impl_->lsm.follow(stream);
@@ -61,6 +76,11 @@ void lsm_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_
 template <class Key, class Value>
 std::uint64_t lsm_map<Key, Value>::stored_elements() const {
   return impl_->lsm.stored_elements();
+}
+
+template <class Key, class Value>
+const void* lsm_map<Key, Value>::device_view() const {
+  return impl_->lsm.device_view();
 }
 
 template class lsm_map<std::uint32_t, std::uint32_t>;

@@ -25,6 +25,9 @@ namespace gpudict {
 using lsm_options = lsm::Options;
 
 template <class Key, class Value>
+class lsm_ref;  // lsm_ref.cuh
+
+template <class Key, class Value>
 class lsm_map {
   static_assert((sizeof(Key) == 4 || sizeof(Key) == 8) && (sizeof(Value) == 4 || sizeof(Value) == 8),
                 "lsm_map: keys and values are uint32_t or uint64_t");
@@ -53,6 +56,16 @@ class lsm_map {
   // values_out[i]: the value of keys[i], 0 when absent; found_out[i]
   // whether it is present. Either may be null.
   void find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out, cudaStream_t stream = 0);
+  // counts_out[i]: the keys in [lo[i], hi[i]] (0 when lo > hi).
+  void count(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* counts_out, cudaStream_t stream = 0);
+  // The pairs of every range [lo[i], hi[i]] in key order, range after
+  // range: range i's are at [offsets_out[i], offsets_out[i + 1]) of
+  // keys_out and values_out. offsets_out holds n + 1 entries (the last: the
+  // total). Returns the total; the pairs are written only when it fits
+  // `capacity` (size the output with capacity 0, or with count() and an
+  // exclusive sum). offsets_out, keys_out and values_out may be null.
+  std::uint64_t range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out, Key* keys_out,
+                      Value* values_out, std::uint64_t capacity, cudaStream_t stream = 0);
   // The smallest present key greater than keys[i] and its value (0 and
   // found false when there is none). Any output may be null.
   void successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out, bool* found_out,
@@ -61,6 +74,15 @@ class lsm_map {
   // Elements stored in the levels: live pairs, and the replaced pairs and
   // tombstones no cleanup has dropped yet.
   std::uint64_t stored_elements() const;
+
+  // The levels for a kernel (read-only: find and successor, lsm_ref.cuh).
+  // Valid until the next build, update or cleanup of the map.
+  template <class R = lsm_ref<Key, Value>>
+  R ref() const {
+    return R(device_view());
+  }
+  // ref()'s source: the level list as lsm_ref.cuh reads it, in device memory.
+  const void* device_view() const;
 
  private:
   struct impl;

@@ -356,6 +356,15 @@ void Lsm<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* valu
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
+template <class K, class V>
+auto Lsm<K, V>::device_view() -> const LsmView* {
+  if (d_view_.capacity() == 0) d_view_ = DeviceBuffer<LsmView>(1, "lsm ref view");
+  const LsmView v = make_view(live_);
+  GPUDICT_CUDA(cudaMemcpyAsync(d_view_.data(), &v, sizeof v, cudaMemcpyHostToDevice, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  return d_view_.data();
+}
+
 #define GPUDICT_LSM_POINT(K, V)                                                                                   \
   template void Lsm<K, V>::stage_queries(const Batch&, const std::vector<uint32_t>&, bool);                      \
   template auto Lsm<K, V>::levels_without_filter(const LevelList&)->std::vector<Level*>;                          \
@@ -366,7 +375,8 @@ void Lsm<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* valu
   template void Lsm<K, V>::lookup_staged(uint64_t, const LevelList&, Phase, DeviceTime&);                       \
   template void Lsm<K, V>::successor_staged(uint64_t, const LsmView&, Phase, DeviceTime&);                      \
   template void Lsm<K, V>::find_device(const K*, uint64_t, V*, bool*);                                          \
-  template void Lsm<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);
+  template void Lsm<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);                                \
+  template auto Lsm<K, V>::device_view()->const LsmView*;
 GPUDICT_LSM_POINT(uint32_t, uint32_t)
 GPUDICT_LSM_POINT(uint32_t, uint64_t)
 GPUDICT_LSM_POINT(uint64_t, uint64_t)

@@ -272,10 +272,50 @@ void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<u
                       Phase phase, BatchResults& r, DeviceTime& t) {
   const bool is_range = type == OpType::Range;
   const uint64_t Q = ops.size();
+  if (Q == 0 || make_view(list).count == 0) return;  // nothing stored: counts 0, ranges empty (results are reset)
+  stage_queries(batch, ops, true);
+  uint64_t out_total = 0;  // range pairs written so far (batch order)
+  ordered_staged(is_range, Q, list, phase, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+    if (candidates == 0) {  // every query of the round is empty (its sizes are not written)
+      for (uint64_t q = q0; q < q0 + Qr; ++q) {
+        const uint32_t i = ops[q];
+        r.value[i] = 0;
+        if (is_range) r.key[i] = out_total;
+      }
+      return;
+    }
+    h_u64_.reserve_discard(2 * Qr);
+    copy_to_host(stream_, h_u64_.data(), q_size_out_.data(), Qr * sizeof(uint64_t));
+    copy_to_host(stream_, h_u64_.data() + Qr, q_offset_out_.data(), Qr * sizeof(uint64_t));
+    uint64_t pairs = 0;
+    for (uint64_t q = 0; q < Qr; ++q) {
+      const uint32_t i = ops[q0 + q];
+      r.value[i] = h_u64_[q];
+      if (is_range) r.key[i] = out_total + h_u64_[Qr + q];
+      pairs += h_u64_[q];
+    }
+    if (is_range && pairs > 0) {
+      h_keys_.reserve_discard(pairs);
+      h_values_.reserve_discard(pairs);
+      copy_to_host(stream_, h_keys_.data(), range_keys_.data(), pairs * sizeof(K));
+      copy_to_host(stream_, h_values_.data(), range_values_.data(), pairs * sizeof(V));
+      r.range_keys.resize(out_total + pairs);
+      r.range_values.resize(out_total + pairs);
+      for (uint64_t x = 0; x < pairs; ++x) {
+        r.range_keys[out_total + x] = h_keys_[x];
+        r.range_values[out_total + x] = h_values_[x];
+      }
+      out_total += pairs;
+    }
+  });
+}
+
+template <class K, class V>
+void Lsm<K, V>::ordered_staged(bool is_range, uint64_t Q, const LevelList& list, Phase phase, DeviceTime& t,
+                               const std::function<void(uint64_t, uint64_t, uint64_t)>& round_done) {
   const LsmView v = make_view(list);
   const uint32_t L = static_cast<uint32_t>(v.count);
-  if (Q == 0 || L == 0) return;  // nothing stored: counts 0, ranges empty (results are reset)
-  stage_queries(batch, ops, true);
+  if (Q == 0 || L == 0) return;
   {
     const uint8_t* ptrs[kMaxLevels] = {};
     for (uint32_t l = 0; l < L; ++l) ptrs[l] = v.lv[l].status;
@@ -283,7 +323,6 @@ void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<u
   }
   const int lb = bits_below(L);
   double ms = 0;
-  uint64_t out_total = 0;  // range pairs written so far (batch order)
 
   for (uint64_t qa = 0; qa < Q; qa += kQueryBlock) {
     const uint64_t Qb = std::min<uint64_t>(kQueryBlock, Q - qa);
@@ -331,11 +370,7 @@ void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<u
       const uint64_t Qr = rd.rb - rd.ra;
       const uint64_t T = rd.total;
       if (T == 0) {
-        for (uint64_t q = rd.ra; q < rd.rb; ++q) {
-          const uint32_t i = ops[qa + q];
-          r.value[i] = 0;
-          if (is_range) r.key[i] = out_total;
-        }
+        round_done(qa + rd.ra, Qr, 0);
         continue;
       }
       if (T >= 0xFFFFFFFFull)
@@ -434,37 +469,81 @@ void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<u
       }
       ms += timer_.stop(stream_);
 
-      h_u64_.reserve_discard(2 * Qr);
-      copy_to_host(stream_, h_u64_.data(), q_size_out_.data(), Qr * sizeof(uint64_t));
-      copy_to_host(stream_, h_u64_.data() + Qr, q_offset_out_.data(), Qr * sizeof(uint64_t));
-      uint64_t pairs = 0;
-      for (uint64_t q = 0; q < Qr; ++q) {
-        const uint32_t i = ops[qa + rd.ra + q];
-        r.value[i] = h_u64_[q];
-        if (is_range) r.key[i] = out_total + h_u64_[Qr + q];
-        pairs += h_u64_[q];
-      }
-      if (is_range && pairs > 0) {
-        h_keys_.reserve_discard(pairs);
-        h_values_.reserve_discard(pairs);
-        copy_to_host(stream_, h_keys_.data(), range_keys_.data(), pairs * sizeof(K));
-        copy_to_host(stream_, h_values_.data(), range_values_.data(), pairs * sizeof(V));
-        r.range_keys.resize(out_total + pairs);
-        r.range_values.resize(out_total + pairs);
-        for (uint64_t x = 0; x < pairs; ++x) {
-          r.range_keys[out_total + x] = h_keys_[x];
-          r.range_values[out_total + x] = h_values_[x];
-        }
-        out_total += pairs;
-      }
+      round_done(qa + rd.ra, Qr, T);
     }
   }
   t.add(phase, ms);
 }
 
+template <class K, class V>
+void Lsm<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out) {
+  if (n == 0 || counts_out == nullptr) return;
+  GPUDICT_CUDA(cudaMemsetAsync(counts_out, 0, n * sizeof(uint64_t), stream_));
+  q_keys_.reserve_discard(n, "lsm query keys");
+  q_args_.reserve_discard(n, "lsm query bounds");
+  GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), lo, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
+  GPUDICT_CUDA(cudaMemcpyAsync(q_args_.data(), hi, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
+  DeviceTime t;
+  ordered_staged(false, n, live_, Phase::Count, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+    if (candidates != 0)
+      GPUDICT_CUDA(cudaMemcpyAsync(counts_out + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
+                                   cudaMemcpyDeviceToDevice, stream_));
+  });
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+}
+
+template <class K, class V>
+uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out,
+                                 V* values_out, uint64_t capacity) {
+  if (n == 0) {
+    if (offsets_out) GPUDICT_CUDA(cudaMemsetAsync(offsets_out, 0, sizeof(uint64_t), stream_));
+    GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+    return 0;
+  }
+  // Sizes by query (the last entry 0 closes the scan into the offsets).
+  range_sizes_.reserve_discard(n + 1, "lsm range sizes");
+  GPUDICT_CUDA(cudaMemsetAsync(range_sizes_.data(), 0, (n + 1) * sizeof(uint64_t), stream_));
+  q_keys_.reserve_discard(n, "lsm query keys");
+  q_args_.reserve_discard(n, "lsm query bounds");
+  GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), lo, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
+  GPUDICT_CUDA(cudaMemcpyAsync(q_args_.data(), hi, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
+  DeviceTime t;
+  uint64_t total = 0;  // pairs of the rounds so far: where the next round's go
+  ordered_staged(true, n, live_, Phase::Range, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+    if (candidates == 0) return;
+    GPUDICT_CUDA(cudaMemcpyAsync(range_sizes_.data() + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
+                                 cudaMemcpyDeviceToDevice, stream_));
+    uint32_t pairs = 0;
+    copy_to_host(stream_, &pairs, cand_scan_.data() + candidates, sizeof pairs);
+    // Rounds write their pairs in query order, so they land where the scan
+    // of the sizes says; once the output is past `capacity` only sizes count.
+    if (pairs > 0 && total + pairs <= capacity) {
+      if (keys_out)
+        GPUDICT_CUDA(cudaMemcpyAsync(keys_out + total, range_keys_.data(), pairs * sizeof(K),
+                                     cudaMemcpyDeviceToDevice, stream_));
+      if (values_out)
+        GPUDICT_CUDA(cudaMemcpyAsync(values_out + total, range_values_.data(), pairs * sizeof(V),
+                                     cudaMemcpyDeviceToDevice, stream_));
+    }
+    total += pairs;
+  });
+  if (offsets_out) {
+    auto scan = [&](void* p, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(p, bytes, range_sizes_.data(), offsets_out, n + 1, stream_);
+    };
+    temp_.run("cub::DeviceScan::ExclusiveSum (lsm range offsets)", scan);
+  }
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  return total;
+}
+
 #define GPUDICT_LSM_ORDERED(K, V)                                                                                   \
   template void Lsm<K, V>::run_ordered(OpType, const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase, \
-                                       BatchResults&, DeviceTime&);
+                                       BatchResults&, DeviceTime&);                                                 \
+  template void Lsm<K, V>::ordered_staged(bool, uint64_t, const LevelList&, Phase, DeviceTime&,                     \
+                                          const std::function<void(uint64_t, uint64_t, uint64_t)>&);          \
+  template void Lsm<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*);                                   \
+  template uint64_t Lsm<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t);
 GPUDICT_LSM_ORDERED(uint32_t, uint32_t)
 GPUDICT_LSM_ORDERED(uint32_t, uint64_t)
 GPUDICT_LSM_ORDERED(uint64_t, uint64_t)

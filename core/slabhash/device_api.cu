@@ -1,6 +1,7 @@
 // The slab hash's bulk calls on a caller's device arrays (slab_hash_map.hpp):
 // the batch kernel's passes on the caller's arrays as they are (no staging),
 // re-runs of unfinished operations gathered on the device.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -30,6 +31,51 @@ uint64_t SlabHash<K, V>::run_device_pass(const K* keys, const V* values, uint64_
 }
 
 template <class K, class V>
+TableRef<K> SlabHash<K, V>::device_table() {
+  ensure_table();
+  return ref();
+}
+
+template <class K, class V>
+unsigned long long* SlabHash<K, V>::ref_counts() {
+  if (d_ref_counts_.capacity() == 0) {
+    d_ref_counts_ = DeviceBuffer<unsigned long long>(3, "slabhash ref counters");
+    GPUDICT_CUDA(cudaMemsetAsync(d_ref_counts_.data(), 0, d_ref_counts_.bytes(), stream_));
+    GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  }
+  refs_issued_ = true;
+  return d_ref_counts_.data();
+}
+
+template <class K, class V>
+void SlabHash<K, V>::absorb_ref_counts() {
+  if (!refs_issued_) return;
+  unsigned long long c[3];
+  copy_to_host(stream_, c, d_ref_counts_.data(), sizeof c);
+  GPUDICT_CUDA(cudaMemsetAsync(d_ref_counts_.data(), 0, sizeof c, stream_));
+  live_ += c[0];
+  live_ -= std::min<uint64_t>(live_, c[1]);
+  claimed_ += c[0];
+  pool_used_ += c[2];
+}
+
+template <class K, class V>
+void SlabHash<K, V>::reserve_device(uint64_t inserts) {
+  ensure_table();
+  absorb_ref_counts();
+  Options o = opt_;
+  opt_.grow_ahead = true;
+  DeviceTime t;
+  try {
+    reserve_for_inserts(inserts, t, Phase::Update);
+  } catch (...) {
+    opt_ = o;
+    throw;
+  }
+  opt_ = o;
+}
+
+template <class K, class V>
 void SlabHash<K, V>::build_device(const K* keys, const V* values, uint64_t n) {
   check_length(n);
   create_table(n);
@@ -48,6 +94,7 @@ template <class K, class V>
 void SlabHash<K, V>::update_device(const K* keys, const V* values, uint64_t n, bool insert) {
   check_length(n);
   ensure_table();
+  absorb_ref_counts();
   context_ = "batch " + std::to_string(batches_++);
   if (n == 0) return;
   DeviceTime t;
@@ -83,7 +130,11 @@ void SlabHash<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool*
                                                     Phase, DeviceTime&);                             \
   template void SlabHash<K, V>::build_device(const K*, const V*, uint64_t);                          \
   template void SlabHash<K, V>::update_device(const K*, const V*, uint64_t, bool);                   \
-  template void SlabHash<K, V>::find_device(const K*, uint64_t, V*, bool*);
+  template void SlabHash<K, V>::find_device(const K*, uint64_t, V*, bool*);                          \
+  template TableRef<K> SlabHash<K, V>::device_table();                                               \
+  template unsigned long long* SlabHash<K, V>::ref_counts();                                         \
+  template void SlabHash<K, V>::absorb_ref_counts();                                                 \
+  template void SlabHash<K, V>::reserve_device(uint64_t);
 GPUDICT_SLABHASH_DEVICE_API(uint32_t, uint32_t)
 GPUDICT_SLABHASH_DEVICE_API(uint32_t, uint64_t)
 GPUDICT_SLABHASH_DEVICE_API(uint64_t, uint64_t)

@@ -13,6 +13,9 @@
 // in one call: any one of them wins (docs/semantics.md). Errors are thrown
 // (core/common/errors.hpp): InputError for a bad argument or option,
 // RuntimeFailure when the pool cannot grow or a CUDA call fails.
+//
+// A user kernel reaches the table through ref() (slab_hash_ref.cuh): find,
+// insert and erase served by a tile of 4 lanes.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -25,6 +28,27 @@
 namespace gpudict {
 
 using slab_hash_options = slabhash::Options;
+
+// The table as a kernel sees it (slab_hash_ref.cuh builds its ref from
+// this): base slabs, the hash, the slab pool, and where refs count what
+// they change so that the map's size() stays exact.
+struct slab_hash_view {
+  static constexpr int kMaxSuperBlocks = 22;  // the pool's 2^31-slab address space (slab_alloc.cuh)
+  void* base_slabs = nullptr;
+  std::uint32_t buckets = 0;
+  std::uint32_t hash[3] = {};  // the universal hash's a, b, a2 (table_ref.cuh)
+  void* pool_slabs[kMaxSuperBlocks] = {};
+  std::uint32_t* pool_bitmaps[kMaxSuperBlocks] = {};
+  std::uint32_t pool_lg0 = 0;
+  std::uint32_t pool_super_blocks = 0;
+  std::uint32_t pool_total_blocks = 0;
+  unsigned int* pool_exhausted = nullptr;
+  unsigned long long* counts = nullptr;  // slots claimed, alive bits cleared, slabs linked by refs
+  int mode = 0;                          // slabhash::Mode
+};
+
+template <class Key, class Value>
+class slab_hash_ref;  // slab_hash_ref.cuh
 
 template <class Key, class Value>
 class slab_hash_map {
@@ -59,8 +83,21 @@ class slab_hash_map {
   // when absent; found_out[i] whether it is present. Either may be null.
   void find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out, cudaStream_t stream = 0);
 
-  // Stored pairs (map, set: live keys).
+  // Stored pairs (map, set: live keys), including what user kernels did
+  // through ref().
   std::uint64_t size() const;
+  // Grows the slab pool ahead of about `inserts` more keys from user
+  // kernels (the chains uniform hashing predicts, as the bulk inserts grow
+  // it): a ref's insert that finds no free slab fails instead of waiting.
+  void reserve(std::uint64_t inserts);
+
+  // The table for a kernel. Valid until the next call on this map that may
+  // reallocate the table or grow its pool (build, insert, reserve).
+  slab_hash_view view();
+  template <class R = slab_hash_ref<Key, Value>>
+  R ref() {
+    return R(view());
+  }
 
  private:
   struct impl;

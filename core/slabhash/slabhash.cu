@@ -109,6 +109,11 @@ void SlabHash<K, V>::create_table(uint64_t n) {
   pool_used_ = 0;
   update_batches_since_flush_ = 0;
   created_ = true;
+  // A new table: what refs of the old one counted no longer applies.
+  if (d_ref_counts_.capacity() != 0) {
+    GPUDICT_CUDA(cudaMemsetAsync(d_ref_counts_.data(), 0, d_ref_counts_.bytes(), stream_));
+    GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  }
 }
 
 template <class K, class V>
@@ -226,6 +231,7 @@ void SlabHash<K, V>::drop_snapshot(const std::string&) {
 template <class K, class V>
 double SlabHash<K, V>::flush() {
   ensure_table();
+  absorb_ref_counts();  // FLUSH recounts what is live; the refs' counts are in it
   GPUDICT_CUDA(cudaMemsetAsync(d_live_.data(), 0, sizeof(unsigned long long), stream_));
   prepare_flush<K, V>(opt_.mode);
   timer_.start(stream_);

@@ -85,6 +85,25 @@ class SlabHash final : public SlabHashBase {
   void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   uint64_t size() const { return live_; }
 
+  // device_api.cu: what the library's device refs need (slab_hash_ref.cuh).
+  // The table as kernels see it (created empty if it was not yet).
+  TableRef<K> device_table();
+  // Where refs count the slots they claim, the alive bits they clear and
+  // the slabs they link (3 counters, zero until refs change something).
+  unsigned long long* ref_counts();
+  // Folds what refs counted into live_, claimed_ and pool_used_ (a copy to
+  // the host, only once a ref was handed out), so that sizes, the FLUSH
+  // policy and pool growth see the refs' changes.
+  void absorb_ref_counts();
+  // Pool growth ahead of `inserts` inserts by refs, whatever
+  // options.grow_ahead says.
+  void reserve_device(uint64_t inserts);
+  // Live keys after the refs' changes.
+  uint64_t live_keys() {
+    absorb_ref_counts();
+    return live_;
+  }
+
  private:
   // One staged pass of operations: the host copies (for re-runs) and where
   // the kernel finds them on the device. Without op_at, a re-run gathers
@@ -162,6 +181,8 @@ class SlabHash final : public SlabHashBase {
   // Device scratch.
   DeviceBuffer<Counters> d_ctr_;
   DeviceBuffer<unsigned long long> d_live_;
+  DeviceBuffer<unsigned long long> d_ref_counts_;  // ref_counts(); allocated by the first
+  bool refs_issued_ = false;
   DeviceOps<K, V> d_ops_;
   // Re-runs of unfinished operations (the first pass's inputs stay intact).
   DeviceOps<K, V> d_rerun_;

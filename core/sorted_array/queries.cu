@@ -176,29 +176,13 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
       break;
     }
     case OpType::Range: {
-      q_u32_.reserve_discard(q, "sorted-array range bounds");
-      q_range_count_.reserve_discard(q + 1, "sorted-array range sizes");
-      q_range_offset_.reserve_discard(q + 1, "sorted-array range offsets");
-      h_u64_.reserve_discard(q + 1);
-      const RangeCountOp<K, V> op{q_keys_.data(), q_args_.data(), q_u32_.data(), q_range_count_.data(),
-                                  static_cast<uint32_t>(q)};
-      auto scan = [&](void* p, size_t& bytes) {
-        return cub::DeviceScan::ExclusiveSum(p, bytes, q_range_count_.data(), q_range_offset_.data(), q + 1, stream_);
-      };
-      temp_.prepare("cub::DeviceScan::ExclusiveSum (range sizes)", scan);
-      timer_.start(stream_);
-      launch_search(view, op, q, stream_, "search_kernel<RangeCountOp>");
-      temp_.run("cub::DeviceScan::ExclusiveSum (range sizes)", scan);
-      double ms = timer_.stop(stream_);
-      copy_to_host(stream_, h_u64_.data(), q_range_offset_.data(), (q + 1) * sizeof(uint64_t));
-      const uint64_t total = h_u64_[q];
+      double ms = 0.0;
+      const uint64_t total = range_bounds(view, q_keys_.data(), q_args_.data(), q, ms);
       if (total > 0) {
         range_keys_.reserve_discard(total, "sorted-array range results");
         range_values_.reserve_discard(total, "sorted-array range results");
-        q_range_tiles_.reserve_discard(range_copy_tiles(total), "sorted-array range tiles");
         timer_.start(stream_);
-        copy_ranges(view.keys(), view.values, q_u32_.data(), q_range_offset_.data(), static_cast<uint32_t>(q), total,
-                    q_range_tiles_, range_keys_.data(), range_values_.data(), stream_);
+        copy_range_pairs(view, q, total, range_keys_.data(), range_values_.data());
         ms += timer_.stop(stream_);
       }
       t.add(phase, ms);
@@ -224,6 +208,61 @@ void SortedArray<K, V>::run_queries(OpType type, const Batch& batch, const std::
     default:
       throw InputError("sorted-array: " + std::string(op_name(type)) + " is not a query");
   }
+}
+
+template <class K, class V>
+uint64_t SortedArray<K, V>::range_bounds(const ArrayView<K, V>& view, const K* lo, const K* hi, uint64_t q,
+                                         double& ms) {
+  q_u32_.reserve_discard(q, "sorted-array range bounds");
+  q_range_count_.reserve_discard(q + 1, "sorted-array range sizes");
+  q_range_offset_.reserve_discard(q + 1, "sorted-array range offsets");
+  h_u64_.reserve_discard(q + 1);
+  const RangeCountOp<K, V> op{lo, hi, q_u32_.data(), q_range_count_.data(), static_cast<uint32_t>(q)};
+  auto scan = [&](void* p, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(p, bytes, q_range_count_.data(), q_range_offset_.data(), q + 1, stream_);
+  };
+  temp_.prepare("cub::DeviceScan::ExclusiveSum (range sizes)", scan);
+  timer_.start(stream_);
+  launch_search(view, op, q, stream_, "search_kernel<RangeCountOp>");
+  temp_.run("cub::DeviceScan::ExclusiveSum (range sizes)", scan);
+  ms += timer_.stop(stream_);
+  copy_to_host(stream_, h_u64_.data(), q_range_offset_.data(), (q + 1) * sizeof(uint64_t));
+  const uint64_t total = h_u64_[q];
+  q_range_tiles_.reserve_discard(range_copy_tiles(total), "sorted-array range tiles");  // copy_range_pairs'
+  return total;
+}
+
+template <class K, class V>
+void SortedArray<K, V>::copy_range_pairs(const ArrayView<K, V>& view, uint64_t q, uint64_t total, K* keys_out,
+                                         V* values_out) {
+  copy_ranges(view.keys(), view.values, q_u32_.data(), q_range_offset_.data(), static_cast<uint32_t>(q), total,
+              q_range_tiles_, keys_out, values_out, stream_);
+}
+
+template <class K, class V>
+uint64_t SortedArray<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out,
+                                         V* values_out, uint64_t capacity) {
+  if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
+  if (n == 0) {
+    if (offsets_out) GPUDICT_CUDA(cudaMemsetAsync(offsets_out, 0, sizeof(uint64_t), stream_));
+    GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+    return 0;
+  }
+  const ArrayView<K, V> view = cur_.view();
+  double ms = 0.0;
+  const uint64_t total = range_bounds(view, lo, hi, n, ms);
+  if (offsets_out)
+    GPUDICT_CUDA(cudaMemcpyAsync(offsets_out, q_range_offset_.data(), (n + 1) * sizeof(uint64_t),
+                                 cudaMemcpyDeviceToDevice, stream_));
+  if (total > 0 && total <= capacity && (keys_out || values_out)) {
+    // A null output is written to scratch (copy_ranges writes both).
+    if (!keys_out) range_keys_.reserve_discard(total, "sorted-array range results");
+    if (!values_out) range_values_.reserve_discard(total, "sorted-array range results");
+    copy_range_pairs(view, n, total, keys_out ? keys_out : range_keys_.data(),
+                     values_out ? values_out : range_values_.data());
+  }
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  return total;
 }
 
 template <class K, class V>
@@ -266,7 +305,8 @@ void SortedArray<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out,
 #define GPUDICT_SA_DEVICE_QUERIES(K, V)                                                       \
   template void SortedArray<K, V>::find_device(const K*, uint64_t, V*, bool*);                \
   template void SortedArray<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*);     \
-  template void SortedArray<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);
+  template void SortedArray<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);      \
+  template uint64_t SortedArray<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t);
 GPUDICT_SA_DEVICE_QUERIES(uint32_t, uint32_t)
 GPUDICT_SA_DEVICE_QUERIES(uint32_t, uint64_t)
 GPUDICT_SA_DEVICE_QUERIES(uint64_t, uint64_t)

@@ -59,6 +59,11 @@ class SortedArray final : public Dictionary {
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
   void count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out);
   void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out);
+  // Ranges [lo[i], hi[i]]: offsets_out (n + 1 entries, may be null) the
+  // exclusive sum of their sizes; their pairs into keys_out, values_out
+  // (either may be null) when the total fits `capacity`. Returns the total.
+  uint64_t range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out, V* values_out,
+                        uint64_t capacity);
   // The live array for a caller's kernels (sorted_array_ref.cuh); valid
   // until the next update or build.
   ArrayView<K, V> view() const { return cur_.view(); }
@@ -76,6 +81,13 @@ class SortedArray final : public Dictionary {
   static int use_device(int device);
   // merge_update.cu: the batch's inserts and deletes, in batch order.
   void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
+  // queries.cu: q ranges [lo[i], hi[i]] of `view`: where each starts
+  // (q_u32_) and the exclusive sum of their sizes (q_range_offset_, q + 1
+  // entries), timed into ms; returns the total (and sizes the copy's
+  // scratch for it). Then their pairs, in range order, into keys_out and
+  // values_out.
+  uint64_t range_bounds(const ArrayView<K, V>& view, const K* lo, const K* hi, uint64_t q, double& ms);
+  void copy_range_pairs(const ArrayView<K, V>& view, uint64_t q, uint64_t total, K* keys_out, V* values_out);
   // queries.cu: the batch's queries of one type (ops: their batch indices).
   void run_queries(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const ArrayView<K, V>& view,
                    Phase phase, BatchResults& r, DeviceTime& t);

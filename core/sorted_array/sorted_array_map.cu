@@ -59,6 +59,14 @@ void sorted_array_map<Key, Value>::count(const Key* lo, const Key* hi, std::uint
 }
 
 template <class Key, class Value>
+std::uint64_t sorted_array_map<Key, Value>::range(const Key* lo, const Key* hi, std::uint64_t n,
+                                                  std::uint64_t* offsets_out, Key* keys_out, Value* values_out,
+                                                  std::uint64_t capacity, cudaStream_t stream) {
+  impl_->array.follow(stream);
+  return impl_->array.range_device(lo, hi, n, offsets_out, keys_out, values_out, capacity);
+}
+
+template <class Key, class Value>
 void sorted_array_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out,
                                              bool* found_out, cudaStream_t stream) {
   impl_->array.follow(stream);

@@ -58,6 +58,14 @@ class sorted_array_map {
   void find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out, cudaStream_t stream = 0);
   // counts_out[i]: the keys in [lo[i], hi[i]] (0 when lo > hi).
   void count(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* counts_out, cudaStream_t stream = 0);
+  // The pairs of every range [lo[i], hi[i]] in key order, range after
+  // range: range i's are at [offsets_out[i], offsets_out[i + 1]) of
+  // keys_out and values_out. offsets_out holds n + 1 entries (the last: the
+  // total). Returns the total; the pairs are written only when it fits
+  // `capacity` (size the output with capacity 0, or with count() and an
+  // exclusive sum). offsets_out, keys_out and values_out may be null.
+  std::uint64_t range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out, Key* keys_out,
+                      Value* values_out, std::uint64_t capacity, cudaStream_t stream = 0);
   // The smallest key greater than keys[i] and its value (0 and found false
   // when there is none). Any output may be null.
   void successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out, bool* found_out,

@@ -22,92 +22,81 @@
 #include "core/slabhash/slab_hash_map.hpp"
 #include "core/sorted_array/sorted_array_map.hpp"
 #include "core/sorted_array/sorted_array_ref.cuh"
+#include "library_test_util.cuh"
 
-// The (key, value) pairings, named as the test cases show them.
-template <class K, class V>
-struct Pair {
-  using Key = K;
-  using Value = V;
-};
-using u32_u32 = Pair<uint32_t, uint32_t>;
-using u32_u64 = Pair<uint32_t, uint64_t>;
-using u64_u32 = Pair<uint64_t, uint32_t>;
-using u64_u64 = Pair<uint64_t, uint64_t>;
-TYPE_TO_STRING(u32_u32);
-TYPE_TO_STRING(u32_u64);
-TYPE_TO_STRING(u64_u32);
-TYPE_TO_STRING(u64_u64);
+using namespace library_test;
 
 namespace {
 
-namespace cg = cooperative_groups;
-using gpudict::DeviceBuffer;
-
-template <class T>
-DeviceBuffer<T> to_device(const std::vector<T>& h) {
-  DeviceBuffer<T> d(std::max<size_t>(h.size(), 1), "test array");
-  if (!h.empty()) GPUDICT_CUDA(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
-template <class T>
-std::vector<T> to_host(const DeviceBuffer<T>& d, size_t n) {
-  std::vector<T> h(n);
-  if (n) GPUDICT_CUDA(cudaMemcpy(h.data(), d.data(), n * sizeof(T), cudaMemcpyDeviceToHost));
-  return h;
-}
-
-// bool has no std::vector<bool>::data(): found flags come back as bytes.
-std::vector<uint8_t> flags_to_host(const DeviceBuffer<bool>& d, size_t n) {
-  std::vector<uint8_t> h(n);
-  if (n) GPUDICT_CUDA(cudaMemcpy(h.data(), d.data(), n, cudaMemcpyDeviceToHost));
-  return h;
-}
-
-template <class T>
-T draw(std::mt19937_64& rng) {
-  if constexpr (sizeof(T) == 4) return static_cast<T>(rng());
-  // Half of the u64 draws share their high half with other keys.
-  static constexpr uint64_t kHigh[] = {0, 1, 1ull << 31, 0xFFFFFFFFull};
-  return rng() % 2 ? rng() : (kHigh[rng() % 4] << 32) | (rng() & 0xFFFFFFFFull);
-}
-
-template <class T>
-std::vector<T> ends() {
-  std::vector<T> e = {T(0), T(1), T(1ull << 31), T(0xFFFFFFFFull)};
-  if constexpr (sizeof(T) == 8) e.insert(e.end(), {T(1ull << 32), T(1ull << 63), T(~0ull - 1), T(~0ull)});
-  return e;
-}
-
-// Checks find over `probes` against the model.
+// count and range of an ordered map (btree_map, sorted_array_map, lsm_map)
+// against the model: every pair of the domain's ends as bounds, empty
+// ranges (lo > hi, gaps between keys), ranges of one key and of up to a
+// few hundred, in one call; range sized first (capacity 0), then filled,
+// then with values only and no offsets.
 template <class Map, class K, class V>
-void check_find(Map& map, const std::map<K, V>& model, const std::vector<K>& probes) {
-  const auto d_probes = to_device(probes);
-  DeviceBuffer<V> d_values(std::max<size_t>(probes.size(), 1), "test values");
-  DeviceBuffer<bool> d_found(std::max<size_t>(probes.size(), 1), "test found");
-  map.find(d_probes.data(), probes.size(), d_values.data(), d_found.data());
-  const auto values = to_host(d_values, probes.size());
-  const auto found = flags_to_host(d_found, probes.size());
-  int bad = 0;
-  for (size_t i = 0; i < probes.size(); ++i) {
-    const auto it = model.find(probes[i]);
-    const bool want = it != model.end();
-    if (found[i] != want || values[i] != (want ? it->second : V{0})) {
-      if (++bad <= 3)
-        FAIL_CHECK("find " << probes[i] << ": got (" << int(found[i]) << ", " << values[i] << "), want (" << want
-                           << ", " << (want ? it->second : V{0}) << ")");
+void check_count_range(Map& map, const std::map<K, V>& model, std::mt19937_64& rng) {
+  std::vector<K> sorted;
+  for (const auto& kv : model) sorted.push_back(kv.first);
+  std::vector<K> lo, hi;
+  for (K a : ends<K>())
+    for (K b : ends<K>()) {
+      lo.push_back(a);
+      hi.push_back(b);
     }
+  for (int i = 0; i < 4096 && !sorted.empty(); ++i) {
+    const size_t a = rng() % sorted.size();
+    const size_t w = i % 4 == 0 ? 0 : rng() % 300;
+    K l = sorted[a], h = sorted[std::min(sorted.size() - 1, a + w)];
+    if (i % 5 == 1) std::swap(l, h);        // lo > hi: empty (unless equal)
+    if (i % 7 == 2) h = l = draw<K>(rng);   // one key, mostly absent
+    lo.push_back(l);
+    hi.push_back(h);
+  }
+  const size_t n = lo.size();
+  std::vector<uint64_t> want_off(n + 1, 0);
+  for (size_t i = 0; i < n; ++i)
+    want_off[i + 1] = want_off[i] + (lo[i] > hi[i] ? 0
+                                     : static_cast<uint64_t>(std::distance(model.lower_bound(lo[i]),
+                                                                           model.upper_bound(hi[i]))));
+  const uint64_t total = want_off[n];
+  const auto dlo = to_device(lo);
+  const auto dhi = to_device(hi);
+
+  DeviceBuffer<uint64_t> dcount(n, "test counts");
+  map.count(dlo.data(), dhi.data(), n, dcount.data());
+  const auto counts = to_host(dcount, n);
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (counts[i] != want_off[i + 1] - want_off[i] && ++bad <= 3)
+      FAIL_CHECK("count [" << lo[i] << ", " << hi[i] << "]: " << counts[i] << " != " << want_off[i + 1] - want_off[i]);
+  CHECK(bad == 0);
+
+  DeviceBuffer<uint64_t> doff(n + 1, "test offsets");
+  CHECK(map.range(dlo.data(), dhi.data(), n, doff.data(), nullptr, nullptr, 0) == total);
+  CHECK(to_host(doff, n + 1) == want_off);
+  DeviceBuffer<K> dk(std::max<uint64_t>(total, 1), "test range keys");
+  DeviceBuffer<V> dv(std::max<uint64_t>(total, 1), "test range values");
+  CHECK(map.range(dlo.data(), dhi.data(), n, doff.data(), dk.data(), dv.data(), total) == total);
+  CHECK(to_host(doff, n + 1) == want_off);
+  const auto rk = to_host(dk, total);
+  const auto rv = to_host(dv, total);
+  bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (lo[i] > hi[i]) continue;
+    uint64_t at = want_off[i];
+    for (auto it = model.lower_bound(lo[i]); it != model.end() && it->first <= hi[i]; ++it, ++at)
+      if ((rk[at] != it->first || rv[at] != it->second) && ++bad <= 3)
+        FAIL_CHECK("range [" << lo[i] << ", " << hi[i] << "] pair " << at - want_off[i] << ": (" << rk[at] << ", "
+                             << rv[at] << ") != (" << it->first << ", " << it->second << ")");
   }
   CHECK(bad == 0);
-}
-
-template <class K, class V>
-std::vector<K> probes_of(const std::map<K, V>& model, std::mt19937_64& rng, size_t absent) {
-  std::vector<K> p = ends<K>();
-  for (const auto& kv : model)
-    if (rng() % 4 == 0) p.push_back(kv.first);
-  for (size_t i = 0; i < absent; ++i) p.push_back(draw<K>(rng));
-  return p;
+  // Values only, no offsets.
+  DeviceBuffer<V> dv2(std::max<uint64_t>(total, 1), "test range values");
+  CHECK(map.range(dlo.data(), dhi.data(), n, nullptr, nullptr, dv2.data(), total) == total);
+  CHECK(to_host(dv2, total) == rv);
+  // No ranges at all.
+  CHECK(map.range(dlo.data(), dhi.data(), 0, doff.data(), dk.data(), dv.data(), total) == 0);
+  CHECK(to_host(doff, 1)[0] == 0);
 }
 
 }  // namespace
@@ -217,11 +206,12 @@ void check_ordered_map(Map& map, uint64_t seed) {
       if (++bad <= 3) FAIL_CHECK("successor " << lo[i] << ": (" << int(sf[i]) << ", " << sk[i] << ")");
   }
   CHECK(bad == 0);
+  check_count_range(map, model, rng);
 }
 
 }  // namespace
 
-TEST_CASE_TEMPLATE("btree_map: build, insert_or_assign, erase, find, count and successor on device arrays", P, u32_u32, u32_u64, u64_u32, u64_u64) {
+TEST_CASE_TEMPLATE("btree_map: build, insert_or_assign, erase, find, count, range and successor on device arrays", P, u32_u32, u32_u64, u64_u32, u64_u64) {
   using K = typename P::Key;
   using V = typename P::Value;
   gpudict::btree_map<K, V> map;
@@ -460,7 +450,7 @@ TEST_CASE_TEMPLATE("slab_hash_map: build, insert, erase and find on device array
   CHECK_THROWS_AS(Map{bad_options}, gpudict::InputError);
 }
 
-TEST_CASE_TEMPLATE("sorted_array_map: build, insert_or_assign, erase, find, count and successor on device arrays", P,
+TEST_CASE_TEMPLATE("sorted_array_map: build, insert_or_assign, erase, find, count, range and successor on device arrays", P,
                    u32_u32, u32_u64, u64_u64) {
   using K = typename P::Key;
   using V = typename P::Value;
@@ -537,7 +527,7 @@ TEST_CASE_TEMPLATE("sorted_array_ref: a user kernel's finds, counts and successo
   CHECK(map.size() == model.size());
 }
 
-TEST_CASE_TEMPLATE("lsm_map: build, insert_or_assign, erase, find and successor on device arrays", P, u32_u32,
+TEST_CASE_TEMPLATE("lsm_map: build, insert_or_assign, erase, find, count, range and successor on device arrays", P, u32_u32,
                    u32_u64, u64_u64) {
   using K = typename P::Key;
   using V = typename P::Value;
@@ -603,6 +593,7 @@ TEST_CASE_TEMPLATE("lsm_map: build, insert_or_assign, erase, find and successor 
       if (++bad <= 3) FAIL_CHECK("successor " << q[i]);
   }
   CHECK(bad == 0);
+  check_count_range(map, model, rng);
   gpudict::lsm_options bad_options;
   bad_options.batch_size = 1000;  // not a power of two
   using Map = gpudict::lsm_map<K, V>;

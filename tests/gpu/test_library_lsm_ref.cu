@@ -1,0 +1,122 @@
+// lsm_ref: a user kernel's finds and successors on an lsm_map of several
+// levels with replaced pairs and tombstones, at every (key, value) width,
+// against a std::map model; the domain's ends as keys and probes.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/device_buffer.hpp"
+#include "core/lsm/lsm_map.hpp"
+#include "core/lsm/lsm_ref.cuh"
+#include "library_test_util.cuh"
+
+using namespace library_test;
+
+namespace {
+
+template <class K, class V>
+__global__ void lsm_ref_kernel(gpudict::lsm_ref<K, V> ref, const K* q, uint64_t n, uint8_t* found, V* value,
+                               uint8_t* has_next, K* next, V* next_value) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  V v;
+  found[i] = ref.find(q[i], &v) ? 1 : 0;
+  value[i] = v;
+  K k;
+  V w;
+  has_next[i] = ref.successor(q[i], &k, &w) ? 1 : 0;
+  next[i] = k;
+  next_value[i] = w;
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("lsm_ref: a user kernel's finds and successors over levels, replaced pairs and tombstones", P,
+                   u32_u32, u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(44);
+  gpudict::lsm_options o;
+  o.batch_size = 1024;  // many levels
+  gpudict::lsm_map<K, V> map(o);
+  std::map<K, V> model;
+  std::vector<K> keys = ends<K>();
+  std::vector<V> values;
+  for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[(i + 3) % ends<V>().size()]);
+  for (int i = 0; i < 8000; ++i) {
+    keys.push_back(draw<K>(rng));
+    values.push_back(draw<V>(rng));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
+  {
+    const auto dk = to_device(keys);
+    const auto dv = to_device(values);
+    map.build(dk.data(), dv.data(), keys.size());
+  }
+  // Calls that replace values, delete runs of neighbouring keys (successor
+  // walks past them) and insert new keys, each one batch of the LSM.
+  for (int round = 0; round < 9; ++round) {
+    std::vector<K> uk;
+    std::vector<V> uv;
+    for (const auto& kv : model)
+      if (rng() % 8 == 0) uk.push_back(kv.first);
+    for (int i = 0; i < 600; ++i) uk.push_back(draw<K>(rng));
+    for (K k : uk) {
+      uv.push_back(draw<V>(rng));
+      model[k] = uv.back();
+    }
+    const auto dk = to_device(uk);
+    const auto dv = to_device(uv);
+    map.insert_or_assign(dk.data(), dv.data(), uk.size());
+    std::vector<K> ek;
+    auto it = model.begin();
+    std::advance(it, static_cast<long>(rng() % model.size()));
+    for (int j = 0; j < 40 && it != model.end(); ++j, ++it) ek.push_back(it->first);  // a run
+    for (const auto& kv : model)
+      if (rng() % 10 == 0) ek.push_back(kv.first);
+    ek.push_back(draw<K>(rng));  // mostly absent
+    std::sort(ek.begin(), ek.end());
+    ek.erase(std::unique(ek.begin(), ek.end()), ek.end());
+    for (K k : ek) model.erase(k);
+    const auto de = to_device(ek);
+    map.erase(de.data(), ek.size());
+  }
+  CHECK(map.stored_elements() > model.size());  // tombstones and replaced pairs are still stored
+
+  std::vector<K> q = probes_of(model, rng, 4096);
+  for (K k : ends<K>()) {  // around the ends too
+    q.push_back(static_cast<K>(k + 1));
+    q.push_back(static_cast<K>(k - 1));
+  }
+  const size_t n = q.size();
+  const auto dq = to_device(q);
+  DeviceBuffer<uint8_t> df(n, "out"), dh(n, "out");
+  DeviceBuffer<V> dv(n, "out"), dnv(n, "out");
+  DeviceBuffer<K> dn(n, "out");
+  lsm_ref_kernel<K, V><<<static_cast<unsigned>((n + 127) / 128), 128>>>(map.ref(), dq.data(), n, df.data(),
+                                                                        dv.data(), dh.data(), dn.data(), dnv.data());
+  GPUDICT_CHECK_LAUNCH("lsm_ref_kernel");
+  GPUDICT_CUDA(cudaDeviceSynchronize());
+  const auto f = to_host(df, n), h = to_host(dh, n);
+  const auto v = to_host(dv, n), nv = to_host(dnv, n);
+  const auto nk = to_host(dn, n);
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto it = model.find(q[i]);
+    const bool want = it != model.end();
+    if (f[i] != (want ? 1 : 0) || v[i] != (want ? it->second : V{0})) {
+      if (++bad <= 3) FAIL_CHECK("find " << q[i] << ": (" << int(f[i]) << ", " << v[i] << ")");
+    }
+    const auto up = model.upper_bound(q[i]);
+    const bool has = up != model.end();
+    if (h[i] != (has ? 1 : 0) || nk[i] != (has ? up->first : K{0}) || nv[i] != (has ? up->second : V{0})) {
+      if (++bad <= 3) FAIL_CHECK("successor " << q[i] << ": (" << int(h[i]) << ", " << nk[i] << ")");
+    }
+  }
+  CHECK(bad == 0);
+}
