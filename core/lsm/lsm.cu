@@ -216,12 +216,7 @@ template <class K, class V>
 void Lsm<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
     throw InputError("lsm: batch arrays differ in length");
-  const LevelList* snap = nullptr;
-  if (!batch.snapshot.empty()) {
-    auto it = snapshots_.find(batch.snapshot);
-    if (it == snapshots_.end()) throw InputError("unknown snapshot '" + batch.snapshot + "'");
-    snap = &it->second;
-  }
+  if (!batch.snapshot.empty()) (void)levels(batch.snapshot);  // an unknown snapshot fails before any update
   r.reset(batch.size());
   const BatchPlan plan(batch);
   const bool concurrent = batch.mode == ExecMode::Concurrent;
@@ -231,7 +226,7 @@ void Lsm<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
     apply_updates(batch, concurrent ? Phase::Concurrent : Phase::Update, t);
     maybe_cleanup(t);
   }
-  const LevelList& list = snap ? *snap : live_;
+  const LevelList& list = levels(batch.snapshot);
   for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
     const auto& ops = plan.of(type);
     if (ops.empty()) continue;
@@ -283,6 +278,14 @@ uint64_t Lsm<K, V>::levels_stale() const {
 }
 
 template <class K, class V>
+auto Lsm<K, V>::levels(const std::string& snapshot) const -> const LevelList& {
+  if (snapshot.empty()) return live_;
+  auto it = snapshots_.find(snapshot);
+  if (it == snapshots_.end()) throw InputError("unknown snapshot '" + snapshot + "'");
+  return it->second;
+}
+
+template <class K, class V>
 void Lsm<K, V>::snapshot(const std::string& name, DeviceTime& t) {
   if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
   snapshots_.emplace(name, live_);  // copies the level references: no device work
@@ -295,6 +298,7 @@ void Lsm<K, V>::drop_snapshot(const std::string& name) {
   if (it == snapshots_.end()) throw InputError("unknown snapshot '" + name + "'");
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
   snapshots_.erase(it);
+  d_views_.erase(name);
 }
 
 template <class K, class V>
@@ -303,10 +307,11 @@ uint64_t Lsm<K, V>::scratch_bytes() const {
                cl_bounds_.bytes() + cl_kept_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
                q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
-               q_offset_out_.bytes() + range_sizes_.bytes() + d_view_.bytes() + range_keys_.bytes() + range_values_.bytes();
+               q_offset_out_.bytes() + range_sizes_.bytes() + range_keys_.bytes() + range_values_.bytes();
   for (int i = 0; i < 2; ++i)
     s += upd_keys_[i].bytes() + upd_payload_[i].bytes() + pp_[i].bytes() + cand_comp_[i].bytes() +
          cand_pos_[i].bytes() + cand_tag_[i].bytes();
+  for (const auto& kv : d_views_) s += kv.second.bytes();
   return s;
 }
 

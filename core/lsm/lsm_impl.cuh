@@ -86,22 +86,27 @@ class Lsm final : public Dictionary {
   // stream; each returns when its results are written. build_device: a new
   // LSM of the n pairs (the later pair of a key wins); update_device: m
   // inserts or deletes as one batch (the later update of a key wins), then
-  // the cleanup policy; find_device, successor_device: on the live levels
-  // (a null output is skipped; not found: 0).
+  // the cleanup policy; find_device, successor_device (and count_device,
+  // range_device below): on the live levels or the named snapshot's (a null
+  // output is skipped; not found: 0).
   void build_device(const K* keys, const V* values, uint64_t n);
   void update_device(const K* keys, const V* values, uint64_t m, bool insert);
-  void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
-  void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out);
+  void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out, const std::string& snapshot = {});
+  void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out,
+                        const std::string& snapshot = {});
   // range_queries.cu: counts of [lo[i], hi[i]] into counts_out; ranges:
   // offsets_out (n + 1 entries, may be null) the exclusive sum of their
   // sizes, their pairs into keys_out, values_out (either may be null) while
   // they fit `capacity`; returns the total pairs.
-  void count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out);
+  void count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out, const std::string& snapshot = {});
   uint64_t range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out, V* values_out,
-                        uint64_t capacity);
-  // The live level list for lsm_ref (lsm_ref.cuh), copied to the device;
-  // valid until the levels change.
-  const LsmView* device_view();
+                        uint64_t capacity, const std::string& snapshot = {});
+  // The live level list (snapshot empty) or a snapshot's, for lsm_ref
+  // (lsm_ref.cuh), copied to the device; valid until the levels change (a
+  // snapshot's: until it is dropped).
+  const LsmView* device_view(const std::string& snapshot = {});
+  // The live levels or a snapshot's (InputError for an unknown snapshot).
+  const LevelList& levels(const std::string& snapshot) const;
   // Orders this LSM's stream after the caller's work queued on `caller`.
   void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   uint64_t stored_elements() const { return stored(); }
@@ -236,7 +241,7 @@ class Lsm final : public Dictionary {
   DeviceBuffer<const uint8_t*> d_status_ptrs_;  // status array of each level rank (kMaxLevels)
   DeviceBuffer<uint64_t> q_size_out_, q_offset_out_;
   DeviceBuffer<uint64_t> range_sizes_;  // range_device(): sizes by query, then their scan
-  DeviceBuffer<LsmView> d_view_;        // device_view()
+  std::map<std::string, DeviceBuffer<LsmView>> d_views_;  // device_view(), by snapshot ("": live)
   DeviceBuffer<K> range_keys_;
   DeviceBuffer<V> range_values_;
 

@@ -322,15 +322,16 @@ void Lsm<K, V>::successor_staged(uint64_t q, const LsmView& v, Phase phase, Devi
 }
 
 template <class K, class V>
-void Lsm<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* found_out) {
+void Lsm<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* found_out, const std::string& snapshot) {
   if (n == 0) return;
   if (values_out) GPUDICT_CUDA(cudaMemsetAsync(values_out, 0, n * sizeof(V), stream_));
   if (found_out) GPUDICT_CUDA(cudaMemsetAsync(found_out, 0, n * sizeof(bool), stream_));
-  if (live_.occupied() != 0) {
+  const LevelList& list = levels(snapshot);
+  if (list.occupied() != 0) {
     q_keys_.reserve_discard(n, "lsm query keys");
     GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
     DeviceTime t;
-    lookup_staged(n, live_, Phase::Lookup, t);
+    lookup_staged(n, list, Phase::Lookup, t);
     if (values_out) narrow_copy<V>(q_value_out_.data(), q_found_.data(), values_out, sizeof(V), n, stream_);
     flags_to_bool(q_found_.data(), found_out, n, stream_);
   }
@@ -338,12 +339,13 @@ void Lsm<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* foun
 }
 
 template <class K, class V>
-void Lsm<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out) {
+void Lsm<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out,
+                                 const std::string& snapshot) {
   if (n == 0) return;
   if (keys_out) GPUDICT_CUDA(cudaMemsetAsync(keys_out, 0, n * sizeof(K), stream_));
   if (values_out) GPUDICT_CUDA(cudaMemsetAsync(values_out, 0, n * sizeof(V), stream_));
   if (found_out) GPUDICT_CUDA(cudaMemsetAsync(found_out, 0, n * sizeof(bool), stream_));
-  const LsmView v = make_view(live_);
+  const LsmView v = make_view(levels(snapshot));
   if (v.count != 0) {
     q_keys_.reserve_discard(n, "lsm query keys");
     GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
@@ -357,12 +359,13 @@ void Lsm<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* valu
 }
 
 template <class K, class V>
-auto Lsm<K, V>::device_view() -> const LsmView* {
-  if (d_view_.capacity() == 0) d_view_ = DeviceBuffer<LsmView>(1, "lsm ref view");
-  const LsmView v = make_view(live_);
-  GPUDICT_CUDA(cudaMemcpyAsync(d_view_.data(), &v, sizeof v, cudaMemcpyHostToDevice, stream_));
+auto Lsm<K, V>::device_view(const std::string& snapshot) -> const LsmView* {
+  const LsmView v = make_view(levels(snapshot));
+  DeviceBuffer<LsmView>& d = d_views_[snapshot];
+  if (d.capacity() == 0) d = DeviceBuffer<LsmView>(1, "lsm ref view");
+  GPUDICT_CUDA(cudaMemcpyAsync(d.data(), &v, sizeof v, cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
-  return d_view_.data();
+  return d.data();
 }
 
 #define GPUDICT_LSM_POINT(K, V)                                                                                   \
@@ -374,9 +377,9 @@ auto Lsm<K, V>::device_view() -> const LsmView* {
                                           BatchResults&, DeviceTime&);                                           \
   template void Lsm<K, V>::lookup_staged(uint64_t, const LevelList&, Phase, DeviceTime&);                       \
   template void Lsm<K, V>::successor_staged(uint64_t, const LsmView&, Phase, DeviceTime&);                      \
-  template void Lsm<K, V>::find_device(const K*, uint64_t, V*, bool*);                                          \
-  template void Lsm<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);                                \
-  template auto Lsm<K, V>::device_view()->const LsmView*;
+  template void Lsm<K, V>::find_device(const K*, uint64_t, V*, bool*, const std::string&);                      \
+  template void Lsm<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*, const std::string&);            \
+  template auto Lsm<K, V>::device_view(const std::string&)->const LsmView*;
 GPUDICT_LSM_POINT(uint32_t, uint32_t)
 GPUDICT_LSM_POINT(uint32_t, uint64_t)
 GPUDICT_LSM_POINT(uint64_t, uint64_t)

@@ -476,7 +476,8 @@ void Lsm<K, V>::ordered_staged(bool is_range, uint64_t Q, const LevelList& list,
 }
 
 template <class K, class V>
-void Lsm<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out) {
+void Lsm<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out,
+                             const std::string& snapshot) {
   if (n == 0 || counts_out == nullptr) return;
   GPUDICT_CUDA(cudaMemsetAsync(counts_out, 0, n * sizeof(uint64_t), stream_));
   q_keys_.reserve_discard(n, "lsm query keys");
@@ -484,7 +485,7 @@ void Lsm<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* cou
   GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), lo, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
   GPUDICT_CUDA(cudaMemcpyAsync(q_args_.data(), hi, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
   DeviceTime t;
-  ordered_staged(false, n, live_, Phase::Count, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+  ordered_staged(false, n, levels(snapshot), Phase::Count, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
     if (candidates != 0)
       GPUDICT_CUDA(cudaMemcpyAsync(counts_out + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
                                    cudaMemcpyDeviceToDevice, stream_));
@@ -494,7 +495,8 @@ void Lsm<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* cou
 
 template <class K, class V>
 uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out,
-                                 V* values_out, uint64_t capacity) {
+                                 V* values_out, uint64_t capacity, const std::string& snapshot) {
+  const LevelList& list = levels(snapshot);
   if (n == 0) {
     if (offsets_out) GPUDICT_CUDA(cudaMemsetAsync(offsets_out, 0, sizeof(uint64_t), stream_));
     GPUDICT_CUDA(cudaStreamSynchronize(stream_));
@@ -509,7 +511,7 @@ uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t*
   GPUDICT_CUDA(cudaMemcpyAsync(q_args_.data(), hi, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
   DeviceTime t;
   uint64_t total = 0;  // pairs of the rounds so far: where the next round's go
-  ordered_staged(true, n, live_, Phase::Range, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+  ordered_staged(true, n, list, Phase::Range, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
     if (candidates == 0) return;
     GPUDICT_CUDA(cudaMemcpyAsync(range_sizes_.data() + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
                                  cudaMemcpyDeviceToDevice, stream_));
@@ -542,8 +544,9 @@ uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t*
                                        BatchResults&, DeviceTime&);                                                 \
   template void Lsm<K, V>::ordered_staged(bool, uint64_t, const LevelList&, Phase, DeviceTime&,                     \
                                           const std::function<void(uint64_t, uint64_t, uint64_t)>&);          \
-  template void Lsm<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*);                                   \
-  template uint64_t Lsm<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t);
+  template void Lsm<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*, const std::string&);               \
+  template uint64_t Lsm<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t,               \
+                                            const std::string&);
 GPUDICT_LSM_ORDERED(uint32_t, uint32_t)
 GPUDICT_LSM_ORDERED(uint32_t, uint64_t)
 GPUDICT_LSM_ORDERED(uint64_t, uint64_t)

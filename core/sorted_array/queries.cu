@@ -241,14 +241,14 @@ void SortedArray<K, V>::copy_range_pairs(const ArrayView<K, V>& view, uint64_t q
 
 template <class K, class V>
 uint64_t SortedArray<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out,
-                                         V* values_out, uint64_t capacity) {
+                                         V* values_out, uint64_t capacity, const std::string& snapshot) {
   if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
   if (n == 0) {
     if (offsets_out) GPUDICT_CUDA(cudaMemsetAsync(offsets_out, 0, sizeof(uint64_t), stream_));
     GPUDICT_CUDA(cudaStreamSynchronize(stream_));
     return 0;
   }
-  const ArrayView<K, V> view = cur_.view();
+  const ArrayView<K, V> view = this->view(snapshot);
   double ms = 0.0;
   const uint64_t total = range_bounds(view, lo, hi, n, ms);
   if (offsets_out)
@@ -266,35 +266,38 @@ uint64_t SortedArray<K, V>::range_device(const K* lo, const K* hi, uint64_t n, u
 }
 
 template <class K, class V>
-void SortedArray<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* found_out) {
+void SortedArray<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* found_out,
+                                    const std::string& snapshot) {
   if (n == 0) return;
   if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
   q_found_.reserve_discard(n, "sorted-array lookup results");
   q_value_out_.reserve_discard(n, "sorted-array lookup results");
-  launch_search(cur_.view(), LookupOp<K, V>{keys, q_found_.data(), values_out ? values_out : q_value_out_.data()}, n,
+  launch_search(view(snapshot), LookupOp<K, V>{keys, q_found_.data(), values_out ? values_out : q_value_out_.data()}, n,
                 stream_, "search_kernel<LookupOp>");
   flags_to_bool(q_found_.data(), found_out, n, stream_);
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 template <class K, class V>
-void SortedArray<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out) {
+void SortedArray<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out,
+                                     const std::string& snapshot) {
   if (n == 0) return;
   if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
   q_u32_.reserve_discard(n, "sorted-array count results");
-  launch_search(cur_.view(), CountOp<K, V>{lo, hi, q_u32_.data()}, n, stream_, "search_kernel<CountOp>");
+  launch_search(view(snapshot), CountOp<K, V>{lo, hi, q_u32_.data()}, n, stream_, "search_kernel<CountOp>");
   narrow_copy<uint32_t>(q_u32_.data(), nullptr, counts_out, 8, n, stream_);
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 template <class K, class V>
-void SortedArray<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out) {
+void SortedArray<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out,
+                                         const std::string& snapshot) {
   if (n == 0) return;
   if (n > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " queries in a call");
   q_found_.reserve_discard(n, "sorted-array successor results");
   q_key_out_.reserve_discard(n, "sorted-array successor results");
   q_value_out_.reserve_discard(n, "sorted-array successor results");
-  launch_search(cur_.view(),
+  launch_search(view(snapshot),
                 SuccessorOp<K, V>{keys, q_found_.data(), keys_out ? keys_out : q_key_out_.data(),
                                   values_out ? values_out : q_value_out_.data()},
                 n, stream_, "search_kernel<SuccessorOp>");
@@ -303,10 +306,11 @@ void SortedArray<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out,
 }
 
 #define GPUDICT_SA_DEVICE_QUERIES(K, V)                                                       \
-  template void SortedArray<K, V>::find_device(const K*, uint64_t, V*, bool*);                \
-  template void SortedArray<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*);     \
-  template void SortedArray<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*);      \
-  template uint64_t SortedArray<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t);
+  template void SortedArray<K, V>::find_device(const K*, uint64_t, V*, bool*, const std::string&);                \
+  template void SortedArray<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*, const std::string&);     \
+  template void SortedArray<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*, const std::string&);      \
+  template uint64_t SortedArray<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t,     \
+                                                    const std::string&);
 GPUDICT_SA_DEVICE_QUERIES(uint32_t, uint32_t)
 GPUDICT_SA_DEVICE_QUERIES(uint32_t, uint64_t)
 GPUDICT_SA_DEVICE_QUERIES(uint64_t, uint64_t)

@@ -129,24 +129,27 @@ template <class K, class V>
 void SortedArray<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
   if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
     throw InputError("sorted-array: batch arrays differ in length");
-  const ArrayStore<K, V>* snap = nullptr;
-  if (!batch.snapshot.empty()) {
-    auto it = snapshots_.find(batch.snapshot);
-    if (it == snapshots_.end()) throw InputError("unknown snapshot '" + batch.snapshot + "'");
-    snap = it->second.get();
-  }
+  if (!batch.snapshot.empty()) (void)view(batch.snapshot);  // an unknown snapshot fails before any update
   r.reset(batch.size());
   const BatchPlan plan(batch);
   const bool concurrent = batch.mode == ExecMode::Concurrent;
   // Concurrent batches run as their updates, then their queries (allowed by
   // the concurrent semantics); the whole batch is timed as one pass.
   if (plan.updates() > 0) apply_updates(batch, concurrent ? Phase::Concurrent : Phase::Update, t);
-  const ArrayView<K, V> view = snap ? snap->view() : cur_.view();
+  const ArrayView<K, V> queried = view(batch.snapshot);
   for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
     const auto& ops = plan.of(type);
     if (ops.empty()) continue;
-    run_queries(type, batch, ops, view, concurrent ? Phase::Concurrent : query_phase(type), r, t);
+    run_queries(type, batch, ops, queried, concurrent ? Phase::Concurrent : query_phase(type), r, t);
   }
+}
+
+template <class K, class V>
+ArrayView<K, V> SortedArray<K, V>::view(const std::string& snapshot) const {
+  if (snapshot.empty()) return cur_.view();
+  auto it = snapshots_.find(snapshot);
+  if (it == snapshots_.end()) throw InputError("unknown snapshot '" + snapshot + "'");
+  return it->second->view();
 }
 
 template <class K, class V>

@@ -55,18 +55,22 @@ class SortedArray final : public Dictionary {
   // Orders this array's stream after the caller's work queued on `caller`.
   void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   // queries.cu: lookups, counts of [lo, hi], successors into the caller's
-  // arrays (a null output is skipped; not found: 0).
-  void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
-  void count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out);
-  void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out);
+  // arrays (a null output is skipped; not found: 0), on the live array or
+  // the named snapshot.
+  void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out, const std::string& snapshot = {});
+  void count_device(const K* lo, const K* hi, uint64_t n, uint64_t* counts_out, const std::string& snapshot = {});
+  void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out,
+                        const std::string& snapshot = {});
   // Ranges [lo[i], hi[i]]: offsets_out (n + 1 entries, may be null) the
   // exclusive sum of their sizes; their pairs into keys_out, values_out
   // (either may be null) when the total fits `capacity`. Returns the total.
   uint64_t range_device(const K* lo, const K* hi, uint64_t n, uint64_t* offsets_out, K* keys_out, V* values_out,
-                        uint64_t capacity);
-  // The live array for a caller's kernels (sorted_array_ref.cuh); valid
-  // until the next update or build.
-  ArrayView<K, V> view() const { return cur_.view(); }
+                        uint64_t capacity, const std::string& snapshot = {});
+  // The live array (snapshot empty) or a snapshot's, for the queries above
+  // and a caller's kernels (sorted_array_ref.cuh); valid until the next
+  // update or build (a snapshot's: until it is dropped). InputError for an
+  // unknown snapshot.
+  ArrayView<K, V> view(const std::string& snapshot = {}) const;
   uint64_t size() const { return cur_.n; }
 
  private:

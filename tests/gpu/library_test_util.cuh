@@ -1,6 +1,7 @@
 // What the library's GPU tests share (test_library*.cu): the (key, value)
 // pairings as doctest types, copies to and from the device, draws that
-// cover the domain's ends, and find checked against a std::map model.
+// cover the domain's ends, and find, count and range checked against a
+// std::map model.
 #pragma once
 
 #include <cooperative_groups.h>
@@ -101,6 +102,99 @@ std::vector<K> probes_of(const std::map<K, V>& model, std::mt19937_64& rng, size
     if (rng() % 4 == 0) p.push_back(kv.first);
   for (size_t i = 0; i < absent; ++i) p.push_back(draw<K>(rng));
   return p;
+}
+
+// count and range of an ordered map (btree_map, sorted_array_map, lsm_map)
+// against the model: every pair of the domain's ends as bounds, empty
+// ranges (lo > hi, gaps between keys), ranges of one key and of up to a
+// few hundred, in one call; range sized first (capacity 0), then filled,
+// then with values only and no offsets.
+template <class Map, class K, class V>
+void check_count_range(Map& map, const std::map<K, V>& model, std::mt19937_64& rng) {
+  std::vector<K> sorted;
+  for (const auto& kv : model) sorted.push_back(kv.first);
+  std::vector<K> lo, hi;
+  for (K a : ends<K>())
+    for (K b : ends<K>()) {
+      lo.push_back(a);
+      hi.push_back(b);
+    }
+  for (int i = 0; i < 4096 && !sorted.empty(); ++i) {
+    const size_t a = rng() % sorted.size();
+    const size_t w = i % 4 == 0 ? 0 : rng() % 300;
+    K l = sorted[a], h = sorted[std::min(sorted.size() - 1, a + w)];
+    if (i % 5 == 1) std::swap(l, h);        // lo > hi: empty (unless equal)
+    if (i % 7 == 2) h = l = draw<K>(rng);   // one key, mostly absent
+    lo.push_back(l);
+    hi.push_back(h);
+  }
+  const size_t n = lo.size();
+  std::vector<uint64_t> want_off(n + 1, 0);
+  for (size_t i = 0; i < n; ++i)
+    want_off[i + 1] = want_off[i] + (lo[i] > hi[i] ? 0
+                                     : static_cast<uint64_t>(std::distance(model.lower_bound(lo[i]),
+                                                                           model.upper_bound(hi[i]))));
+  const uint64_t total = want_off[n];
+  const auto dlo = to_device(lo);
+  const auto dhi = to_device(hi);
+
+  DeviceBuffer<uint64_t> dcount(n, "test counts");
+  map.count(dlo.data(), dhi.data(), n, dcount.data());
+  const auto counts = to_host(dcount, n);
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (counts[i] != want_off[i + 1] - want_off[i] && ++bad <= 3)
+      FAIL_CHECK("count [" << lo[i] << ", " << hi[i] << "]: " << counts[i] << " != " << want_off[i + 1] - want_off[i]);
+  CHECK(bad == 0);
+
+  DeviceBuffer<uint64_t> doff(n + 1, "test offsets");
+  CHECK(map.range(dlo.data(), dhi.data(), n, doff.data(), nullptr, nullptr, 0) == total);
+  CHECK(to_host(doff, n + 1) == want_off);
+  DeviceBuffer<K> dk(std::max<uint64_t>(total, 1), "test range keys");
+  DeviceBuffer<V> dv(std::max<uint64_t>(total, 1), "test range values");
+  CHECK(map.range(dlo.data(), dhi.data(), n, doff.data(), dk.data(), dv.data(), total) == total);
+  CHECK(to_host(doff, n + 1) == want_off);
+  const auto rk = to_host(dk, total);
+  const auto rv = to_host(dv, total);
+  bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (lo[i] > hi[i]) continue;
+    uint64_t at = want_off[i];
+    for (auto it = model.lower_bound(lo[i]); it != model.end() && it->first <= hi[i]; ++it, ++at)
+      if ((rk[at] != it->first || rv[at] != it->second) && ++bad <= 3)
+        FAIL_CHECK("range [" << lo[i] << ", " << hi[i] << "] pair " << at - want_off[i] << ": (" << rk[at] << ", "
+                             << rv[at] << ") != (" << it->first << ", " << it->second << ")");
+  }
+  CHECK(bad == 0);
+  // Values only, no offsets.
+  DeviceBuffer<V> dv2(std::max<uint64_t>(total, 1), "test range values");
+  CHECK(map.range(dlo.data(), dhi.data(), n, nullptr, nullptr, dv2.data(), total) == total);
+  CHECK(to_host(dv2, total) == rv);
+  // No ranges at all.
+  CHECK(map.range(dlo.data(), dhi.data(), 0, doff.data(), dk.data(), dv.data(), total) == 0);
+  CHECK(to_host(doff, 1)[0] == 0);
+}
+
+// successor of every probe against the model (the smallest key above it).
+template <class Map, class K, class V>
+void check_successor(Map& map, const std::map<K, V>& model, const std::vector<K>& probes) {
+  const size_t n = probes.size();
+  const auto dq = to_device(probes);
+  DeviceBuffer<K> dk(std::max<size_t>(n, 1), "test successor keys");
+  DeviceBuffer<V> dv(std::max<size_t>(n, 1), "test successor values");
+  DeviceBuffer<bool> df(std::max<size_t>(n, 1), "test successor found");
+  map.successor(dq.data(), n, dk.data(), dv.data(), df.data());
+  const auto sk = to_host(dk, n);
+  const auto sv = to_host(dv, n);
+  const auto sf = flags_to_host(df, n);
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto it = model.upper_bound(probes[i]);
+    const bool want = it != model.end();
+    if ((sf[i] != 0) != want || sk[i] != (want ? it->first : K{0}) || sv[i] != (want ? it->second : V{0}))
+      if (++bad <= 3) FAIL_CHECK("successor " << probes[i] << ": (" << int(sf[i]) << ", " << sk[i] << ")");
+  }
+  CHECK(bad == 0);
 }
 
 }  // namespace library_test

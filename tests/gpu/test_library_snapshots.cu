@@ -1,0 +1,158 @@
+// Snapshots of the library's containers that have them (sorted_array_map,
+// lsm_map): each snapshot answers find, count, range, successor and its
+// device ref's find as the map was when it was taken, while the map takes
+// further updates; snapshots moved, dropped early and taken back to back;
+// every (key, value) width, against std::map models.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "core/common/cuda_check.hpp"
+#include "core/common/device_buffer.hpp"
+#include "core/lsm/lsm_map.hpp"
+#include "core/lsm/lsm_ref.cuh"
+#include "core/sorted_array/sorted_array_map.hpp"
+#include "core/sorted_array/sorted_array_ref.cuh"
+#include "library_test_util.cuh"
+
+using namespace library_test;
+
+namespace {
+
+template <class Ref, class K, class V>
+__global__ void ref_find_kernel(Ref ref, const K* q, uint64_t n, uint8_t* found, V* value) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  V v;
+  found[i] = ref.find(q[i], &v) ? 1 : 0;
+  value[i] = v;
+}
+
+// The snapshot's ref, in a kernel, against the model.
+template <class Snap, class K, class V>
+void check_ref_find(const Snap& snap, const std::map<K, V>& model, const std::vector<K>& probes) {
+  const size_t n = probes.size();
+  const auto dq = to_device(probes);
+  DeviceBuffer<uint8_t> df(n, "out");
+  DeviceBuffer<V> dv(n, "out");
+  auto ref = snap.ref();
+  ref_find_kernel<decltype(ref), K, V><<<static_cast<unsigned>((n + 127) / 128), 128>>>(ref, dq.data(), n, df.data(),
+                                                                                       dv.data());
+  GPUDICT_CHECK_LAUNCH("ref_find_kernel");
+  GPUDICT_CUDA(cudaDeviceSynchronize());
+  const auto f = to_host(df, n);
+  const auto v = to_host(dv, n);
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto it = model.find(probes[i]);
+    const bool want = it != model.end();
+    if ((f[i] != 0) != want || v[i] != (want ? it->second : V{0})) ++bad;
+  }
+  CHECK(bad == 0);
+}
+
+template <class Snap, class K, class V>
+void check_all(Snap& s, const std::map<K, V>& model, std::mt19937_64& rng) {
+  const auto probes = probes_of(model, rng, 2048);
+  check_find(s, model, probes);
+  check_successor(s, model, probes);
+  check_count_range(s, model, rng);
+  check_ref_find(s, model, probes);
+}
+
+// One update call of inserts (new keys and upserts) and one of erases (present
+// keys and absent ones).
+template <class Map, class K, class V>
+void update(Map& map, std::map<K, V>& model, std::mt19937_64& rng) {
+  std::vector<K> ik;
+  std::vector<V> iv;
+  for (const auto& kv : model)
+    if (rng() % 6 == 0) ik.push_back(kv.first);
+  for (int i = 0; i < 2000; ++i) ik.push_back(draw<K>(rng));
+  std::sort(ik.begin(), ik.end());
+  ik.erase(std::unique(ik.begin(), ik.end()), ik.end());
+  for (K k : ik) {
+    iv.push_back(draw<V>(rng));
+    model[k] = iv.back();
+  }
+  const auto dk = to_device(ik);
+  const auto dv = to_device(iv);
+  map.insert_or_assign(dk.data(), dv.data(), ik.size());
+  std::vector<K> ek;
+  for (const auto& kv : model)
+    if (rng() % 5 == 0) ek.push_back(kv.first);
+  for (int i = 0; i < 100; ++i) ek.push_back(draw<K>(rng));
+  std::sort(ek.begin(), ek.end());
+  ek.erase(std::unique(ek.begin(), ek.end()), ek.end());
+  for (K k : ek) model.erase(k);
+  const auto de = to_device(ek);
+  map.erase(de.data(), ek.size());
+}
+
+template <class Map, class K, class V>
+void check_snapshots(Map& map, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::map<K, V> model;
+  std::vector<K> keys = ends<K>();
+  std::vector<V> values;
+  for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[(i + 1) % ends<V>().size()]);
+  for (int i = 0; i < 12000; ++i) {
+    keys.push_back(draw<K>(rng));
+    values.push_back(draw<V>(rng));
+  }
+  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
+  {
+    const auto dk = to_device(keys);
+    const auto dv = to_device(values);
+    map.build(dk.data(), dv.data(), keys.size());
+  }
+  auto s0 = map.snapshot();
+  const auto m0 = model;
+  update(map, model, rng);
+  { auto dropped = map.snapshot(); }  // taken and dropped between updates
+  update(map, model, rng);
+  auto s1 = map.snapshot();
+  auto s2 = map.snapshot();  // two of the same contents
+  const auto m1 = model;
+  update(map, model, rng);
+  update(map, model, rng);
+
+  check_all(map, model, rng);
+  check_all(s0, m0, rng);
+  check_all(s1, m1, rng);
+  {
+    auto moved = std::move(s2);
+    check_all(moved, m1, rng);
+  }  // dropped here; s1 still answers
+  check_all(s1, m1, rng);
+  s0 = std::move(s1);  // drops the first snapshot, keeps the second
+  check_all(s0, m1, rng);
+  update(map, model, rng);
+  check_all(s0, m1, rng);
+  check_all(map, model, rng);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("sorted_array_map: snapshots answer as the map was while it changes on", P, u32_u32, u32_u64,
+                   u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  gpudict::sorted_array_map<K, V> map;
+  check_snapshots<gpudict::sorted_array_map<K, V>, K, V>(map, 45);
+}
+
+TEST_CASE_TEMPLATE("lsm_map: snapshots answer as the map was while it changes on", P, u32_u32, u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  gpudict::lsm_options o;
+  o.batch_size = 2048;  // several levels
+  o.cleanup_every = 3;  // cleanups replace levels the snapshots still hold
+  gpudict::lsm_map<K, V> map(o);
+  check_snapshots<gpudict::lsm_map<K, V>, K, V>(map, 46);
+}
