@@ -1,4 +1,4 @@
-// The B-Tree's structural checker (core/btree/btree_check.hpp) on trees
+// The B-Tree's structural checker (core/btree/detail/btree_check.hpp) on trees
 // built by hand: a sound tree passes, and each kind of damage the GPU tests
 // rely on it to catch is reported, for nodes of 32-bit words (u32 keys and
 // values) and of 64-bit words. Host code only, so CI runs it without a
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/btree/btree_check.hpp"
-#include "core/btree/node.hpp"
+#include "core/btree/detail/btree_check.hpp"
+#include "core/btree/detail/node.hpp"
 #include "core/common/key_traits.hpp"
 
 using namespace gpudict;

@@ -1,4 +1,4 @@
-// The key bits a B-Tree query list is sorted on (core/btree/sort_bits.hpp):
+// The key bits a B-Tree query list is sorted on (core/btree/detail/sort_bits.hpp):
 // host arithmetic, so tested here; that the query kernel answers lists
 // sorted on fewer bits correctly is tested on the GPU (tests/gpu/test_btree.cu).
 #include <doctest/doctest.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/btree/sort_bits.hpp"
+#include "core/btree/detail/sort_bits.hpp"
 
 using gpudict::btree::query_sort_bits;
 using gpudict::btree::query_sort_bits_of;

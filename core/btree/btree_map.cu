@@ -4,7 +4,7 @@
 
 #include <type_traits>
 
-#include "core/btree/btree_impl.cuh"
+#include "core/btree/detail/btree_impl.cuh"
 #include "core/common/stream_follow.hpp"
 #include "core/common/key_traits.hpp"
 

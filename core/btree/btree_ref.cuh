@@ -30,7 +30,7 @@
 #include <type_traits>
 
 #include "core/btree/btree_map.hpp"
-#include "core/btree/ops_kernel.cuh"
+#include "core/btree/detail/ops_kernel.cuh"
 
 namespace gpudict {
 

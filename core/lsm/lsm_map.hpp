@@ -17,8 +17,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <utility>
+
+#include "core/common/container_snapshot.hpp"
 
 #include "core/lsm/options.hpp"
 
@@ -28,8 +28,6 @@ using lsm_options = lsm::Options;
 
 template <class Key, class Value>
 class lsm_ref;  // lsm_ref.cuh
-template <class Key, class Value>
-class lsm_snapshot;  // below
 
 template <class Key, class Value>
 class lsm_map {
@@ -40,6 +38,7 @@ class lsm_map {
  public:
   using key_type = Key;
   using mapped_type = Value;
+  using ref_type = lsm_ref<Key, Value>;
 
   // An empty LSM on `device` (-1: the current device); options are
   // validated (InputError naming the field).
@@ -91,54 +90,24 @@ class lsm_map {
   // The contents as they are now, for queries while the map changes on:
   // the levels are shared with the map, reference-counted (O(levels) time
   // and no copy), and kept while the snapshot lives.
-  lsm_snapshot<Key, Value> snapshot();
+  container_snapshot<lsm_map> snapshot();
 
  private:
-  friend class lsm_snapshot<Key, Value>;
+  friend class container_snapshot<lsm_map>;
   struct impl;
   std::unique_ptr<impl> impl_;
 };
 
-// An lsm_map's contents at one moment (lsm_map::snapshot): the map's
-// queries, on device arrays with a stream, and ref() for kernels, whatever
-// the map does after. Movable; it must not outlive its map.
-template <class Key, class Value>
-class lsm_snapshot {
- public:
-  lsm_snapshot(lsm_snapshot&&) noexcept;
-  lsm_snapshot& operator=(lsm_snapshot&&) noexcept;
-  lsm_snapshot(const lsm_snapshot&) = delete;
-  lsm_snapshot& operator=(const lsm_snapshot&) = delete;
-  ~lsm_snapshot();
-
-  // As lsm_map's calls of the same names.
-  void find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out, cudaStream_t stream = 0) const;
-  void count(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* counts_out, cudaStream_t stream = 0) const;
-  std::uint64_t range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out, Key* keys_out,
-                      Value* values_out, std::uint64_t capacity, cudaStream_t stream = 0) const;
-  void successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out, bool* found_out,
-                 cudaStream_t stream = 0) const;
-
-  // The snapshot for a kernel (lsm_ref.cuh), valid while it lives.
-  template <class R = lsm_ref<Key, Value>>
-  R ref() const {
-    return R(device_view());
-  }
-  const void* device_view() const;
-
- private:
-  friend class lsm_map<Key, Value>;
-  lsm_snapshot(void* owner, std::string name) : owner_(owner), name_(std::move(name)) {}
-  typename lsm_map<Key, Value>::impl& map() const;
-  void* owner_ = nullptr;  // the map's implementation (its address survives moves of the map)
-  std::string name_;
-};
 
 extern template class lsm_map<std::uint32_t, std::uint32_t>;
 extern template class lsm_map<std::uint32_t, std::uint64_t>;
 extern template class lsm_map<std::uint64_t, std::uint64_t>;
-extern template class lsm_snapshot<std::uint32_t, std::uint32_t>;
-extern template class lsm_snapshot<std::uint32_t, std::uint64_t>;
-extern template class lsm_snapshot<std::uint64_t, std::uint64_t>;
+extern template class container_snapshot<lsm_map<std::uint32_t, std::uint32_t>>;
+extern template class container_snapshot<lsm_map<std::uint32_t, std::uint64_t>>;
+extern template class container_snapshot<lsm_map<std::uint64_t, std::uint64_t>>;
+
+// A snapshot of an lsm_map (container_snapshot.hpp).
+template <class Key, class Value>
+using lsm_snapshot = container_snapshot<lsm_map<Key, Value>>;
 
 }  // namespace gpudict

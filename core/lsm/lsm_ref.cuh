@@ -20,9 +20,9 @@
 
 #include <cstdint>
 
-#include "core/lsm/level.cuh"
+#include "core/lsm/detail/level.cuh"
 #include "core/lsm/lsm_map.hpp"
-#include "core/sorted_array/search_index.cuh"
+#include "core/sorted_array/detail/search_index.cuh"
 
 namespace gpudict {
 

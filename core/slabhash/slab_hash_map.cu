@@ -2,7 +2,7 @@
 #include "core/slabhash/slab_hash_map.hpp"
 
 #include "core/common/stream_follow.hpp"
-#include "core/slabhash/slabhash_impl.cuh"
+#include "core/slabhash/detail/slabhash_impl.cuh"
 
 namespace gpudict {
 

@@ -34,10 +34,10 @@
 #include <cstdint>
 
 #include "core/slabhash/mode.hpp"
-#include "core/slabhash/slab_alloc.cuh"
+#include "core/slabhash/detail/slab_alloc.cuh"
 #include "core/slabhash/slab_hash_map.hpp"
-#include "core/slabhash/table_ref.cuh"
-#include "core/slabhash/tile_ops.cuh"
+#include "core/slabhash/detail/table_ref.cuh"
+#include "core/slabhash/detail/tile_ops.cuh"
 
 namespace gpudict {
 

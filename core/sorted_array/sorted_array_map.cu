@@ -1,17 +1,27 @@
 // sorted_array_map<Key, Value> (sorted_array_map.hpp) over SortedArray<Key, Value>.
 #include "core/sorted_array/sorted_array_map.hpp"
 
+#include <string>
+#include <utility>
+
+#include "core/common/container_snapshot_impl.cuh"
 #include "core/common/stream_follow.hpp"
-#include "core/sorted_array/sorted_array_impl.cuh"
+#include "core/sorted_array/detail/sorted_array_impl.cuh"
 
 namespace gpudict {
 
 template <class Key, class Value>
 struct sorted_array_map<Key, Value>::impl {
   sa::SortedArray<Key, Value> array;
-  sa::ArrayView<Key, Value> view{};  // view_storage(): refreshed by each call
+  sa::ArrayView<Key, Value> view{};  // view_storage(), ref_source(): refreshed by each call
   std::uint64_t snapshots_taken = 0;  // names the next snapshot
   explicit impl(int device) : array(device) {}
+  // container_snapshot's (container_snapshot_impl.cuh).
+  sa::SortedArray<Key, Value>& structure() { return array; }
+  const void* ref_source(const std::string& snapshot) {
+    view = array.view(snapshot);
+    return &view;
+  }
 };
 
 template <class Key, class Value>
@@ -81,97 +91,20 @@ std::uint64_t sorted_array_map<Key, Value>::size() const {
 
 template <class Key, class Value>
 const void* sorted_array_map<Key, Value>::view_storage() const {
-  impl_->view = impl_->array.view();
-  return &impl_->view;
+  return impl_->ref_source({});
 }
 
 template <class Key, class Value>
-sorted_array_snapshot<Key, Value> sorted_array_map<Key, Value>::snapshot() {
+container_snapshot<sorted_array_map<Key, Value>> sorted_array_map<Key, Value>::snapshot() {
   std::string name = std::to_string(impl_->snapshots_taken++);
   DeviceTime t;
   impl_->array.snapshot(name, t);
-  return sorted_array_snapshot<Key, Value>(impl_.get(), std::move(name));
+  return container_snapshot<sorted_array_map>(impl_.get(), std::move(name));
 }
 
-// ---- sorted_array_snapshot ----
-
-template <class Key, class Value>
-typename sorted_array_map<Key, Value>::impl& sorted_array_snapshot<Key, Value>::map() const {
-  return *static_cast<typename sorted_array_map<Key, Value>::impl*>(owner_);
-}
-
-template <class Key, class Value>
-sorted_array_snapshot<Key, Value>::sorted_array_snapshot(sorted_array_snapshot&& o) noexcept
-    : owner_(std::exchange(o.owner_, nullptr)), name_(std::move(o.name_)) {}
-
-template <class Key, class Value>
-sorted_array_snapshot<Key, Value>& sorted_array_snapshot<Key, Value>::operator=(sorted_array_snapshot&& o) noexcept {
-  if (this != &o) {
-    this->~sorted_array_snapshot();
-    owner_ = std::exchange(o.owner_, nullptr);
-    name_ = std::move(o.name_);
-  }
-  return *this;
-}
-
-template <class Key, class Value>
-sorted_array_snapshot<Key, Value>::~sorted_array_snapshot() {
-  if (!owner_) return;
-  try {
-    map().array.drop_snapshot(name_);
-  } catch (...) {  // a destructor does not throw: the map frees the copy with itself
-  }
-  owner_ = nullptr;
-}
-
-template <class Key, class Value>
-void sorted_array_snapshot<Key, Value>::find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out,
-                                             cudaStream_t stream) const {
-  auto& m = map();
-  m.array.follow(stream);
-  m.array.find_device(keys, n, values_out, found_out, name_);
-}
-
-template <class Key, class Value>
-void sorted_array_snapshot<Key, Value>::count(const Key* lo, const Key* hi, std::uint64_t n,
-                                              std::uint64_t* counts_out, cudaStream_t stream) const {
-  auto& m = map();
-  m.array.follow(stream);
-  m.array.count_device(lo, hi, n, counts_out, name_);
-}
-
-template <class Key, class Value>
-std::uint64_t sorted_array_snapshot<Key, Value>::range(const Key* lo, const Key* hi, std::uint64_t n,
-                                                       std::uint64_t* offsets_out, Key* keys_out, Value* values_out,
-                                                       std::uint64_t capacity, cudaStream_t stream) const {
-  auto& m = map();
-  m.array.follow(stream);
-  return m.array.range_device(lo, hi, n, offsets_out, keys_out, values_out, capacity, name_);
-}
-
-template <class Key, class Value>
-void sorted_array_snapshot<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out,
-                                                  bool* found_out, cudaStream_t stream) const {
-  auto& m = map();
-  m.array.follow(stream);
-  m.array.successor_device(keys, n, keys_out, values_out, found_out, name_);
-}
-
-template <class Key, class Value>
-std::uint64_t sorted_array_snapshot<Key, Value>::size() const {
-  return map().array.view(name_).n();
-}
-
-template <class Key, class Value>
-const void* sorted_array_snapshot<Key, Value>::view_storage() const {
-  auto& m = map();
-  m.view = m.array.view(name_);
-  return &m.view;
-}
-
-template class sorted_array_snapshot<std::uint32_t, std::uint32_t>;
-template class sorted_array_snapshot<std::uint32_t, std::uint64_t>;
-template class sorted_array_snapshot<std::uint64_t, std::uint64_t>;
+template class container_snapshot<sorted_array_map<std::uint32_t, std::uint32_t>>;
+template class container_snapshot<sorted_array_map<std::uint32_t, std::uint64_t>>;
+template class container_snapshot<sorted_array_map<std::uint64_t, std::uint64_t>>;
 
 template class sorted_array_map<std::uint32_t, std::uint32_t>;
 template class sorted_array_map<std::uint32_t, std::uint64_t>;

@@ -22,15 +22,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <utility>
+
+#include "core/common/container_snapshot.hpp"
 
 namespace gpudict {
 
 template <class Key, class Value>
 class sorted_array_ref;  // sorted_array_ref.cuh
-template <class Key, class Value>
-class sorted_array_snapshot;  // below
 
 template <class Key, class Value>
 class sorted_array_map {
@@ -41,6 +39,7 @@ class sorted_array_map {
  public:
   using key_type = Key;
   using mapped_type = Value;
+  using ref_type = sorted_array_ref<Key, Value>;
 
   // An empty array on `device` (-1: the current device).
   explicit sorted_array_map(int device = -1);
@@ -88,55 +87,24 @@ class sorted_array_map {
   // The contents as they are now, for queries while the map changes on: a
   // device copy of the array and its index (O(n) time and memory), freed
   // when the snapshot is destroyed.
-  sorted_array_snapshot<Key, Value> snapshot();
+  container_snapshot<sorted_array_map> snapshot();
 
  private:
-  friend class sorted_array_snapshot<Key, Value>;
+  friend class container_snapshot<sorted_array_map>;
   struct impl;
   std::unique_ptr<impl> impl_;
 };
 
-// A sorted_array_map's contents at one moment (sorted_array_map::snapshot):
-// the map's queries, on device arrays with a stream, and ref() for kernels,
-// whatever the map does after. Movable; it must not outlive its map.
-template <class Key, class Value>
-class sorted_array_snapshot {
- public:
-  sorted_array_snapshot(sorted_array_snapshot&&) noexcept;
-  sorted_array_snapshot& operator=(sorted_array_snapshot&&) noexcept;
-  sorted_array_snapshot(const sorted_array_snapshot&) = delete;
-  sorted_array_snapshot& operator=(const sorted_array_snapshot&) = delete;
-  ~sorted_array_snapshot();
-
-  // As sorted_array_map's calls of the same names.
-  void find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out, cudaStream_t stream = 0) const;
-  void count(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* counts_out, cudaStream_t stream = 0) const;
-  std::uint64_t range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out, Key* keys_out,
-                      Value* values_out, std::uint64_t capacity, cudaStream_t stream = 0) const;
-  void successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out, bool* found_out,
-                 cudaStream_t stream = 0) const;
-  std::uint64_t size() const;
-
-  // The snapshot for a kernel (sorted_array_ref.cuh), valid while it lives.
-  template <class R = sorted_array_ref<Key, Value>>
-  R ref() const {
-    return R(view_storage());
-  }
-  const void* view_storage() const;
-
- private:
-  friend class sorted_array_map<Key, Value>;
-  sorted_array_snapshot(void* owner, std::string name) : owner_(owner), name_(std::move(name)) {}
-  typename sorted_array_map<Key, Value>::impl& map() const;
-  void* owner_ = nullptr;  // the map's implementation (its address survives moves of the map)
-  std::string name_;
-};
 
 extern template class sorted_array_map<std::uint32_t, std::uint32_t>;
 extern template class sorted_array_map<std::uint32_t, std::uint64_t>;
 extern template class sorted_array_map<std::uint64_t, std::uint64_t>;
-extern template class sorted_array_snapshot<std::uint32_t, std::uint32_t>;
-extern template class sorted_array_snapshot<std::uint32_t, std::uint64_t>;
-extern template class sorted_array_snapshot<std::uint64_t, std::uint64_t>;
+extern template class container_snapshot<sorted_array_map<std::uint32_t, std::uint32_t>>;
+extern template class container_snapshot<sorted_array_map<std::uint32_t, std::uint64_t>>;
+extern template class container_snapshot<sorted_array_map<std::uint64_t, std::uint64_t>>;
+
+// A snapshot of a sorted_array_map (container_snapshot.hpp).
+template <class Key, class Value>
+using sorted_array_snapshot = container_snapshot<sorted_array_map<Key, Value>>;
 
 }  // namespace gpudict

@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "core/sorted_array/layout.cuh"
-#include "core/sorted_array/search_index.cuh"
+#include "core/sorted_array/detail/layout.cuh"
+#include "core/sorted_array/detail/search_index.cuh"
 #include "core/sorted_array/sorted_array_map.hpp"
 
 namespace gpudict {

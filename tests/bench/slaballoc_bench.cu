@@ -21,8 +21,8 @@
 #include "core/common/event_timer.hpp"
 #include "core/common/grid.cuh"
 #include "core/common/warp.cuh"
-#include "core/slabhash/slab_alloc.cuh"
-#include "core/slabhash/slab_pool.hpp"
+#include "core/slabhash/detail/slab_alloc.cuh"
+#include "core/slabhash/detail/slab_pool.hpp"
 #include "tests/bench/bench_util.hpp"
 
 using namespace gpudict;

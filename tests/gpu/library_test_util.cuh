@@ -197,4 +197,115 @@ void check_successor(Map& map, const std::map<K, V>& model, const std::vector<K>
   CHECK(bad == 0);
 }
 
+// A read-only device ref's find and successor (sorted_array_ref, lsm_ref,
+// or one of a snapshot), one thread per probe, against the model.
+template <class Ref, class K, class V>
+__global__ void ref_queries_kernel(Ref ref, const K* q, uint64_t n, uint8_t* found, V* value, uint8_t* has_next,
+                                   K* next, V* next_value) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  V v;
+  found[i] = ref.find(q[i], &v) ? 1 : 0;
+  value[i] = v;
+  K k;
+  V w;
+  has_next[i] = ref.successor(q[i], &k, &w) ? 1 : 0;
+  next[i] = k;
+  next_value[i] = w;
+}
+
+template <class Ref, class K, class V>
+void check_ref_queries(const Ref& ref, const std::map<K, V>& model, const std::vector<K>& probes) {
+  const size_t n = probes.size();
+  const auto dq = to_device(probes);
+  DeviceBuffer<uint8_t> df(std::max<size_t>(n, 1), "test out"), dh(std::max<size_t>(n, 1), "test out");
+  DeviceBuffer<V> dv(std::max<size_t>(n, 1), "test out"), dnv(std::max<size_t>(n, 1), "test out");
+  DeviceBuffer<K> dn(std::max<size_t>(n, 1), "test out");
+  ref_queries_kernel<Ref, K, V><<<static_cast<unsigned>((n + 127) / 128), 128>>>(ref, dq.data(), n, df.data(), dv.data(),
+                                                                               dh.data(), dn.data(), dnv.data());
+  GPUDICT_CHECK_LAUNCH("ref_queries_kernel");
+  GPUDICT_CUDA(cudaDeviceSynchronize());
+  const auto f = to_host(df, n), h = to_host(dh, n);
+  const auto v = to_host(dv, n), nv = to_host(dnv, n);
+  const auto nk = to_host(dn, n);
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const auto it = model.find(probes[i]);
+    const bool want = it != model.end();
+    if (f[i] != (want ? 1 : 0) || v[i] != (want ? it->second : V{0}))
+      if (++bad <= 3) FAIL_CHECK("ref find " << probes[i] << ": (" << int(f[i]) << ", " << v[i] << ")");
+    const auto up = model.upper_bound(probes[i]);
+    const bool has = up != model.end();
+    if (h[i] != (has ? 1 : 0) || nk[i] != (has ? up->first : K{0}) || nv[i] != (has ? up->second : V{0}))
+      if (++bad <= 3) FAIL_CHECK("ref successor " << probes[i] << ": (" << int(h[i]) << ", " << nk[i] << ")");
+  }
+  CHECK(bad == 0);
+}
+
+// A user kernel's mixed operations through a device ref that serves them
+// by tiles (btree_ref, slab_hash_ref): the operations, in a random order so
+// that every warp mixes types.
+enum : uint8_t { kFind = 0, kInsert = 1, kErase = 2 };
+
+template <class K, class V>
+struct RefOps {
+  std::vector<uint8_t> type;
+  std::vector<K> key;
+  std::vector<V> value;
+  void push(uint8_t t, K k, V v = V{0}) {
+    type.push_back(t);
+    key.push_back(k);
+    value.push_back(v);
+  }
+  void shuffle(std::mt19937_64& rng) {
+    std::vector<size_t> order(key.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::shuffle(order.begin(), order.end(), rng);
+    RefOps s;
+    for (size_t i : order) s.push(type[i], key[i], value[i]);
+    *this = s;
+  }
+};
+
+// Every thread brings one operation; each tile of G lanes serves its G one
+// at a time (work sharing), every lane of the tile calling
+// serve(tile, type, key, value, got) with that operation's arguments.
+template <unsigned G, class Serve, class K, class V>
+__global__ void tile_ops_kernel(Serve serve, const uint8_t* type, const K* keys, const V* values, uint64_t n,
+                                V* out_value, uint8_t* out_ok) {
+  auto tile = cg::tiled_partition<G>(cg::this_thread_block());
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool mine = i < n;
+  const uint8_t my_type = mine ? type[i] : kFind;
+  const K my_key = mine ? keys[i] : K{0};
+  const V my_value = mine ? values[i] : V{0};
+  const unsigned active = tile.ballot(mine);
+  for (unsigned q = 0; q < G; ++q) {
+    if (!((active >> q) & 1u)) continue;
+    V got{0};
+    const bool ok = serve(tile, tile.shfl(my_type, q), tile.shfl(my_key, q), tile.shfl(my_value, q), got);
+    if (tile.thread_rank() == q) {
+      out_value[i] = got;
+      out_ok[i] = ok ? 1 : 0;
+    }
+  }
+}
+
+template <unsigned G, class Serve, class K, class V>
+void run_tile_ops(const Serve& serve, const RefOps<K, V>& ops, std::vector<V>& out_value,
+                  std::vector<uint8_t>& out_ok) {
+  const size_t n = ops.key.size();
+  const auto dt = to_device(ops.type);
+  const auto dk = to_device(ops.key);
+  const auto dv = to_device(ops.value);
+  DeviceBuffer<V> dov(std::max<size_t>(n, 1), "test out");
+  DeviceBuffer<uint8_t> dok(std::max<size_t>(n, 1), "test out");
+  tile_ops_kernel<G, Serve, K, V><<<static_cast<unsigned>((n + 255) / 256), 256>>>(serve, dt.data(), dk.data(),
+                                                                                 dv.data(), n, dov.data(), dok.data());
+  GPUDICT_CHECK_LAUNCH("tile_ops_kernel");
+  GPUDICT_CUDA(cudaDeviceSynchronize());
+  out_value = to_host(dov, n);
+  out_ok = to_host(dok, n);
+}
+
 }  // namespace library_test

@@ -2,7 +2,7 @@
 // touch each key once, so the model is exact) and through the replay engine
 // and the verifier (concurrent batches, duplicates in a batch: the outcomes
 // docs/semantics.md allows, exactly). The structural checker
-// (core/btree/btree_check.hpp) runs at the end of every test case.
+// (core/btree/detail/btree_check.hpp) runs at the end of every test case.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -25,9 +25,9 @@
 #include "core/api/ops.hpp"
 #include "workloads/registry/structures.hpp"
 #include "core/btree/btree.hpp"
-#include "core/btree/btree_check.hpp"
-#include "core/btree/launch.cuh"
-#include "core/btree/top_copy.cuh"
+#include "core/btree/detail/btree_check.hpp"
+#include "core/btree/detail/launch.cuh"
+#include "core/btree/detail/top_copy.cuh"
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"
@@ -758,7 +758,7 @@ TEST_CASE("btree: ranges across many leaves, successor of the largest key") {
 TEST_CASE("btree: query lists sorted on few key bits (a dense cluster among far keys), one-pass ranges") {
   for_each_kv([&] {
     // The query sort drops low bits up to the mean gap between the list's
-    // keys, in whole 8-bit passes (core/btree/sort_bits.hpp): with keys 0 and
+    // keys, in whole 8-bit passes (core/btree/detail/sort_bits.hpp): with keys 0 and
     // 0xFFFFFFFF in a short list, the cluster's keys share buckets and reach
     // the kernel in no particular order (backwards steps, repeated keys). A
     // list of one key is not sorted at all.
@@ -1758,7 +1758,7 @@ TEST_CASE("btree: --phased-updates auto picks the operations kernel for small li
 }
 
 // Phased lookups and successors of a bulk-built tree find their leaf in the
-// leaf directory (core/btree/leaf_directory.cuh), unsorted; the leaves
+// leaf directory (core/btree/detail/leaf_directory.cuh), unsorted; the leaves
 // split since the build are reached by B-link moves (counts, checked too,
 // descend from the root). 10,715 full leaves (--fill 1): the directory has
 // a level below its top, and every insert splits; an ascending run into

@@ -116,21 +116,7 @@ void check_ordered_map(Map& map, uint64_t seed) {
   }
   CHECK(bad == 0);
 
-  DeviceBuffer<K> dsk(lo.size(), "test successor keys");
-  DeviceBuffer<V> dsv(lo.size(), "test successor values");
-  DeviceBuffer<bool> dsf(lo.size(), "test successor found");
-  map.successor(dlo.data(), lo.size(), dsk.data(), dsv.data(), dsf.data());
-  const auto sk = to_host(dsk, lo.size());
-  const auto sv = to_host(dsv, lo.size());
-  const auto sf = flags_to_host(dsf, lo.size());
-  bad = 0;
-  for (size_t i = 0; i < lo.size(); ++i) {
-    const auto it = model.upper_bound(lo[i]);
-    const bool want = it != model.end();
-    if ((sf[i] != 0) != want || sk[i] != (want ? it->first : K{0}) || sv[i] != (want ? it->second : V{0}))
-      if (++bad <= 3) FAIL_CHECK("successor " << lo[i] << ": (" << int(sf[i]) << ", " << sk[i] << ")");
-  }
-  CHECK(bad == 0);
+  check_successor(map, model, lo);
   check_count_range(map, model, rng);
 }
 
@@ -150,53 +136,22 @@ TEST_CASE_TEMPLATE("btree_map: build, insert_or_assign, erase, find, count, rang
 
 namespace {
 
-enum : uint8_t { kFind = 0, kInsert = 1, kErase = 2 };
-
-// Every thread brings one operation; each warp serves its 32 one at a time
-// (work sharing), every lane of the warp calling the ref with that
-// operation's arguments.
+// The B-Tree's operations for tile_ops_kernel (tiles of 32 lanes).
 template <class K, class V>
-__global__ void ref_ops_kernel(gpudict::btree_ref<K, V> ref, const uint8_t* type, const K* keys, const V* values,
-                               uint64_t n, V* out_value, uint8_t* out_ok) {
-  auto tile = cg::tiled_partition<32>(cg::this_thread_block());
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool mine = i < n;
-  const uint8_t my_type = mine ? type[i] : kFind;
-  const K my_key = mine ? keys[i] : K{0};
-  const V my_value = mine ? values[i] : V{0};
-  const unsigned active = tile.ballot(mine);
-  for (unsigned q = 0; q < 32; ++q) {
-    if (!((active >> q) & 1u)) continue;
-    const uint8_t t = tile.shfl(my_type, q);
-    const K k = tile.shfl(my_key, q);
-    const V v = tile.shfl(my_value, q);
-    V got{0};
-    bool ok = false;
-    if (t == kFind) ok = ref.find(tile, k, &got);
-    if (t == kInsert) ok = ref.insert_or_assign(tile, k, v);
-    if (t == kErase) ok = ref.erase(tile, k);
-    if (tile.thread_rank() == q) {
-      out_value[i] = got;
-      out_ok[i] = ok ? 1 : 0;
-    }
+struct BtreeServe {
+  gpudict::btree_ref<K, V> ref;
+  template <class Tile>
+  __device__ bool operator()(const Tile& tile, uint8_t t, K k, V v, V& got) const {
+    if (t == kFind) return ref.find(tile, k, &got);
+    if (t == kInsert) return ref.insert_or_assign(tile, k, v);
+    return ref.erase(tile, k);
   }
-}
+};
 
 template <class K, class V>
-void run_ref_kernel(gpudict::btree_map<K, V>& map, const std::vector<uint8_t>& types, const std::vector<K>& keys,
-                    const std::vector<V>& values, std::vector<V>& out_value, std::vector<uint8_t>& out_ok) {
-  const size_t n = keys.size();
-  const auto dt = to_device(types);
-  const auto dk = to_device(keys);
-  const auto dv = to_device(values);
-  DeviceBuffer<V> dov(n, "test out");
-  DeviceBuffer<uint8_t> dok(n, "test out");
-  ref_ops_kernel<K, V><<<static_cast<unsigned>((n + 255) / 256), 256>>>(map.ref(), dt.data(), dk.data(), dv.data(), n,
-                                                                       dov.data(), dok.data());
-  GPUDICT_CHECK_LAUNCH("ref_ops_kernel");
-  GPUDICT_CUDA(cudaDeviceSynchronize());
-  out_value = to_host(dov, n);
-  out_ok = to_host(dok, n);
+void run_ref_kernel(gpudict::btree_map<K, V>& map, const RefOps<K, V>& ops, std::vector<V>& out_value,
+                    std::vector<uint8_t>& out_ok) {
+  run_tile_ops<32>(BtreeServe<K, V>{map.ref()}, ops, out_value, out_ok);
 }
 
 }  // namespace
@@ -221,23 +176,19 @@ TEST_CASE_TEMPLATE("btree_ref: a user kernel's finds, inserts and erases, concur
     const auto dv = to_device(bv);
     map.build(dk.data(), dv.data(), bk.size());
   }
-  std::vector<uint8_t> types;
-  std::vector<K> keys;
-  std::vector<V> values;
+  RefOps<K, V> ops;
   std::map<K, V> after = model;
   for (const auto& kv : model) {
     const int g = static_cast<int>(rng() % 3);
     if (g == 0) {
-      types.push_back(kFind);
+      ops.push(kFind, kv.first, static_cast<V>(kv.second + 1));
     } else if (g == 1) {
-      types.push_back(kErase);
+      ops.push(kErase, kv.first, static_cast<V>(kv.second + 1));
       after.erase(kv.first);
     } else {
-      types.push_back(kInsert);  // an upsert of a present key
+      ops.push(kInsert, kv.first, static_cast<V>(kv.second + 1));  // an upsert of a present key
       after[kv.first] = static_cast<V>(kv.second + 1);
     }
-    keys.push_back(kv.first);
-    values.push_back(static_cast<V>(kv.second + 1));
   }
   std::vector<K> fresh;
   for (K k : ends<K>())
@@ -249,31 +200,18 @@ TEST_CASE_TEMPLATE("btree_ref: a user kernel's finds, inserts and erases, concur
   std::sort(fresh.begin(), fresh.end());
   fresh.erase(std::unique(fresh.begin(), fresh.end()), fresh.end());
   for (K k : fresh) {
-    types.push_back(kInsert);
-    keys.push_back(k);
-    values.push_back(draw<V>(rng));
-    after[k] = values.back();
+    ops.push(kInsert, k, draw<V>(rng));
+    after[k] = ops.value.back();
   }
-  // Interleave the operations so that every warp mixes types.
-  std::vector<size_t> order(keys.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::shuffle(order.begin(), order.end(), rng);
-  std::vector<uint8_t> t2;
-  std::vector<K> k2;
-  std::vector<V> v2;
-  for (size_t i : order) {
-    t2.push_back(types[i]);
-    k2.push_back(keys[i]);
-    v2.push_back(values[i]);
-  }
+  ops.shuffle(rng);
   map.reserve_nodes(fresh.size());  // every insert finds a node: no failures expected
   std::vector<V> got;
   std::vector<uint8_t> ok;
-  run_ref_kernel(map, t2, k2, v2, got, ok);
+  run_ref_kernel(map, ops, got, ok);
   int bad = 0;
-  for (size_t i = 0; i < k2.size(); ++i) {
-    if (t2[i] == kFind) {  // untouched keys: the exact pre-kernel value
-      if (!ok[i] || got[i] != model.at(k2[i])) ++bad;
+  for (size_t i = 0; i < ops.key.size(); ++i) {
+    if (ops.type[i] == kFind) {  // untouched keys: the exact pre-kernel value
+      if (!ok[i] || got[i] != model.at(ops.key[i])) ++bad;
     } else if (!ok[i]) {
       ++bad;
     }
@@ -290,27 +228,24 @@ TEST_CASE_TEMPLATE("btree_ref: inserts into a full fixed pool fail cleanly", P, 
   gpudict::btree_options o;
   o.node_pool = 64;  // 64 nodes: about 600 keys at most
   gpudict::btree_map<K, V> map(o);
-  std::vector<uint8_t> types(1 << 14, kInsert);
-  std::vector<K> keys;
-  std::vector<V> values;
+  RefOps<K, V> ops;
   std::map<K, V> model;
-  while (keys.size() < types.size()) {
+  while (ops.key.size() < (1u << 14)) {
     const K k = draw<K>(rng);
     if (model.count(k)) continue;
-    keys.push_back(k);
-    values.push_back(draw<V>(rng));
-    model[k] = values.back();
+    ops.push(kInsert, k, draw<V>(rng));
+    model[k] = ops.value.back();
   }
   std::vector<V> got;
   std::vector<uint8_t> ok;
-  run_ref_kernel(map, types, keys, values, got, ok);
+  run_ref_kernel(map, ops, got, ok);
   std::map<K, V> stored;
-  for (size_t i = 0; i < keys.size(); ++i)
-    if (ok[i]) stored[keys[i]] = values[i];
+  for (size_t i = 0; i < ops.key.size(); ++i)
+    if (ok[i]) stored[ops.key[i]] = ops.value[i];
   CHECK(stored.size() > 0);
-  CHECK(stored.size() < keys.size());
+  CHECK(stored.size() < ops.key.size());
   CHECK(map.size() == stored.size());
-  check_find(map, stored, keys);  // every insert that said true is there, none that said false
+  check_find(map, stored, ops.key);  // every insert that said true is there, none that said false
 }
 
 TEST_CASE_TEMPLATE("slab_hash_map: build, insert, erase and find on device arrays", P, u32_u32, u32_u64, u64_u64) {
@@ -501,23 +436,7 @@ TEST_CASE_TEMPLATE("lsm_map: build, insert_or_assign, erase, find, count, range 
   check_find(map, model, probes_of(model, rng, 4096));
   CHECK(map.stored_elements() >= model.size());
   // Successors, the domain's ends included.
-  const std::vector<K> q = probes_of(model, rng, 4096);
-  const auto dq = to_device(q);
-  DeviceBuffer<K> dk(q.size(), "out");
-  DeviceBuffer<V> dv(q.size(), "out");
-  DeviceBuffer<bool> df(q.size(), "out");
-  map.successor(dq.data(), q.size(), dk.data(), dv.data(), df.data());
-  const auto sk = to_host(dk, q.size());
-  const auto sv = to_host(dv, q.size());
-  const auto sf = flags_to_host(df, q.size());
-  int bad = 0;
-  for (size_t i = 0; i < q.size(); ++i) {
-    const auto it = model.upper_bound(q[i]);
-    const bool want = it != model.end();
-    if ((sf[i] != 0) != want || sk[i] != (want ? it->first : K{0}) || sv[i] != (want ? it->second : V{0}))
-      if (++bad <= 3) FAIL_CHECK("successor " << q[i]);
-  }
-  CHECK(bad == 0);
+  check_successor(map, model, probes_of(model, rng, 4096));
   check_count_range(map, model, rng);
   gpudict::lsm_options bad_options;
   bad_options.batch_size = 1000;  // not a power of two

@@ -17,25 +17,6 @@
 
 using namespace library_test;
 
-namespace {
-
-template <class K, class V>
-__global__ void lsm_ref_kernel(gpudict::lsm_ref<K, V> ref, const K* q, uint64_t n, uint8_t* found, V* value,
-                               uint8_t* has_next, K* next, V* next_value) {
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  V v;
-  found[i] = ref.find(q[i], &v) ? 1 : 0;
-  value[i] = v;
-  K k;
-  V w;
-  has_next[i] = ref.successor(q[i], &k, &w) ? 1 : 0;
-  next[i] = k;
-  next_value[i] = w;
-}
-
-}  // namespace
-
 TEST_CASE_TEMPLATE("lsm_ref: a user kernel's finds and successors over levels, replaced pairs and tombstones", P,
                    u32_u32, u32_u64, u64_u64) {
   using K = typename P::Key;
@@ -93,30 +74,5 @@ TEST_CASE_TEMPLATE("lsm_ref: a user kernel's finds and successors over levels, r
     q.push_back(static_cast<K>(k + 1));
     q.push_back(static_cast<K>(k - 1));
   }
-  const size_t n = q.size();
-  const auto dq = to_device(q);
-  DeviceBuffer<uint8_t> df(n, "out"), dh(n, "out");
-  DeviceBuffer<V> dv(n, "out"), dnv(n, "out");
-  DeviceBuffer<K> dn(n, "out");
-  lsm_ref_kernel<K, V><<<static_cast<unsigned>((n + 127) / 128), 128>>>(map.ref(), dq.data(), n, df.data(),
-                                                                        dv.data(), dh.data(), dn.data(), dnv.data());
-  GPUDICT_CHECK_LAUNCH("lsm_ref_kernel");
-  GPUDICT_CUDA(cudaDeviceSynchronize());
-  const auto f = to_host(df, n), h = to_host(dh, n);
-  const auto v = to_host(dv, n), nv = to_host(dnv, n);
-  const auto nk = to_host(dn, n);
-  int bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const auto it = model.find(q[i]);
-    const bool want = it != model.end();
-    if (f[i] != (want ? 1 : 0) || v[i] != (want ? it->second : V{0})) {
-      if (++bad <= 3) FAIL_CHECK("find " << q[i] << ": (" << int(f[i]) << ", " << v[i] << ")");
-    }
-    const auto up = model.upper_bound(q[i]);
-    const bool has = up != model.end();
-    if (h[i] != (has ? 1 : 0) || nk[i] != (has ? up->first : K{0}) || nv[i] != (has ? up->second : V{0})) {
-      if (++bad <= 3) FAIL_CHECK("successor " << q[i] << ": (" << int(h[i]) << ", " << nk[i] << ")");
-    }
-  }
-  CHECK(bad == 0);
+  check_ref_queries(map.ref(), model, q);
 }

@@ -24,73 +24,22 @@ using namespace library_test;
 
 namespace {
 
-enum : uint8_t { kFind = 0, kInsert = 1, kErase = 2 };
-
-// Every thread brings one operation; each tile of 4 lanes serves its 4 one
-// at a time, every lane of the tile calling the ref with its arguments.
+// The slab hash's operations for tile_ops_kernel (tiles of 4 lanes).
 template <class K, class V>
-__global__ void slab_ref_kernel(gpudict::slab_hash_ref<K, V> ref, const uint8_t* type, const K* keys,
-                                const V* values, uint64_t n, V* out_value, uint8_t* out_ok) {
-  auto tile = cg::tiled_partition<4>(cg::this_thread_block());
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const bool mine = i < n;
-  const uint8_t my_type = mine ? type[i] : kFind;
-  const K my_key = mine ? keys[i] : K{0};
-  const V my_value = mine ? values[i] : V{0};
-  const unsigned active = tile.ballot(mine);
-  for (unsigned q = 0; q < 4; ++q) {
-    if (!((active >> q) & 1u)) continue;
-    const uint8_t t = tile.shfl(my_type, q);
-    const K k = tile.shfl(my_key, q);
-    const V v = tile.shfl(my_value, q);
-    V got{0};
-    bool ok = false;
-    if (t == kFind) ok = ref.find(tile, k, &got);
-    if (t == kInsert) ok = ref.insert(tile, k, v);
-    if (t == kErase) ok = ref.erase(tile, k);
-    if (tile.thread_rank() == q) {
-      out_value[i] = got;
-      out_ok[i] = ok ? 1 : 0;
-    }
-  }
-}
-
-template <class K, class V>
-struct RefOps {
-  std::vector<uint8_t> type;
-  std::vector<K> key;
-  std::vector<V> value;
-  void push(uint8_t t, K k, V v = V{0}) {
-    type.push_back(t);
-    key.push_back(k);
-    value.push_back(v);
-  }
-  // The same operations in a random order, so that every warp mixes types.
-  void shuffle(std::mt19937_64& rng) {
-    std::vector<size_t> order(key.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::shuffle(order.begin(), order.end(), rng);
-    RefOps s;
-    for (size_t i : order) s.push(type[i], key[i], value[i]);
-    *this = s;
+struct SlabServe {
+  gpudict::slab_hash_ref<K, V> ref;
+  template <class Tile>
+  __device__ bool operator()(const Tile& tile, uint8_t t, K k, V v, V& got) const {
+    if (t == kFind) return ref.find(tile, k, &got);
+    if (t == kInsert) return ref.insert(tile, k, v);
+    return ref.erase(tile, k);
   }
 };
 
 template <class K, class V>
 void run_slab_ref_kernel(gpudict::slab_hash_map<K, V>& map, const RefOps<K, V>& ops, std::vector<V>& out_value,
                          std::vector<uint8_t>& out_ok) {
-  const size_t n = ops.key.size();
-  const auto dt = to_device(ops.type);
-  const auto dk = to_device(ops.key);
-  const auto dv = to_device(ops.value);
-  DeviceBuffer<V> dov(std::max<size_t>(n, 1), "test out");
-  DeviceBuffer<uint8_t> dok(std::max<size_t>(n, 1), "test out");
-  slab_ref_kernel<K, V><<<static_cast<unsigned>((n + 255) / 256), 256>>>(map.ref(), dt.data(), dk.data(), dv.data(),
-                                                                        n, dov.data(), dok.data());
-  GPUDICT_CHECK_LAUNCH("slab_ref_kernel");
-  GPUDICT_CUDA(cudaDeviceSynchronize());
-  out_value = to_host(dov, n);
-  out_ok = to_host(dok, n);
+  run_tile_ops<4>(SlabServe<K, V>{map.ref()}, ops, out_value, out_ok);
 }
 
 template <class K, class V>

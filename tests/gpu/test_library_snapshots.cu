@@ -1,6 +1,6 @@
 // Snapshots of the library's containers that have them (sorted_array_map,
 // lsm_map): each snapshot answers find, count, range, successor and its
-// device ref's find as the map was when it was taken, while the map takes
+// device ref's find and successor as the map was when it was taken, while the map takes
 // further updates; snapshots moved, dropped early and taken back to back;
 // every (key, value) width, against std::map models.
 #include <algorithm>
@@ -24,45 +24,13 @@ using namespace library_test;
 
 namespace {
 
-template <class Ref, class K, class V>
-__global__ void ref_find_kernel(Ref ref, const K* q, uint64_t n, uint8_t* found, V* value) {
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  V v;
-  found[i] = ref.find(q[i], &v) ? 1 : 0;
-  value[i] = v;
-}
-
-// The snapshot's ref, in a kernel, against the model.
-template <class Snap, class K, class V>
-void check_ref_find(const Snap& snap, const std::map<K, V>& model, const std::vector<K>& probes) {
-  const size_t n = probes.size();
-  const auto dq = to_device(probes);
-  DeviceBuffer<uint8_t> df(n, "out");
-  DeviceBuffer<V> dv(n, "out");
-  auto ref = snap.ref();
-  ref_find_kernel<decltype(ref), K, V><<<static_cast<unsigned>((n + 127) / 128), 128>>>(ref, dq.data(), n, df.data(),
-                                                                                       dv.data());
-  GPUDICT_CHECK_LAUNCH("ref_find_kernel");
-  GPUDICT_CUDA(cudaDeviceSynchronize());
-  const auto f = to_host(df, n);
-  const auto v = to_host(dv, n);
-  int bad = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const auto it = model.find(probes[i]);
-    const bool want = it != model.end();
-    if ((f[i] != 0) != want || v[i] != (want ? it->second : V{0})) ++bad;
-  }
-  CHECK(bad == 0);
-}
-
 template <class Snap, class K, class V>
 void check_all(Snap& s, const std::map<K, V>& model, std::mt19937_64& rng) {
   const auto probes = probes_of(model, rng, 2048);
   check_find(s, model, probes);
   check_successor(s, model, probes);
   check_count_range(s, model, rng);
-  check_ref_find(s, model, probes);
+  check_ref_queries(s.ref(), model, probes);
 }
 
 // One update call of inserts (new keys and upserts) and one of erases (present

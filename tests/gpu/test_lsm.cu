@@ -28,7 +28,7 @@
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/lsm/lsm.hpp"
-#include "core/lsm/merge.cuh"
+#include "core/lsm/detail/merge.cuh"
 #include "model_compare.hpp"
 
 using namespace gpudict;
@@ -139,7 +139,7 @@ std::string levels_of(uint64_t r) {
   return s.empty() ? "none" : s;
 }
 
-// The levels the update rule gives (core/lsm/update.cu), restated: a chunk
+// The levels the update rule gives (core/lsm/detail/update.cu), restated: a chunk
 // of at most b keys merges into level 0 when both fit in b, otherwise it
 // carries through the occupied levels (a binary increment of r); build and
 // cleanup fill the set bits of ceil(u / b), every level full but the
@@ -588,7 +588,7 @@ TEST_CASE("lsm: cleanup after every r, then more batches") {
 }
 
 // The cleanup cuts the merged order of all levels into tiles of at most 4096
-// records at splitter records (core/lsm/cleanup_tiles.cuh); these cases put
+// records at splitter records (core/lsm/detail/cleanup_tiles.cuh); these cases put
 // tile boundaries where they are hardest to get right.
 TEST_CASE("lsm: cleanup tiles: runs of one key longer than a tile, boundaries inside runs across levels") {
   for (const KvWidths w : all_kv_widths()) {
@@ -1450,7 +1450,7 @@ TEST_CASE("lsm: domain ends of every width as keys and values, across levels, de
   }
 }
 
-// The merge itself (core/lsm/merge.cu: each tile finds its boundary splits
+// The merge itself (core/lsm/detail/merge.cu: each tile finds its boundary splits
 // with a 32-way warp search): runs of every size relation, few distinct keys
 // (long runs of equal keys across many tiles, in both inputs), keys 0 and
 // 0xFFFFFFFF. Values tag the run and position, so the check is exact: on

@@ -1,4 +1,4 @@
-// The LSM's per-level lookup filters (core/lsm/level_filter.cuh): the build
+// The LSM's per-level lookup filters (core/lsm/detail/level_filter.cuh): the build
 // kernel's words against a CPU build of the same definition, on both of its
 // paths; the false-positive rate; and lookups with the filter on and off
 // against the model where a key's records straddle a filter segment. The
@@ -20,7 +20,7 @@
 #include "core/common/device_buffer.hpp"
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"
-#include "core/lsm/level_filter.cuh"
+#include "core/lsm/detail/level_filter.cuh"
 #include "core/lsm/lsm.hpp"
 #include "model_compare.hpp"
 

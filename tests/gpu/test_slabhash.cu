@@ -9,7 +9,7 @@
 // 0xFFFFFFFF, duplicates, hot keys inserted and deleted concurrently again and
 // again with no key ever stored twice, flush between batches, pool
 // exhaustion), and after every case the host-side table checker
-// (core/slabhash/inspect.hpp: chains, prefix of claimed slots, bitmaps,
+// (core/slabhash/detail/inspect.hpp: chains, prefix of claimed slots, bitmaps,
 // pristine free slabs, uniqueness), itself shown to catch each kind of
 // corruption of a copy of a table, in every layout. The largest cases run in
 // full at u32/u32 and smaller at the wider widths; the domain ends of each
@@ -40,9 +40,9 @@
 #include "core/api/ops.hpp"
 #include "workloads/registry/structures.hpp"
 #include "core/common/errors.hpp"
-#include "core/slabhash/inspect.hpp"
+#include "core/slabhash/detail/inspect.hpp"
 #include "core/slabhash/options.hpp"
-#include "core/slabhash/slab_layout.cuh"
+#include "core/slabhash/detail/slab_layout.cuh"
 #include "core/slabhash/slabhash.hpp"
 #include "workloads/replay.hpp"
 #include "workloads/workload.hpp"

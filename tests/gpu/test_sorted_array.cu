@@ -18,7 +18,7 @@
 #include "workloads/registry/structures.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/stream_copy.hpp"
-#include "core/sorted_array/search_index.cuh"
+#include "core/sorted_array/detail/search_index.cuh"
 #include "core/sorted_array/sorted_array.hpp"
 #include "model_compare.hpp"
 

@@ -1,0 +1,118 @@
+// Ranges on a caller's device arrays (btree_map::range): the phased range
+// list of ranges.cu (sorted, one pass, reruns with exact room when its
+// estimate fell short), then its output laid out for the caller on the
+// device: sizes and sources by array position, their exclusive sum as the
+// offsets, and one warp per range copying its pairs narrowed to the
+// caller's widths. Nothing of the bounds or pairs goes through the host.
+#include <cstdint>
+
+#include "core/btree/detail/btree_impl.cuh"
+#include "core/common/cuda_check.hpp"
+#include "core/common/grid.cuh"
+#include "core/common/width_copy.cuh"
+
+namespace gpudict::btree {
+
+namespace {
+
+constexpr const char* kSlotScanName = "cub::DeviceScan::ExclusiveSum (btree range offsets)";
+
+// d_hi_slot_[0] for the caller's upper bounds: (hi, array position).
+template <class Word>
+__global__ void stage_hi_slots_kernel(const void* hi, int hi_bytes, HiSlot<Word>* out, uint64_t n) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const Word h = hi_bytes == 4 ? static_cast<Word>(static_cast<const uint32_t*>(hi)[i])
+                               : static_cast<Word>(static_cast<const uint64_t*>(hi)[i]);
+  out[i] = make_hs<Word>(h, static_cast<uint32_t>(i));
+}
+
+// Each range's size and where its pairs start, by array position (the list
+// stored them by list position when it sorted: hi_slot names the slot).
+// size[n] = 0 closes the scan.
+template <class Word>
+__global__ void sizes_by_slot_kernel(const Word* size_by_pos, const unsigned long long* off_by_pos,
+                                     const HiSlot<Word>* hi_slot, uint64_t n, unsigned long long* size,
+                                     unsigned long long* src) {
+  const uint64_t p = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (p == 0) size[n] = 0;
+  if (p >= n) return;
+  const uint64_t s = hi_slot ? hs_slot(hi_slot[p]) : p;
+  size[s] = static_cast<unsigned long long>(size_by_pos[p]);
+  src[s] = off_by_pos[p];
+}
+
+template <class Word>
+__device__ __forceinline__ void store_narrow(void* out, int bytes, uint64_t i, Word w) {
+  if (bytes == 4)
+    static_cast<uint32_t*>(out)[i] = static_cast<uint32_t>(w);
+  else
+    static_cast<uint64_t*>(out)[i] = static_cast<uint64_t>(w);
+}
+
+// One warp per range: its pairs from the list's output to the caller's.
+template <class Word>
+__global__ void copy_range_pairs_kernel(const Word* keys, const Word* values, const unsigned long long* size,
+                                        const unsigned long long* src, const unsigned long long* dst, uint64_t n,
+                                        void* keys_out, int key_bytes, void* values_out, int value_bytes) {
+  const uint64_t r = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const unsigned lane = threadIdx.x & 31u;
+  if (r >= n) return;
+  const uint64_t m = size[r], from = src[r], to = dst[r];
+  for (uint64_t j = lane; j < m; j += 32) {
+    if (keys_out) store_narrow(keys_out, key_bytes, to + j, keys[from + j]);
+    if (values_out) store_narrow(values_out, value_bytes, to + j, values[from + j]);
+  }
+}
+
+}  // namespace
+
+template <class Word>
+uint64_t BTree<Word>::range_device(const DeviceSource& src, unsigned long long* offsets_out, void* keys_out,
+                                   int key_bytes, void* values_out, int value_bytes, uint64_t capacity) {
+  const uint64_t n = checked_list(src.n, "a range list");
+  require_pool();
+  if (n == 0) {
+    if (offsets_out) GPUDICT_CUDA(cudaMemsetAsync(offsets_out, 0, sizeof(unsigned long long), stream_));
+    GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+    return 0;
+  }
+  refresh();
+  const SortBits bits = stage_device(src, false, false);
+  for (auto& d : d_hi_slot_) d.reserve_discard(n, "btree range bounds");
+  stage_hi_slots_kernel<Word><<<blocks_for(n, 256), 256, 0, stream_>>>(src.args, src.arg_bytes,
+                                                                       d_hi_slot_[0].data(), n);
+  GPUDICT_CHECK_LAUNCH("stage_hi_slots_kernel");
+  // The bounds stay on the device, so the output is sized without the
+  // per-range estimate (4 pairs a range, times the scale learned from the
+  // lists before); a list that outgrows it runs again with exact room.
+  RangeLayout layout;
+  run_range_list(n, bits, 0.0, layout);
+
+  d_range_slot_size_.reserve_discard(n + 1, "btree range sizes");
+  d_range_slot_src_.reserve_discard(n, "btree range sources");
+  unsigned long long* offsets = offsets_out;
+  if (!offsets) {
+    d_range_slot_off_.reserve_discard(n + 1, "btree range offsets");
+    offsets = d_range_slot_off_.data();
+  }
+  sizes_by_slot_kernel<Word><<<blocks_for(n, 256), 256, 0, stream_>>>(
+      d_value_.data(), d_range_off_.data(), layout.hi_slot, n, d_range_slot_size_.data(), d_range_slot_src_.data());
+  GPUDICT_CHECK_LAUNCH("sizes_by_slot_kernel");
+  temp_.run(kSlotScanName, exclusive_sum_u64(d_range_slot_size_.data(), offsets, n + 1, stream_));
+  unsigned long long total = 0;
+  copy_to_host(stream_, &total, offsets + n, sizeof total);
+  if (total > 0 && total <= capacity && (keys_out || values_out)) {
+    copy_range_pairs_kernel<Word><<<blocks_for(n * 32, 256), 256, 0, stream_>>>(
+        d_range_keys_.data(), d_range_values_.data(), d_range_slot_size_.data(), d_range_slot_src_.data(), offsets, n,
+        keys_out, key_bytes, values_out, value_bytes);
+    GPUDICT_CHECK_LAUNCH("copy_range_pairs_kernel");
+  }
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  return total;
+}
+
+template class BTree<uint32_t>;
+template class BTree<uint64_t>;
+
+}  // namespace gpudict::btree
