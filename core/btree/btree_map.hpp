@@ -22,6 +22,7 @@
 #include <memory>
 
 #include "core/btree/options.hpp"
+#include "core/common/container_capabilities.hpp"
 
 namespace gpudict {
 
@@ -48,6 +49,9 @@ class btree_map {
  public:
   using key_type = Key;
   using mapped_type = Value;
+  // ordered; no snapshots; updates of one key in a call: any one wins (the
+  // operations kernel); the ref finds, inserts and erases with 8 to 32 lanes.
+  static constexpr container_capabilities capabilities{true, false, false, true, false, 8, 32};
 
   // An empty tree on `device` (-1: the current device); options are
   // validated (InputError naming the field).
@@ -74,9 +78,10 @@ class btree_map {
   // The pairs of every range [lo[i], hi[i]] in key order, range after
   // range: range i's are at [offsets_out[i], offsets_out[i + 1]) of
   // keys_out and values_out. offsets_out holds n + 1 entries (the last: the
-  // total). Returns the total; the pairs are written only when it fits
-  // `capacity` (size the output with capacity 0, or with count() and an
-  // exclusive sum). offsets_out, keys_out and values_out may be null.
+  // total). Returns the total. The pairs are all written when the total
+  // fits `capacity`; otherwise keys_out and values_out hold no result (size
+  // the output with capacity 0, or with count() and an exclusive sum).
+  // offsets_out, keys_out and values_out may be null.
   std::uint64_t range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out, Key* keys_out,
                       Value* values_out, std::uint64_t capacity, cudaStream_t stream = 0);
   // The smallest key greater than keys[i] and its value (0 and found false

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/common/container_capabilities.hpp"
 #include "core/slabhash/options.hpp"
 
 namespace gpudict {
@@ -60,6 +61,9 @@ class slab_hash_map {
  public:
   using key_type = Key;
   using mapped_type = Value;
+  // unordered, no snapshots, updates of one key in a call: any one wins;
+  // the ref finds, inserts and erases with tiles of 4 lanes.
+  static constexpr container_capabilities capabilities{false, false, false, true, false, 4, 4};
 
   // An empty table on `device` (-1: the current device), sized for
   // options.expected_keys (or a default) at options.load_factor; options

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/common/container_capabilities.hpp"
 #include "core/common/container_snapshot.hpp"
 
 namespace gpudict {
@@ -39,6 +40,9 @@ class sorted_array_map {
  public:
   using key_type = Key;
   using mapped_type = Value;
+  // ordered, snapshots, the later update of a key in a call wins; the ref
+  // is read-only (find, count, successor), one thread per query.
+  static constexpr container_capabilities capabilities{true, true, true, false, true, 1, 1};
   using ref_type = sorted_array_ref<Key, Value>;
 
   // An empty array on `device` (-1: the current device).
@@ -64,9 +68,10 @@ class sorted_array_map {
   // The pairs of every range [lo[i], hi[i]] in key order, range after
   // range: range i's are at [offsets_out[i], offsets_out[i + 1]) of
   // keys_out and values_out. offsets_out holds n + 1 entries (the last: the
-  // total). Returns the total; the pairs are written only when it fits
-  // `capacity` (size the output with capacity 0, or with count() and an
-  // exclusive sum). offsets_out, keys_out and values_out may be null.
+  // total). Returns the total. The pairs are all written when the total
+  // fits `capacity`; otherwise keys_out and values_out hold no result (size
+  // the output with capacity 0, or with count() and an exclusive sum).
+  // offsets_out, keys_out and values_out may be null.
   std::uint64_t range(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* offsets_out, Key* keys_out,
                       Value* values_out, std::uint64_t capacity, cudaStream_t stream = 0);
   // The smallest key greater than keys[i] and its value (0 and found false

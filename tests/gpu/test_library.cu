@@ -444,6 +444,17 @@ TEST_CASE_TEMPLATE("lsm_map: build, insert_or_assign, erase, find, count, range 
   CHECK_THROWS_AS(Map{bad_options}, gpudict::InputError);
 }
 
+// What each container offers, as compile-time constants.
+static_assert(gpudict::btree_map<uint64_t, uint32_t>::capabilities.ordered &&
+              gpudict::btree_map<uint64_t, uint32_t>::capabilities.ref_updates &&
+              !gpudict::btree_map<uint64_t, uint32_t>::capabilities.snapshots);
+static_assert(gpudict::sorted_array_map<uint32_t, uint32_t>::capabilities.snapshots &&
+              !gpudict::sorted_array_map<uint32_t, uint32_t>::capabilities.ref_updates);
+static_assert(gpudict::lsm_map<uint64_t, uint64_t>::capabilities.ordered &&
+              gpudict::lsm_map<uint64_t, uint64_t>::capabilities.later_update_wins);
+static_assert(!gpudict::slab_hash_map<uint32_t, uint64_t>::capabilities.ordered &&
+              gpudict::slab_hash_map<uint32_t, uint64_t>::capabilities.ref_min_lanes == 4);
+
 // The library's option types and the command line's option tables live
 // side by side in namespace gpudict: one file can include both.
 #include "workloads/registry/structures.hpp"

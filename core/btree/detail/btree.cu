@@ -354,7 +354,7 @@ uint64_t BTree<Word>::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
                d_range_off_.bytes() + d_range_scan_.bytes() + d_range_slot_size_.bytes() + d_range_slot_src_.bytes() +
-               d_range_slot_off_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
+               d_range_slot_off_.bytes() + d_range_expect_.bytes() + d_range_keys_.bytes() + d_range_values_.bytes() +
                d_mtarget_.bytes() + d_mmerged_.bytes() + d_mleft_.bytes() + d_mfresh_.bytes() + d_mbase_.bytes() + d_iota_.bytes() +
                d_tile_lines_.bytes() + d_tile_base_.bytes() + d_top_.bytes() + d_sub_keys_.bytes() + d_sub_slots_.bytes() +
                d_sub_hi_.bytes() + d_sub_off_.bytes();

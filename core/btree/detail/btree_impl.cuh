@@ -412,6 +412,7 @@ class BTree final : public Dictionary {
   DeviceBuffer<Word> d_value_, d_key_out_;
   DeviceBuffer<uint32_t> d_range_cap_;
   DeviceBuffer<unsigned long long> d_range_slot_size_, d_range_slot_src_, d_range_slot_off_;  // range_device()
+  DeviceBuffer<double> d_range_expect_;                                                         // range_device()
   DeviceBuffer<unsigned long long> d_range_off_;   // range offsets: by slot, or by list position (RangeLayout)
   DeviceBuffer<unsigned long long> d_range_scan_;  // by list position: a phased range pass's scan
   DeviceBuffer<Word> d_range_keys_, d_range_values_;

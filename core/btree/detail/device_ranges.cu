@@ -3,7 +3,12 @@
 // estimate fell short), then its output laid out for the caller on the
 // device: sizes and sources by array position, their exclusive sum as the
 // offsets, and one warp per range copying its pairs narrowed to the
-// caller's widths. Nothing of the bounds or pairs goes through the host.
+// caller's widths. Nothing of the bounds or pairs goes through the host: the
+// list's size estimate (ranges.cu) is summed on the device too.
+#include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
 #include <cstdint>
 
 #include "core/btree/detail/btree_impl.cuh"
@@ -16,6 +21,26 @@ namespace gpudict::btree {
 namespace {
 
 constexpr const char* kSlotScanName = "cub::DeviceScan::ExclusiveSum (btree range offsets)";
+constexpr const char* kExpectSumName = "cub::DeviceReduce::Sum (btree range estimate)";
+
+// A range's expected pairs, as range_expect() estimates them on the host:
+// its overlap with [key_lo, key_hi] times the tree's mean density, at most
+// the tree's size.
+template <class Word>
+struct RangeExpect {
+  const Word* lo;
+  const HiSlot<Word>* hi_slot;
+  Word key_lo, key_hi;
+  double size, density;
+  __device__ double operator()(uint64_t s) const {
+    const Word a = lo[s] > key_lo ? lo[s] : key_lo;
+    const Word h = static_cast<Word>(hs_hi(hi_slot[s]));
+    const Word b = h < key_hi ? h : key_hi;
+    if (a > b) return 0.0;
+    const double e = (static_cast<double>(b) - static_cast<double>(a) + 1.0) * density;
+    return e < size ? e : size;
+  }
+};
 
 // d_hi_slot_[0] for the caller's upper bounds: (hi, array position).
 template <class Word>
@@ -83,11 +108,21 @@ uint64_t BTree<Word>::range_device(const DeviceSource& src, unsigned long long* 
   stage_hi_slots_kernel<Word><<<blocks_for(n, 256), 256, 0, stream_>>>(src.args, src.arg_bytes,
                                                                        d_hi_slot_[0].data(), n);
   GPUDICT_CHECK_LAUNCH("stage_hi_slots_kernel");
-  // The bounds stay on the device, so the output is sized without the
-  // per-range estimate (4 pairs a range, times the scale learned from the
-  // lists before); a list that outgrows it runs again with exact room.
+  // The list's estimate, as run_ranges() makes it from host bounds.
+  double expect = 0.0;
+  if (h_hdr_[0].size > 0 && key_lo_ <= key_hi_) {
+    const double size = static_cast<double>(h_hdr_[0].size);
+    const RangeExpect<Word> f{d_keys_[0].data(), d_hi_slot_[0].data(), key_lo_, key_hi_, size,
+                              size / (static_cast<double>(key_hi_) - static_cast<double>(key_lo_) + 1.0)};
+    auto items = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), f);
+    d_range_expect_.reserve_discard(1, "btree range estimate");
+    temp_.run(kExpectSumName, [&](void* p, size_t& bytes) {
+      return cub::DeviceReduce::Sum(p, bytes, items, d_range_expect_.data(), static_cast<int64_t>(n), stream_);
+    });
+    copy_to_host(stream_, &expect, d_range_expect_.data(), sizeof expect);
+  }
   RangeLayout layout;
-  run_range_list(n, bits, 0.0, layout);
+  run_range_list(n, bits, expect, layout);
 
   d_range_slot_size_.reserve_discard(n + 1, "btree range sizes");
   d_range_slot_src_.reserve_discard(n, "btree range sources");
@@ -102,6 +137,8 @@ uint64_t BTree<Word>::range_device(const DeviceSource& src, unsigned long long* 
   temp_.run(kSlotScanName, exclusive_sum_u64(d_range_slot_size_.data(), offsets, n + 1, stream_));
   unsigned long long total = 0;
   copy_to_host(stream_, &total, offsets + n, sizeof total);
+  // What the next list's choice of kernel corrects its estimate by (as collect_ranges()).
+  range_ratio_ = (static_cast<double>(total) + 1.0) / (expect + 1.0);
   if (total > 0 && total <= capacity && (keys_out || values_out)) {
     copy_range_pairs_kernel<Word><<<blocks_for(n * 32, 256), 256, 0, stream_>>>(
         d_range_keys_.data(), d_range_values_.data(), d_range_slot_size_.data(), d_range_slot_src_.data(), offsets, n,

@@ -518,7 +518,8 @@ uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t*
     uint32_t pairs = 0;
     copy_to_host(stream_, &pairs, cand_scan_.data() + candidates, sizeof pairs);
     // Rounds write their pairs in query order, so they land where the scan
-    // of the sizes says; once the output is past `capacity` only sizes count.
+    // of the sizes says; once the output is past `capacity` only sizes count
+    // (the rounds before may have written theirs: not a result then).
     if (pairs > 0 && total + pairs <= capacity) {
       if (keys_out)
         GPUDICT_CUDA(cudaMemcpyAsync(keys_out + total, range_keys_.data(), pairs * sizeof(K),
