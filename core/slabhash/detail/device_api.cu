@@ -73,6 +73,10 @@ void SlabHash<K, V>::reserve_device(uint64_t inserts) {
     throw;
   }
   opt_ = o;
+  // A ref's insert that found the pool full raised its flag; with room
+  // now, later allocations must not give up early on it.
+  reset_counters(true);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 template <class K, class V>
