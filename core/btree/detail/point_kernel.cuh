@@ -14,7 +14,7 @@
 // L2, and the list is sorted, so neighbouring threads read the same inner
 // nodes (one transaction for the warp) and neighbouring leaves. Tiles of 2
 // and 4 lanes per query in this kernel, and coarser sorts, were measured
-// and were slower (docs/btree.md, "Point queries from the root").
+// and were slower (docs/results/btree.md, "Point queries from the root").
 //
 // No writer runs during this kernel (phased queries), so nodes are read
 // through the read-only cache with no fence and no validation (as
