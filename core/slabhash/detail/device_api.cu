@@ -63,16 +63,8 @@ template <class K, class V>
 void SlabHash<K, V>::reserve_device(uint64_t inserts) {
   ensure_table();
   absorb_ref_counts();
-  Options o = opt_;
-  opt_.grow_ahead = true;
   DeviceTime t;
-  try {
-    reserve_for_inserts(inserts, t, Phase::Update);
-  } catch (...) {
-    opt_ = o;
-    throw;
-  }
-  opt_ = o;
+  grow_ahead_of(inserts, t, Phase::Update);
   // A ref's insert that found the pool full raised its flag; with room
   // now, later allocations must not give up early on it.
   reset_counters(true);

@@ -116,7 +116,12 @@ void SlabHash<K, V>::grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size,
 
 template <class K, class V>
 void SlabHash<K, V>::reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase) {
-  if (!opt_.grow_ahead || inserts == 0) return;
+  if (opt_.grow_ahead) grow_ahead_of(inserts, t, phase);
+}
+
+template <class K, class V>
+void SlabHash<K, V>::grow_ahead_of(uint64_t inserts, DeviceTime& t, Phase phase) {
+  if (inserts == 0) return;
   // The pool slabs the chains will hold after the inserts if the keys hash
   // uniformly (the Poisson model that sizes the buckets), counting every
   // claimed slot (tombstones too); never less than what is in use now. A
@@ -373,6 +378,7 @@ void SlabHash<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t)
   template OpsOut<V> SlabHash<K, V>::outputs(uint64_t);                                                          \
   template void SlabHash<K, V>::grow_pool_or_throw(uint32_t, uint64_t, DeviceTime&, Phase);                      \
   template void SlabHash<K, V>::reserve_for_inserts(uint64_t, DeviceTime&, Phase);                               \
+  template void SlabHash<K, V>::grow_ahead_of(uint64_t, DeviceTime&, Phase);                                     \
   template void SlabHash<K, V>::grow_range_buffer(unsigned long long);                                           \
   template Counters SlabHash<K, V>::run_pass(const Staged&, uint32_t, Phase, uint64_t, DeviceTime&);             \
   template void SlabHash<K, V>::execute(const Batch&, BatchResults&, DeviceTime&);

@@ -143,6 +143,8 @@ class SlabHash final : public SlabHashBase {
   // super block. An almost full pool allocates slowly (long searches for a
   // free bit) and a full one costs a rerun.
   void reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase);
+  // The same growth whatever --pool-growth says (slab_hash_map::reserve).
+  void grow_ahead_of(uint64_t inserts, DeviceTime& t, Phase phase);
   // FLUSH; returns the device milliseconds.
   double flush();
   void maybe_flush(DeviceTime& t);
