@@ -152,14 +152,16 @@ class Lsm final : public Dictionary {
                       BatchResults& r, DeviceTime& t);
   void run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
                    Phase phase, BatchResults& r, DeviceTime& t);
-  // range_queries.cu: Q counts or ranges staged in q_keys_, q_args_ over
-  // `list`, in rounds of whole queries; after each round,
+  // range_queries.cu: Q counts or ranges of bounds [lo[i], hi[i]] (device
+  // arrays: the engine's staging, or a caller's) over `list`, in rounds of
+  // whole queries; after each round,
   // round_done(first query, queries, candidates): with candidates > 0 the
   // round's sizes are in q_size_out_, its ranges' offsets (from the round's
   // first pair) in q_offset_out_, its pairs in range_keys_, range_values_
   // (cand_scan_[candidates] of them); with 0 every query of it is empty and
   // nothing was written.
-  void ordered_staged(bool is_range, uint64_t Q, const LevelList& list, Phase phase, DeviceTime& t,
+  void ordered_staged(bool is_range, const K* lo, const K* hi, uint64_t Q, const LevelList& list, Phase phase,
+                      DeviceTime& t,
                       const std::function<void(uint64_t, uint64_t, uint64_t)>& round_done);
   // point_queries.cu: allocates (host side, before the timer) the lookup
   // filters the list's levels want (wants_lookup_filter) and lack, and

@@ -275,7 +275,7 @@ void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<u
   if (Q == 0 || make_view(list).count == 0) return;  // nothing stored: counts 0, ranges empty (results are reset)
   stage_queries(batch, ops, true);
   uint64_t out_total = 0;  // range pairs written so far (batch order)
-  ordered_staged(is_range, Q, list, phase, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+  const auto sink = [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
     if (candidates == 0) {  // every query of the round is empty (its sizes are not written)
       for (uint64_t q = q0; q < q0 + Qr; ++q) {
         const uint32_t i = ops[q];
@@ -307,11 +307,13 @@ void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<u
       }
       out_total += pairs;
     }
-  });
+  };
+  ordered_staged(is_range, q_keys_.data(), q_args_.data(), Q, list, phase, t, sink);
 }
 
 template <class K, class V>
-void Lsm<K, V>::ordered_staged(bool is_range, uint64_t Q, const LevelList& list, Phase phase, DeviceTime& t,
+void Lsm<K, V>::ordered_staged(bool is_range, const K* lo, const K* hi, uint64_t Q, const LevelList& list,
+                               Phase phase, DeviceTime& t,
                                const std::function<void(uint64_t, uint64_t, uint64_t)>& round_done) {
   const LsmView v = make_view(list);
   const uint32_t L = static_cast<uint32_t>(v.count);
@@ -329,7 +331,7 @@ void Lsm<K, V>::ordered_staged(bool is_range, uint64_t Q, const LevelList& list,
     const uint64_t nb = Qb * L;
     q_bounds_.reserve_discard(nb + 1, "lsm count/range bounds");
     q_first_.reserve_discard(nb, "lsm count/range bounds");
-    const BoundsOp<K, V> op{q_keys_.data() + qa, q_args_.data() + qa, q_bounds_.data(), q_first_.data(), L,
+    const BoundsOp<K, V> op{lo + qa, hi + qa, q_bounds_.data(), q_first_.data(), L,
                       static_cast<uint32_t>(Qb)};
     auto scan_bounds = [&](void* p, size_t& bytes) {
       return cub::DeviceScan::ExclusiveSum(p, bytes, q_bounds_.data(), q_bounds_.data(), nb + 1, stream_);
@@ -480,12 +482,9 @@ void Lsm<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* cou
                              const std::string& snapshot) {
   if (n == 0 || counts_out == nullptr) return;
   GPUDICT_CUDA(cudaMemsetAsync(counts_out, 0, n * sizeof(uint64_t), stream_));
-  q_keys_.reserve_discard(n, "lsm query keys");
-  q_args_.reserve_discard(n, "lsm query bounds");
-  GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), lo, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
-  GPUDICT_CUDA(cudaMemcpyAsync(q_args_.data(), hi, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
   DeviceTime t;
-  ordered_staged(false, n, levels(snapshot), Phase::Count, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+  ordered_staged(false, lo, hi, n, levels(snapshot), Phase::Count, t,
+                 [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
     if (candidates != 0)
       GPUDICT_CUDA(cudaMemcpyAsync(counts_out + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
                                    cudaMemcpyDeviceToDevice, stream_));
@@ -505,13 +504,9 @@ uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t*
   // Sizes by query (the last entry 0 closes the scan into the offsets).
   range_sizes_.reserve_discard(n + 1, "lsm range sizes");
   GPUDICT_CUDA(cudaMemsetAsync(range_sizes_.data(), 0, (n + 1) * sizeof(uint64_t), stream_));
-  q_keys_.reserve_discard(n, "lsm query keys");
-  q_args_.reserve_discard(n, "lsm query bounds");
-  GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), lo, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
-  GPUDICT_CUDA(cudaMemcpyAsync(q_args_.data(), hi, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
   DeviceTime t;
   uint64_t total = 0;  // pairs of the rounds so far: where the next round's go
-  ordered_staged(true, n, list, Phase::Range, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+  ordered_staged(true, lo, hi, n, list, Phase::Range, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
     if (candidates == 0) return;
     GPUDICT_CUDA(cudaMemcpyAsync(range_sizes_.data() + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
                                  cudaMemcpyDeviceToDevice, stream_));
@@ -543,7 +538,7 @@ uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t*
 #define GPUDICT_LSM_ORDERED(K, V)                                                                                   \
   template void Lsm<K, V>::run_ordered(OpType, const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase, \
                                        BatchResults&, DeviceTime&);                                                 \
-  template void Lsm<K, V>::ordered_staged(bool, uint64_t, const LevelList&, Phase, DeviceTime&,                     \
+  template void Lsm<K, V>::ordered_staged(bool, const K*, const K*, uint64_t, const LevelList&, Phase, DeviceTime&,                     \
                                           const std::function<void(uint64_t, uint64_t, uint64_t)>&);          \
   template void Lsm<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*, const std::string&);               \
   template uint64_t Lsm<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t,               \
