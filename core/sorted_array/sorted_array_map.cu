@@ -46,13 +46,20 @@ template <class Key, class Value>
 void sorted_array_map<Key, Value>::insert_or_assign(const Key* keys, const Value* values, std::uint64_t n,
                                                     cudaStream_t stream) {
   impl_->array.follow(stream);
-  impl_->array.update_device(keys, values, n, true);
+  impl_->array.update_device(keys, values, nullptr, n, true);
 }
 
 template <class Key, class Value>
 void sorted_array_map<Key, Value>::erase(const Key* keys, std::uint64_t n, cudaStream_t stream) {
   impl_->array.follow(stream);
-  impl_->array.update_device(keys, nullptr, n, false);
+  impl_->array.update_device(keys, nullptr, nullptr, n, false);
+}
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::update(const Key* keys, const Value* values, const bool* erase, std::uint64_t n,
+                                          cudaStream_t stream) {
+  impl_->array.follow(stream);
+  impl_->array.update_device(keys, values, erase, n, true);
 }
 
 template <class Key, class Value>
@@ -90,6 +97,21 @@ std::uint64_t sorted_array_map<Key, Value>::size() const {
 }
 
 template <class Key, class Value>
+sorted_array_stats sorted_array_map<Key, Value>::stats() const {
+  return impl_->array.stats();
+}
+
+template <class Key, class Value>
+std::uint64_t sorted_array_map<Key, Value>::device_bytes_needed(const capacity_bounds& bounds) {
+  return sa::SortedArray<Key, Value>::device_bytes_needed(bounds);
+}
+
+template <class Key, class Value>
+void sorted_array_map<Key, Value>::set_timing(device_timing* timing) {
+  impl_->array.set_timing(timing);
+}
+
+template <class Key, class Value>
 const void* sorted_array_map<Key, Value>::view_storage() const {
   return impl_->ref_source({});
 }
@@ -97,8 +119,7 @@ const void* sorted_array_map<Key, Value>::view_storage() const {
 template <class Key, class Value>
 container_snapshot<sorted_array_map<Key, Value>> sorted_array_map<Key, Value>::snapshot() {
   std::string name = std::to_string(impl_->snapshots_taken++);
-  DeviceTime t;
-  impl_->array.snapshot(name, t);
+  impl_->array.snapshot(name);
   return container_snapshot<sorted_array_map>(impl_.get(), std::move(name));
 }
 

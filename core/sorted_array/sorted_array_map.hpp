@@ -23,10 +23,26 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/common/capacity_bounds.hpp"
 #include "core/common/container_capabilities.hpp"
 #include "core/common/container_snapshot.hpp"
+#include "core/common/device_timing.hpp"
 
 namespace gpudict {
+
+// A sorted_array_map's figures (stats()).
+struct sorted_array_stats {
+  std::uint64_t size = 0;               // keys present
+  std::uint64_t capacity = 0;           // pairs the live array's buffers hold
+  std::uint64_t index_levels = 0;       // fence levels above the keys
+  std::uint64_t index_top_entries = 0;  // keys in the top level (searched in shared memory)
+  std::uint64_t index_fanout = 0;       // keys per fence entry
+  std::uint64_t index_top_max = 0;      // the top level's bound for this key width
+  std::uint64_t snapshots = 0;          // live snapshots
+  std::uint64_t snapshot_bytes = 0;     // device bytes they hold
+  std::uint64_t scratch_bytes = 0;      // update and query scratch
+  std::uint64_t device_bytes = 0;       // everything: array, merge buffer, snapshots, scratch
+};
 
 template <class Key, class Value>
 class sorted_array_ref;  // sorted_array_ref.cuh
@@ -59,6 +75,11 @@ class sorted_array_map {
   void insert_or_assign(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream = 0);
   // Deletes each key that is present (absent keys are no-ops).
   void erase(const Key* keys, std::uint64_t n, cudaStream_t stream = 0);
+  // Inserts and deletes in one merge: erase[i] true deletes keys[i] (absent:
+  // a no-op), else (keys[i], values[i]) is inserted or replaces the key's
+  // value. Of several updates of one key, the later one (array order) wins.
+  // values may be null when every update is a delete.
+  void update(const Key* keys, const Value* values, const bool* erase, std::uint64_t n, cudaStream_t stream = 0);
 
   // values_out[i]: the value of keys[i], 0 when absent; found_out[i]
   // whether it is present. Either may be null.
@@ -80,6 +101,13 @@ class sorted_array_map {
                  cudaStream_t stream = 0);
 
   std::uint64_t size() const;
+  sorted_array_stats stats() const;
+  // Device bytes the map may need (array, merge buffer, scratch, snapshots)
+  // for contents and calls within `bounds`; range outputs are the caller's.
+  static std::uint64_t device_bytes_needed(const capacity_bounds& bounds);
+  // Every later call, its snapshots' included, adds its device time to
+  // *timing (device_timing.hpp); null stops it.
+  void set_timing(device_timing* timing);
 
   // The array for a kernel (read-only). Valid until the next build or update.
   template <class R = sorted_array_ref<Key, Value>>

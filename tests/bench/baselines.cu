@@ -26,12 +26,11 @@
 #include <vector>
 
 #include "core/api/dictionary.hpp"
-#include "core/sorted_array/sorted_array.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/device_info.hpp"
 #include "core/common/errors.hpp"
-#include "core/sorted_array/sorted_array.hpp"
 #include "tests/bench/bench_util.hpp"
 
 using namespace gpudict;

@@ -19,7 +19,7 @@
 #include "core/common/errors.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/sorted_array/detail/search_index.cuh"
-#include "core/sorted_array/sorted_array.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "model_compare.hpp"
 
 using namespace gpudict;

@@ -1,5 +1,5 @@
 // The sorted array's command-line side: the registry's factory (it takes no options).
-#include "core/sorted_array/sorted_array.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "workloads/registry/structures.hpp"
 
 namespace gpudict {

@@ -14,7 +14,7 @@
 #include "core/btree/btree.hpp"
 #include "core/lsm/lsm.hpp"
 #include "core/slabhash/slabhash.hpp"
-#include "core/sorted_array/sorted_array.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "workloads/registry/registry.hpp"
 
 namespace gpudict {

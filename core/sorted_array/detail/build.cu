@@ -1,4 +1,4 @@
-// build(): copy the pairs to the device, one stable radix sort of (key, value)
+// build_device(): copy the pairs, one stable radix sort of (key, value)
 // over all key bits, then keep the last pair of every run of equal keys (the
 // input's later duplicate wins; the sort is stable). A cheap kernel counts
 // adjacent equal keys first; the compaction runs only when there are any.
@@ -94,36 +94,7 @@ struct KeepLast {
 }  // namespace
 
 template <class K, class V>
-void SortedArray<K, V>::build(const KeyValues& initial, DeviceTime& t) {
-  if (initial.keys.size() != initial.values.size())
-    throw InputError("sorted-array: initial keys and values differ in length");
-  const uint64_t n = initial.size();
-  if (n > kMaxKeys)
-    throw RuntimeFailure("sorted-array holds at most " + std::to_string(kMaxKeys) + " keys (asked to build " +
-                         std::to_string(n) + ")");
-  cur_.n = 0;
-  cur_.layout = FenceLayout::for_size(0, kTopMaxOf<K>);
-  if (n == 0) {
-    t.add(Phase::Build, 0.0);
-    return;
-  }
-
-  // Both buffers hold n pairs: the sort ping-pongs between them.
-  cur_.reserve_pairs(n, false);
-  alt_.reserve_pairs(n, false);
-  h_keys_.reserve_discard(n);
-  h_values_.reserve_discard(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    h_keys_[i] = static_cast<K>(initial.keys[i]);
-    h_values_[i] = static_cast<V>(initial.values[i]);
-  }
-  copy_to_device(stream_, cur_.keys.data(), h_keys_.data(), n * sizeof(K));
-  copy_to_device(stream_, cur_.values.data(), h_values_.data(), n * sizeof(V));
-  build_staged(n, t);
-}
-
-template <class K, class V>
-void SortedArray<K, V>::build_staged(uint64_t n, DeviceTime& t) {
+void SortedArray<K, V>::build_staged(uint64_t n) {
   unsigned long long* d_dups = d_scalars_.data();
   unsigned long long* d_kept = d_scalars_.data() + 1;
   h_u64_.reserve_discard(2);
@@ -174,7 +145,7 @@ void SortedArray<K, V>::build_staged(uint64_t n, DeviceTime& t) {
   timer_.start(stream_);
   build_fence_levels(cur_, 0, stream_);
   ms += timer_.stop(stream_);
-  t.add(Phase::Build, ms);
+  add_time(ms);
 }
 
 template <class K, class V>
@@ -189,17 +160,13 @@ void SortedArray<K, V>::build_device(const K* keys, const V* values, uint64_t n)
   alt_.reserve_pairs(n, false);
   GPUDICT_CUDA(cudaMemcpyAsync(cur_.keys.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
   GPUDICT_CUDA(cudaMemcpyAsync(cur_.values.data(), values, n * sizeof(V), cudaMemcpyDeviceToDevice, stream_));
-  DeviceTime t;
-  build_staged(n, t);
+  build_staged(n);
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
-template void SortedArray<uint32_t, uint32_t>::build(const KeyValues&, DeviceTime&);
-template void SortedArray<uint32_t, uint64_t>::build(const KeyValues&, DeviceTime&);
-template void SortedArray<uint64_t, uint64_t>::build(const KeyValues&, DeviceTime&);
-template void SortedArray<uint32_t, uint32_t>::build_staged(uint64_t, DeviceTime&);
-template void SortedArray<uint32_t, uint64_t>::build_staged(uint64_t, DeviceTime&);
-template void SortedArray<uint64_t, uint64_t>::build_staged(uint64_t, DeviceTime&);
+template void SortedArray<uint32_t, uint32_t>::build_staged(uint64_t);
+template void SortedArray<uint32_t, uint64_t>::build_staged(uint64_t);
+template void SortedArray<uint64_t, uint64_t>::build_staged(uint64_t);
 template void SortedArray<uint32_t, uint32_t>::build_device(const uint32_t*, const uint32_t*, uint64_t);
 template void SortedArray<uint32_t, uint64_t>::build_device(const uint32_t*, const uint64_t*, uint64_t);
 template void SortedArray<uint64_t, uint64_t>::build_device(const uint64_t*, const uint64_t*, uint64_t);

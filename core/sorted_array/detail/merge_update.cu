@@ -1,6 +1,6 @@
-// A batch's inserts and deletes (phased: all of them, then the queries).
+// A call's inserts and deletes, merged as one batch.
 //
-//  1. copy the updates (key, payload = is_delete << 32 | value) in batch order;
+//  1. stage the updates (key, payload = is_delete << 32 | value) in order;
 //     with 64-bit values the payload is is_delete << 32 | j, j the update's
 //     index in batch order, and the values go to the device in that order
 //     too (the merge gathers a surviving insert's value by j), so the sort
@@ -203,42 +203,7 @@ void SortedArray<K, V>::reserve_update(uint64_t m, uint64_t inserts) {
 }
 
 template <class K, class V>
-void SortedArray<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
-  // The updates in batch order, narrowed to the key and value width.
-  uint64_t m = 0, inserts = 0;
-  for (OpType type : batch.types)
-    if (is_update(type)) {
-      ++m;
-      inserts += type == OpType::Insert ? 1 : 0;
-    }
-  if (m == 0) return;
-  reserve_update(m, inserts);
-  h_keys_.reserve_discard(m);
-  h_u64_.reserve_discard(m);
-  if constexpr (!kInlineValue<V>) h_values_.reserve_discard(m);
-  {
-    uint64_t j = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const OpType type = batch.types[i];
-      if (!is_update(type)) continue;
-      h_keys_[j] = static_cast<K>(batch.keys[i]);
-      if constexpr (kInlineValue<V>) {
-        h_u64_[j] = type == OpType::Delete ? kDeleteBit : static_cast<uint64_t>(static_cast<V>(batch.args[i]));
-      } else {
-        h_u64_[j] = (type == OpType::Delete ? kDeleteBit : 0) | j;  // j < kMaxKeys < 2^31
-        h_values_[j] = type == OpType::Delete ? V(0) : static_cast<V>(batch.args[i]);
-      }
-      ++j;
-    }
-  }
-  copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
-  copy_to_device(stream_, upd_payload_[0].data(), h_u64_.data(), m * sizeof(uint64_t));
-  if constexpr (!kInlineValue<V>) copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(V));
-  merge_staged(m, phase, t);
-}
-
-template <class K, class V>
-void SortedArray<K, V>::merge_staged(uint64_t m, Phase phase, DeviceTime& t) {
+void SortedArray<K, V>::merge_staged(uint64_t m) {
   const uint64_t n = cur_.n;
   const uint64_t total = n + m;
   const uint32_t tiles = static_cast<uint32_t>(div_up(total, kMergeTile));
@@ -285,17 +250,25 @@ void SortedArray<K, V>::merge_staged(uint64_t m, Phase phase, DeviceTime& t) {
   build_fence_levels(alt_, 1, stream_);
   ms += timer_.stop(stream_);
   cur_.swap(alt_);
-  t.add(phase, ms);
+  add_time(ms);
 }
 
 namespace {
 // A device call's updates as the merge takes them: keys, and each one's
 // payload (delete bit | value, or | its index with 64-bit values, whose
-// values go into `values` by index).
+// values go into `values` by index). With per-update flags (erase), the
+// inserts among them are counted into *inserts (the merge output's size
+// bound).
 template <class K, class V>
-__global__ void stage_updates_kernel(const K* in_keys, const V* in_values, bool insert, uint64_t m, K* keys,
-                                     uint64_t* payload, V* values) {
+__global__ void stage_updates_kernel(const K* in_keys, const V* in_values, const bool* erase, bool all_insert,
+                                     uint64_t m, K* keys, uint64_t* payload, V* values,
+                                     unsigned long long* inserts) {
   const uint64_t j = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const bool insert = j < m && (erase ? !erase[j] : all_insert);
+  if (erase) {
+    const unsigned ins = __ballot_sync(0xFFFFFFFFu, insert);
+    if ((threadIdx.x & 31) == 0 && ins) atomicAdd(inserts, static_cast<unsigned long long>(__popc(ins)));
+  }
   if (j >= m) return;
   keys[j] = in_keys[j];
   const V v = insert && in_values ? in_values[j] : V(0);
@@ -309,24 +282,31 @@ __global__ void stage_updates_kernel(const K* in_keys, const V* in_values, bool 
 }  // namespace
 
 template <class K, class V>
-void SortedArray<K, V>::update_device(const K* keys, const V* values, uint64_t m, bool insert) {
+void SortedArray<K, V>::update_device(const K* keys, const V* values, const bool* erase, uint64_t m, bool insert) {
   if (m == 0) return;
   if (m > kMaxKeys) throw InputError("sorted_array_map: more than " + std::to_string(kMaxKeys) + " updates in a call");
-  reserve_update(m, insert ? m : 0);
+  // Mixed updates: the scratch first, the merge output once the inserts
+  // are counted.
+  reserve_update(m, erase ? 0 : (insert ? m : 0));
+  unsigned long long* d_inserts = d_scalars_.data() + 2;
+  if (erase) GPUDICT_CUDA(cudaMemsetAsync(d_inserts, 0, sizeof(unsigned long long), stream_));
   stage_updates_kernel<K, V><<<blocks_for(m, 256), 256, 0, stream_>>>(
-      keys, values, insert, m, upd_keys_[0].data(), upd_payload_[0].data(),
-      kInlineValue<V> ? nullptr : upd_values_.data());
+      keys, values, erase, insert, m, upd_keys_[0].data(), upd_payload_[0].data(),
+      kInlineValue<V> ? nullptr : upd_values_.data(), d_inserts);
   GPUDICT_CHECK_LAUNCH("stage_updates_kernel");
-  DeviceTime t;
-  merge_staged(m, Phase::Update, t);
+  if (erase) {
+    h_u64_.reserve_discard(1);
+    copy_to_host(stream_, h_u64_.data(), d_inserts, sizeof(unsigned long long));
+    reserve_update(m, h_u64_[0]);
+  }
+  merge_staged(m);
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 #define GPUDICT_SA_UPDATES(K, V)                                               \
   template void SortedArray<K, V>::reserve_update(uint64_t, uint64_t);         \
-  template void SortedArray<K, V>::merge_staged(uint64_t, Phase, DeviceTime&); \
-  template void SortedArray<K, V>::apply_updates(const Batch&, Phase, DeviceTime&);   \
-  template void SortedArray<K, V>::update_device(const K*, const V*, uint64_t, bool);
+  template void SortedArray<K, V>::merge_staged(uint64_t);                      \
+  template void SortedArray<K, V>::update_device(const K*, const V*, const bool*, uint64_t, bool);
 GPUDICT_SA_UPDATES(uint32_t, uint32_t)
 GPUDICT_SA_UPDATES(uint32_t, uint64_t)
 GPUDICT_SA_UPDATES(uint64_t, uint64_t)

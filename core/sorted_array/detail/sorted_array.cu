@@ -1,7 +1,6 @@
-// The sorted array: construction, execute() dispatch, snapshots, stats and
-// the memory bound. The heavy parts live in build.cu, merge_update.cu,
-// queries.cu, range_copy.cu and fence_index.cu.
-#include "core/sorted_array/sorted_array.hpp"
+// The sorted array: construction, snapshots, stats and the memory bound.
+// The heavy parts live in build.cu, merge_update.cu, queries.cu,
+// range_copy.cu and fence_index.cu.
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
@@ -19,23 +18,6 @@
 
 namespace gpudict {
 
-Capabilities sorted_array_caps() {
-  Capabilities c;
-  c.ordered = true;
-  c.deletes = true;
-  c.snapshots = true;
-  c.native_concurrent = false;  // a concurrent batch runs as its updates, then its queries
-  c.phased_duplicates = DuplicateRule::LastWins;
-  c.key_types = {KeyType::U32, KeyType::U64};
-  return c;
-}
-
-std::unique_ptr<Dictionary> make_sorted_array_dictionary(int device, KeyType key, KeyType value) {
-  return with_kv_types(key, value, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
-    return std::make_unique<sa::SortedArray<typename decltype(k)::type, typename decltype(v)::type>>(device);
-  });
-}
-
 namespace sa {
 
 template <class K, class V>
@@ -45,7 +27,7 @@ int SortedArray<K, V>::use_device(int device) {
 }
 
 template <class K, class V>
-SortedArray<K, V>::SortedArray(int device) : device_(use_device(device)), caps_(sorted_array_caps()) {
+SortedArray<K, V>::SortedArray(int device) : device_(use_device(device)) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   d_scalars_ = DeviceBuffer<unsigned long long>(4, "sorted-array counters");
   cur_.layout = FenceLayout::for_size(0, kTopMaxOf<K>);
@@ -62,21 +44,7 @@ SortedArray<K, V>::~SortedArray() {
 
 
 template <class K, class V>
-Params SortedArray<K, V>::parameters() const {
-  const std::string kv(kv_name<K, V>());
-  return {
-      {"layout", "SoA " + kv + ", sorted, unique keys"},
-      {"search", "fence index, fanout 32, levels up to a top of <= " + std::to_string(kTopMaxOf<K>) +
-                     " keys (in shared memory); one " + std::to_string(kFanout * sizeof(K)) + "-byte window per level"},
-      {"update", "stable radix sort of the batch, one merge-path pass into a ping-pong buffer"},
-      {"duplicates", "last update of a key in batch order wins"},
-      {"concurrent", "runs as the batch's updates, then its queries"},
-      {"snapshots", "full device copy of keys, values and index (O(n))"},
-  };
-}
-
-template <class K, class V>
-uint64_t SortedArray<K, V>::device_bytes_needed(const WorkloadBounds& b) const {
+uint64_t SortedArray<K, V>::device_bytes_needed(const capacity_bounds& b) {
   const uint64_t kv = sizeof(K) + sizeof(V);
   const uint64_t R = b.max_resident, B = b.max_batch, Q = b.max_queries, S = b.max_snapshots;
   const uint64_t R32 = round_up(R, kFanout) + kFanout;
@@ -117,31 +85,13 @@ uint64_t SortedArray<K, V>::device_bytes_needed(const WorkloadBounds& b) const {
     cudaGetLastError();
     cub += cub / 4 + 4096;
   }
-  // Query scratch: inputs, per-query outputs, range sizes/offsets, range tiles.
-  const uint64_t queries = Q * (2 * sizeof(K) + 1 + sizeof(K) + sizeof(V) + 4 + 8 + 8) + 16 + (Q / 2048 + 2) * 4;
+  // Query scratch: per-query outputs, range sizes/offsets, range tiles (the
+  // inputs are the caller's).
+  const uint64_t queries = Q * (1 + sizeof(K) + sizeof(V) + 4 + 8 + 8) + 16 + (Q / 2048 + 2) * 4;
   // Snapshots: exact-size copies.
   const uint64_t snaps = S * (R32 * kv + fence);
   // Range results are allocated per batch as large as they come (not bounded here).
   return arrays + update + cub + queries + snaps + 4 * sizeof(unsigned long long);
-}
-
-template <class K, class V>
-void SortedArray<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
-  if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
-    throw InputError("sorted-array: batch arrays differ in length");
-  if (!batch.snapshot.empty()) (void)view(batch.snapshot);  // an unknown snapshot fails before any update
-  r.reset(batch.size());
-  const BatchPlan plan(batch);
-  const bool concurrent = batch.mode == ExecMode::Concurrent;
-  // Concurrent batches run as their updates, then their queries (allowed by
-  // the concurrent semantics); the whole batch is timed as one pass.
-  if (plan.updates() > 0) apply_updates(batch, concurrent ? Phase::Concurrent : Phase::Update, t);
-  const ArrayView<K, V> queried = view(batch.snapshot);
-  for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
-    const auto& ops = plan.of(type);
-    if (ops.empty()) continue;
-    run_queries(type, batch, ops, queried, concurrent ? Phase::Concurrent : query_phase(type), r, t);
-  }
 }
 
 template <class K, class V>
@@ -153,7 +103,7 @@ ArrayView<K, V> SortedArray<K, V>::view(const std::string& snapshot) const {
 }
 
 template <class K, class V>
-void SortedArray<K, V>::snapshot(const std::string& name, DeviceTime& t) {
+void SortedArray<K, V>::snapshot(const std::string& name) {
   if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
   auto s = std::make_unique<ArrayStore<K, V>>();
   const uint64_t n = cur_.n;
@@ -176,7 +126,7 @@ void SortedArray<K, V>::snapshot(const std::string& name, DeviceTime& t) {
   if (cur_.layout.fence_entries)
     GPUDICT_CUDA(cudaMemcpyAsync(s->fences.data(), cur_.fences.data(), cur_.layout.fence_entries * sizeof(K),
                                  cudaMemcpyDeviceToDevice, stream_));
-  t.add(Phase::Snapshot, timer_.stop(stream_));
+  add_time(timer_.stop(stream_));
   snapshots_.emplace(name, std::move(s));
 }
 
@@ -191,7 +141,7 @@ void SortedArray<K, V>::drop_snapshot(const std::string& name) {
 template <class K, class V>
 uint64_t SortedArray<K, V>::scratch_bytes() const {
   uint64_t b = temp_.bytes() + d_scalars_.bytes() + upd_e_.bytes() + upd_delta_.bytes() + upd_offset_.bytes() +
-               upd_write_.bytes() + upd_split_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() +
+               upd_write_.bytes() + upd_split_.bytes() + q_found_.bytes() +
                q_key_out_.bytes() + q_value_out_.bytes() + q_u32_.bytes() + q_range_count_.bytes() +
                q_range_offset_.bytes() + q_range_tiles_.bytes() + range_keys_.bytes() + range_values_.bytes();
   b += upd_values_.bytes();
@@ -200,20 +150,18 @@ uint64_t SortedArray<K, V>::scratch_bytes() const {
 }
 
 template <class K, class V>
-Stats SortedArray<K, V>::stats() const {
-  Stats s;
+sorted_array_stats SortedArray<K, V>::stats() const {
+  sorted_array_stats s;
   s.size = cur_.n;
-  uint64_t snap_bytes = 0;
-  for (const auto& kv : snapshots_) snap_bytes += kv.second->bytes();
-  s.device_bytes = cur_.bytes() + alt_.bytes() + snap_bytes + scratch_bytes();
-  s.extra = {
-      {"capacity", std::to_string(cur_.capacity())},
-      {"index_levels", std::to_string(cur_.layout.levels - 1)},
-      {"index_top_entries", std::to_string(cur_.layout.size[cur_.layout.top()])},
-      {"snapshots", std::to_string(snapshots_.size())},
-      {"snapshot_bytes", std::to_string(snap_bytes)},
-      {"scratch_bytes", std::to_string(scratch_bytes())},
-  };
+  for (const auto& kv : snapshots_) s.snapshot_bytes += kv.second->bytes();
+  s.capacity = cur_.capacity();
+  s.index_levels = cur_.layout.levels - 1;
+  s.index_top_entries = cur_.layout.size[cur_.layout.top()];
+  s.index_fanout = kFanout;
+  s.index_top_max = kTopMaxOf<K>;
+  s.snapshots = snapshots_.size();
+  s.scratch_bytes = scratch_bytes();
+  s.device_bytes = cur_.bytes() + alt_.bytes() + s.snapshot_bytes + s.scratch_bytes;
   return s;
 }
 

@@ -1,6 +1,6 @@
-// The sorted array's Dictionary implementation (internal). Its members are
+// The sorted array behind sorted_array_map (internal). Its members are
 // defined across small files:
-//   sorted_array.cu   construction, execute() dispatch, snapshots, stats
+//   sorted_array.cu   construction, snapshots, stats, the memory bound
 //   build.cu          build(): radix sort + last-wins dedupe + fence index
 //   merge_update.cu   a batch's updates: sort, classify, scan, merge-path merge
 //   queries.cu        lookup / count / range / successor
@@ -16,42 +16,45 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "core/common/capacity_bounds.hpp"
 #include "core/common/cub_temp.cuh"
+#include "core/common/device_timing.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
 #include "core/common/stream_follow.hpp"
 #include "core/sorted_array/detail/layout.cuh"
+#include "core/sorted_array/sorted_array_map.hpp"
 
 namespace gpudict::sa {
 
 template <class K, class V>
-class SortedArray final : public Dictionary {
+class SortedArray {
 
  public:
   explicit SortedArray(int device);
-  ~SortedArray() override;
+  ~SortedArray();
   SortedArray(const SortedArray&) = delete;
   SortedArray& operator=(const SortedArray&) = delete;
 
-  const Capabilities& caps() const override { return caps_; }
-  Params parameters() const override;
-  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
-  void build(const KeyValues& initial, DeviceTime& t) override;
-  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
-  void snapshot(const std::string& name, DeviceTime& t) override;
-  void drop_snapshot(const std::string& name) override;
-  Stats stats() const override;
+  // sorted_array_map's bound and figures (sorted_array.cu).
+  static uint64_t device_bytes_needed(const capacity_bounds& b);
+  sorted_array_stats stats() const;
+  // Every later call adds its device time here (device_timing.hpp); null: none.
+  void set_timing(device_timing* t) { timing_ = t; }
+  // A device copy of the live array under `name` (InputError when taken).
+  void snapshot(const std::string& name);
+  void drop_snapshot(const std::string& name);
 
   // The library's bulk calls on device arrays (sorted_array_map), on this
   // array's stream; each returns when its results are written.
   // device_api.cu: a new array of the n pairs (the later pair of a key
-  // wins); n inserts (upserts) or deletes, merged as one batch (the later
-  // update of a key wins).
+  // wins); m updates merged as one batch (the later update of a key wins):
+  // erase[j] (or, when erase is null, !insert) deletes keys[j], else
+  // (keys[j], values[j]) is inserted or replaces the key's value.
   void build_device(const K* keys, const V* values, uint64_t n);
-  void update_device(const K* keys, const V* values, uint64_t m, bool insert);
+  void update_device(const K* keys, const V* values, const bool* erase, uint64_t m, bool insert);
   // Orders this array's stream after the caller's work queued on `caller`.
   void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   // queries.cu: lookups, counts of [lo, hi], successors into the caller's
@@ -76,29 +79,26 @@ class SortedArray final : public Dictionary {
  private:
   // build.cu: the bulk build of n pairs staged in cur_ (keys, values), both
   // buffers reserved for n pairs.
-  void build_staged(uint64_t n, DeviceTime& t);
+  void build_staged(uint64_t n);
   // merge_update.cu: the checks and scratch of an update batch of m
   // updates (inserts of them), and its merge once staged in upd_keys_[0],
   // upd_payload_[0] (and upd_values_ for 64-bit values).
   void reserve_update(uint64_t m, uint64_t inserts);
-  void merge_staged(uint64_t m, Phase phase, DeviceTime& t);
+  void merge_staged(uint64_t m);
   static int use_device(int device);
-  // merge_update.cu: the batch's inserts and deletes, in batch order.
-  void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
+  void add_time(double ms) {
+    if (timing_) timing_->add(ms);
+  }
   // queries.cu: q ranges [lo[i], hi[i]] of `view`: where each starts
   // (q_u32_) and the exclusive sum of their sizes (q_range_offset_, q + 1
-  // entries), timed into ms; returns the total (and sizes the copy's
-  // scratch for it). Then their pairs, in range order, into keys_out and
-  // values_out.
-  uint64_t range_bounds(const ArrayView<K, V>& view, const K* lo, const K* hi, uint64_t q, double& ms);
+  // entries), timed; returns the total (and sizes the copy's scratch for
+  // it). Then their pairs, in range order, into keys_out and values_out.
+  uint64_t range_bounds(const ArrayView<K, V>& view, const K* lo, const K* hi, uint64_t q);
   void copy_range_pairs(const ArrayView<K, V>& view, uint64_t q, uint64_t total, K* keys_out, V* values_out);
-  // queries.cu: the batch's queries of one type (ops: their batch indices).
-  void run_queries(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const ArrayView<K, V>& view,
-                   Phase phase, BatchResults& r, DeviceTime& t);
   uint64_t scratch_bytes() const;
 
   int device_;
-  Capabilities caps_;
+  device_timing* timing_ = nullptr;
   cudaStream_t stream_ = nullptr;
   StreamFollower follower_;  // follow()
   EventTimer timer_;
@@ -121,7 +121,6 @@ class SortedArray final : public Dictionary {
   DeviceBuffer<uint32_t> upd_split_;       // merge-path split per tile
 
   // Query scratch.
-  DeviceBuffer<K> q_keys_, q_args_;
   DeviceBuffer<uint8_t> q_found_;
   DeviceBuffer<K> q_key_out_;
   DeviceBuffer<V> q_value_out_;
@@ -132,12 +131,9 @@ class SortedArray final : public Dictionary {
   DeviceBuffer<K> range_keys_;
   DeviceBuffer<V> range_values_;
 
-  // Pinned host staging (reused across batches).
-  PinnedBuffer<K> h_keys_, h_args_;
-  PinnedBuffer<V> h_values_;
+  // Pinned host words read back between launches (sizes, counts).
   PinnedBuffer<uint64_t> h_u64_;
   PinnedBuffer<uint32_t> h_u32_;
-  PinnedBuffer<uint8_t> h_found_;
 };
 
 }  // namespace gpudict::sa

@@ -1,0 +1,375 @@
+// The one adapter between the replay engine and the structures: the
+// engine's Dictionary over a gpudict container (sorted_array_map, ...).
+//
+// It does, once for every structure, what the engine needs beyond the
+// container's bulk calls:
+//   - staging: the engine's batches hold every key and value as u64 on the
+//     host; they are narrowed into pinned typed arrays, copied to the
+//     device, and the results copied back into BatchResults by batch index;
+//   - dispatch: a batch's updates go to one update call (inserts and
+//     deletes merged, the container's rule for a key's several updates),
+//     then each query type to its bulk call, on the live container or on a
+//     named snapshot;
+//   - snapshots: the engine names them; the adapter keeps the container's
+//     snapshot objects under those names;
+//   - timing: the container's device_timing, read around every call and
+//     added to the engine's phase;
+//   - memory bounds: the container's own, plus the adapter's staging.
+// A concurrent batch runs as its updates, then its queries (the concurrent
+// semantics allow it: docs/semantics.md).
+//
+// Per structure, EngineTraits<Map> (workloads/adapter/<structure>_engine.cpp)
+// supplies the report's side: the structure's name for messages, its
+// parameters and its figures as report rows.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/api/dictionary.hpp"
+#include "core/common/capacity_bounds.hpp"
+#include "core/common/cuda_check.hpp"
+#include "core/common/device_buffer.hpp"
+#include "core/common/device_timing.hpp"
+#include "core/common/errors.hpp"
+#include "core/common/pinned_buffer.cuh"
+#include "core/common/stream_copy.hpp"
+
+namespace gpudict {
+
+template <class Map>
+struct EngineTraits;  // static constexpr const char* name; static Stats stats(const Map&)
+
+inline capacity_bounds to_capacity_bounds(const WorkloadBounds& b) {
+  capacity_bounds c;
+  c.max_resident = b.max_resident;
+  c.max_inserted = b.max_inserted;
+  c.max_batch = b.max_batch;
+  c.max_queries = b.max_queries;
+  c.max_snapshots = b.max_snapshots;
+  return c;
+}
+
+template <class Map>
+class ContainerDictionary final : public Dictionary {
+  using K = typename Map::key_type;
+  using V = typename Map::mapped_type;
+  using Traits = EngineTraits<Map>;
+  static constexpr bool kSnapshots = Map::capabilities.snapshots;
+  static constexpr bool kOrdered = Map::capabilities.ordered;
+
+ public:
+  // `map` lives on `device`; caps and params are what the report shows.
+  ContainerDictionary(int device, Map map, Capabilities caps, Params params)
+      : caps_(std::move(caps)), params_(std::move(params)), map_(std::move(map)) {
+    GPUDICT_CUDA(cudaSetDevice(device));
+    GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    map_.set_timing(&timing_);
+  }
+  ~ContainerDictionary() override {
+    snapshots_.clear();
+    if (stream_) {
+      cudaStreamSynchronize(stream_);
+      cudaStreamDestroy(stream_);
+    }
+  }
+  ContainerDictionary(const ContainerDictionary&) = delete;
+  ContainerDictionary& operator=(const ContainerDictionary&) = delete;
+
+  const Capabilities& caps() const override { return caps_; }
+  Params parameters() const override { return params_; }
+
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override {
+    // Staging: the build's pairs (freed after it), or a batch's inputs and
+    // per-query outputs (kept). Range pairs are sized by each batch's
+    // results and not bounded here, as in every structure.
+    const uint64_t build = b.max_resident * (sizeof(K) + sizeof(V));
+    const uint64_t batch = b.max_batch * (2 * sizeof(K) + sizeof(V) + 1) +
+                           b.max_queries * (1 + sizeof(K) + sizeof(V) + 2 * sizeof(uint64_t)) + sizeof(uint64_t);
+    return Map::device_bytes_needed(to_capacity_bounds(b)) + std::max(build, batch);
+  }
+
+  Map& container() { return map_; }
+  const Map& container() const { return map_; }
+
+  void build(const KeyValues& initial, DeviceTime& t) override {
+    if (initial.keys.size() != initial.values.size())
+      throw InputError(std::string(Traits::name) + ": initial keys and values differ in length");
+    const uint64_t n = initial.size();
+    hk_.reserve_discard(n);
+    hv_.reserve_discard(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      hk_[i] = static_cast<K>(initial.keys[i]);
+      hv_[i] = static_cast<V>(initial.values[i]);
+    }
+    // Build staging of its own, freed when the build is done.
+    DeviceBuffer<K> keys(n, "build staging");
+    DeviceBuffer<V> values(n, "build staging");
+    copy_to_device(stream_, keys.data(), hk_.data(), n * sizeof(K));
+    copy_to_device(stream_, values.data(), hv_.data(), n * sizeof(V));
+    const double before = timing_.ms;
+    map_.build(keys.data(), values.data(), n, stream_);
+    t.add(Phase::Build, timing_.ms - before);
+  }
+
+  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
+    const uint64_t n = batch.size();
+    if (batch.keys.size() != n || batch.args.size() != n)
+      throw InputError(std::string(Traits::name) + ": batch arrays differ in length");
+    if (!batch.snapshot.empty()) {  // fails before any update
+      if constexpr (!kSnapshots)
+        throw InputError(std::string(Traits::name) + " does not support snapshots (batch asks for snapshot '" +
+                         batch.snapshot + "')");
+      (void)snapshot_named(batch.snapshot);
+    }
+    r.reset(n);
+    if (n == 0) return;
+    const BatchPlan plan(batch);
+    const bool concurrent = batch.mode == ExecMode::Concurrent;
+    if (plan.updates() > 0) run_updates(batch, plan.updates(), concurrent ? Phase::Concurrent : Phase::Update, t);
+    for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
+      const auto& ops = plan.of(type);
+      if (ops.empty()) continue;
+      const Phase phase = concurrent ? Phase::Concurrent : query_phase(type);
+      if constexpr (kSnapshots) {
+        if (!batch.snapshot.empty()) {
+          run_queries(snapshot_named(batch.snapshot), type, batch, ops, phase, r, t);
+          continue;
+        }
+      }
+      run_queries(map_, type, batch, ops, phase, r, t);
+    }
+  }
+
+  void snapshot(const std::string& name, DeviceTime& t) override {
+    if constexpr (kSnapshots) {
+      if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
+      const double before = timing_.ms;
+      auto s = map_.snapshot();
+      t.add(Phase::Snapshot, timing_.ms - before);
+      snapshots_.emplace(name, std::move(s));
+    } else {
+      (void)t;
+      throw InputError(std::string(Traits::name) + " does not support snapshots (asked for '" + name + "')");
+    }
+  }
+  void drop_snapshot(const std::string& name) override {
+    if constexpr (kSnapshots) {
+      auto it = snapshots_.find(name);
+      if (it == snapshots_.end()) throw InputError("unknown snapshot '" + name + "'");
+      snapshots_.erase(it);
+    } else {
+      throw InputError(std::string(Traits::name) + " does not support snapshots (asked for '" + name + "')");
+    }
+  }
+
+  Stats stats() const override {
+    Stats s = Traits::stats(map_);
+    s.device_bytes += staging_bytes();
+    return s;
+  }
+
+ private:
+  template <class M, class = void>
+  struct SnapshotsOf {
+    using type = std::map<std::string, int>;  // unused: the map has no snapshots
+  };
+  template <class M>
+  struct SnapshotsOf<M, std::enable_if_t<M::capabilities.snapshots>> {
+    using type = std::map<std::string, container_snapshot<M>>;
+  };
+
+  auto& snapshot_named(const std::string& name) {
+    auto it = snapshots_.find(name);
+    if (it == snapshots_.end()) throw InputError("unknown snapshot '" + name + "'");
+    return it->second;
+  }
+
+  uint64_t staging_bytes() const {
+    return dk_.bytes() + da_.bytes() + dv_.bytes() + dflag_.bytes() + d_found_.bytes() + d_vout_.bytes() +
+           d_kout_.bytes() + d_count_.bytes() + d_rk_.bytes() + d_rv_.bytes();
+  }
+
+  // The batch's inserts and deletes in batch order, as one call.
+  void run_updates(const Batch& b, uint64_t m, Phase phase, DeviceTime& t) {
+    hk_.reserve_discard(m);
+    hv_.reserve_discard(m);
+    hflag_.reserve_discard(m);
+    uint64_t j = 0, deletes = 0;
+    for (uint64_t i = 0; i < b.size(); ++i) {
+      const OpType type = b.types[i];
+      if (!is_update(type)) continue;
+      const bool del = type == OpType::Delete;
+      hk_[j] = static_cast<K>(b.keys[i]);
+      hv_[j] = del ? V(0) : static_cast<V>(b.args[i]);
+      hflag_[j] = del;
+      deletes += del;
+      ++j;
+    }
+    dk_.reserve_discard(m, "batch staging");
+    dv_.reserve_discard(m, "batch staging");
+    copy_to_device(stream_, dk_.data(), hk_.data(), m * sizeof(K));
+    const double before = timing_.ms;
+    if (deletes == m) {
+      map_.erase(dk_.data(), m, stream_);
+    } else {
+      copy_to_device(stream_, dv_.data(), hv_.data(), m * sizeof(V));
+      if (deletes == 0) {
+        map_.insert_or_assign(dk_.data(), dv_.data(), m, stream_);
+      } else {
+        dflag_.reserve_discard(m, "batch staging");
+        copy_to_device(stream_, dflag_.data(), hflag_.data(), m * sizeof(bool));
+        map_.update(dk_.data(), dv_.data(), dflag_.data(), m, stream_);
+      }
+    }
+    t.add(phase, timing_.ms - before);
+  }
+
+  // One query type of the batch (ops: their batch indices) on `on`:
+  // the live map or one of its snapshots (the same bulk calls).
+  template <class Target>
+  void run_queries(Target& on, OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase,
+                   BatchResults& r, DeviceTime& t) {
+    const uint64_t q = ops.size();
+    hk_.reserve_discard(q);
+    dk_.reserve_discard(q, "query staging");
+    for (uint64_t j = 0; j < q; ++j) hk_[j] = static_cast<K>(b.keys[ops[j]]);
+    copy_to_device(stream_, dk_.data(), hk_.data(), q * sizeof(K));
+    if (type == OpType::Count || type == OpType::Range) {
+      ha_.reserve_discard(q);
+      da_.reserve_discard(q, "query staging");
+      for (uint64_t j = 0; j < q; ++j) ha_[j] = static_cast<K>(b.args[ops[j]]);
+      copy_to_device(stream_, da_.data(), ha_.data(), q * sizeof(K));
+    }
+    if (type == OpType::Lookup) return lookup(on, ops, phase, r, t);
+    if constexpr (kOrdered) {
+      if (type == OpType::Successor) return successor(on, ops, phase, r, t);
+      if (type == OpType::Count) return count(on, ops, phase, r, t);
+      if (type == OpType::Range) return range(on, ops, phase, r, t);
+    }
+    throw InputError(std::string(Traits::name) + ": " + std::string(op_name(type)) + " is not supported");
+  }
+
+  template <class Target>
+  void lookup(Target& on, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r, DeviceTime& t) {
+    const uint64_t q = ops.size();
+    d_found_.reserve_discard(q, "query results");
+    d_vout_.reserve_discard(q, "query results");
+    const double before = timing_.ms;
+    on.find(dk_.data(), q, d_vout_.data(), d_found_.data(), stream_);
+    t.add(phase, timing_.ms - before);
+    hflag_.reserve_discard(q);
+    hv_.reserve_discard(q);
+    copy_to_host(stream_, hflag_.data(), d_found_.data(), q * sizeof(bool));
+    copy_to_host(stream_, hv_.data(), d_vout_.data(), q * sizeof(V));
+    for (uint64_t j = 0; j < q; ++j) {
+      const uint32_t i = ops[j];
+      r.found[i] = hflag_[j];
+      r.value[i] = hflag_[j] ? hv_[j] : 0;
+    }
+  }
+
+  template <class Target>
+  void successor(Target& on, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r, DeviceTime& t) {
+    const uint64_t q = ops.size();
+    d_found_.reserve_discard(q, "query results");
+    d_vout_.reserve_discard(q, "query results");
+    d_kout_.reserve_discard(q, "query results");
+    const double before = timing_.ms;
+    on.successor(dk_.data(), q, d_kout_.data(), d_vout_.data(), d_found_.data(), stream_);
+    t.add(phase, timing_.ms - before);
+    hflag_.reserve_discard(q);
+    hv_.reserve_discard(q);
+    ha_.reserve_discard(q);
+    copy_to_host(stream_, hflag_.data(), d_found_.data(), q * sizeof(bool));
+    copy_to_host(stream_, hv_.data(), d_vout_.data(), q * sizeof(V));
+    copy_to_host(stream_, ha_.data(), d_kout_.data(), q * sizeof(K));
+    for (uint64_t j = 0; j < q; ++j) {
+      const uint32_t i = ops[j];
+      r.found[i] = hflag_[j];
+      r.key[i] = hflag_[j] ? ha_[j] : 0;
+      r.value[i] = hflag_[j] ? hv_[j] : 0;
+    }
+  }
+
+  template <class Target>
+  void count(Target& on, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r, DeviceTime& t) {
+    const uint64_t q = ops.size();
+    d_count_.reserve_discard(q + 1, "query results");
+    const double before = timing_.ms;
+    on.count(dk_.data(), da_.data(), q, d_count_.data(), stream_);
+    t.add(phase, timing_.ms - before);
+    hu_.reserve_discard(q);
+    copy_to_host(stream_, hu_.data(), d_count_.data(), q * sizeof(uint64_t));
+    for (uint64_t j = 0; j < q; ++j) r.value[ops[j]] = hu_[j];
+  }
+
+  template <class Target>
+  void range(Target& on, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r, DeviceTime& t) {
+    const uint64_t q = ops.size();
+    d_count_.reserve_discard(q + 1, "query results");
+    double before = timing_.ms;
+    uint64_t total =
+        on.range(dk_.data(), da_.data(), q, d_count_.data(), d_rk_.data(), d_rv_.data(), d_rk_.capacity(), stream_);
+    if (total > d_rk_.capacity()) {
+      // The pairs did not fit: with the output sized, the call runs again,
+      // and only that whole call is timed.
+      d_rk_.reserve_discard(total, "range results");
+      d_rv_.reserve_discard(total, "range results");
+      before = timing_.ms;
+      total = on.range(dk_.data(), da_.data(), q, d_count_.data(), d_rk_.data(), d_rv_.data(), d_rk_.capacity(),
+                       stream_);
+    }
+    t.add(phase, timing_.ms - before);
+    hu_.reserve_discard(q + 1);
+    copy_to_host(stream_, hu_.data(), d_count_.data(), (q + 1) * sizeof(uint64_t));
+    for (uint64_t j = 0; j < q; ++j) {
+      const uint32_t i = ops[j];
+      r.key[i] = hu_[j];
+      r.value[i] = hu_[j + 1] - hu_[j];
+    }
+    r.range_keys.resize(total);
+    r.range_values.resize(total);
+    if (total == 0) return;
+    hk_.reserve_discard(total);
+    hv_.reserve_discard(total);
+    copy_to_host(stream_, hk_.data(), d_rk_.data(), total * sizeof(K));
+    copy_to_host(stream_, hv_.data(), d_rv_.data(), total * sizeof(V));
+    for (uint64_t x = 0; x < total; ++x) {
+      r.range_keys[x] = hk_[x];
+      r.range_values[x] = hv_[x];
+    }
+  }
+
+  Capabilities caps_;
+  Params params_;
+  Map map_;
+  device_timing timing_;
+  cudaStream_t stream_ = nullptr;
+  typename SnapshotsOf<Map>::type snapshots_;
+
+  // Staging, reused across batches (grows, never shrinks).
+  PinnedBuffer<K> hk_, ha_;
+  PinnedBuffer<V> hv_;
+  PinnedBuffer<bool> hflag_;
+  PinnedBuffer<uint64_t> hu_;
+  DeviceBuffer<K> dk_, da_;
+  DeviceBuffer<V> dv_;
+  DeviceBuffer<bool> dflag_;
+  // Results.
+  DeviceBuffer<bool> d_found_;
+  DeviceBuffer<V> d_vout_;
+  DeviceBuffer<K> d_kout_;
+  DeviceBuffer<uint64_t> d_count_;  // counts, or range offsets (q + 1)
+  DeviceBuffer<K> d_rk_;
+  DeviceBuffer<V> d_rv_;
+};
+
+}  // namespace gpudict
