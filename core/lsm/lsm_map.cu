@@ -43,13 +43,46 @@ template <class Key, class Value>
 void lsm_map<Key, Value>::insert_or_assign(const Key* keys, const Value* values, std::uint64_t n,
                                            cudaStream_t stream) {
   impl_->lsm.follow(stream);
-  impl_->lsm.update_device(keys, values, n, true);
+  impl_->lsm.update_device(keys, values, nullptr, n, true);
 }
 
 template <class Key, class Value>
 void lsm_map<Key, Value>::erase(const Key* keys, std::uint64_t n, cudaStream_t stream) {
   impl_->lsm.follow(stream);
-  impl_->lsm.update_device(keys, nullptr, n, false);
+  impl_->lsm.update_device(keys, nullptr, nullptr, n, false);
+}
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::update(const Key* keys, const Value* values, const bool* erase, std::uint64_t n,
+                                 cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.update_device(keys, values, erase, n, true);
+}
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::cleanup(cudaStream_t stream) {
+  impl_->lsm.follow(stream);
+  impl_->lsm.cleanup();
+}
+
+template <class Key, class Value>
+lsm_stats lsm_map<Key, Value>::stats() const {
+  return impl_->lsm.stats();
+}
+
+template <class Key, class Value>
+const lsm_options& lsm_map<Key, Value>::options() const {
+  return impl_->lsm.options();
+}
+
+template <class Key, class Value>
+std::uint64_t lsm_map<Key, Value>::device_bytes_needed(const capacity_bounds& bounds) const {
+  return impl_->lsm.device_bytes_needed(bounds);
+}
+
+template <class Key, class Value>
+void lsm_map<Key, Value>::set_timing(device_timing* timing) {
+  impl_->lsm.set_timing(timing);
 }
 
 template <class Key, class Value>
@@ -94,8 +127,7 @@ const void* lsm_map<Key, Value>::device_view() const {
 template <class Key, class Value>
 container_snapshot<lsm_map<Key, Value>> lsm_map<Key, Value>::snapshot() {
   std::string name = std::to_string(impl_->snapshots_taken++);
-  DeviceTime t;
-  impl_->lsm.snapshot(name, t);
+  impl_->lsm.snapshot(name);
   return container_snapshot<lsm_map>(impl_.get(), std::move(name));
 }
 

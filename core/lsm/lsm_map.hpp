@@ -18,14 +18,37 @@
 #include <cstdint>
 #include <memory>
 
+#include "core/common/capacity_bounds.hpp"
 #include "core/common/container_capabilities.hpp"
 #include "core/common/container_snapshot.hpp"
+#include "core/common/device_timing.hpp"
 
 #include "core/lsm/options.hpp"
 
 namespace gpudict {
 
 using lsm_options = lsm::Options;
+
+// An lsm_map's figures (stats()).
+struct lsm_stats {
+  std::uint64_t size = 0;             // live keys (exact when stale_exact; else stored minus known stale)
+  std::uint64_t stored = 0;           // elements in the levels: live, replaced and tombstones
+  std::uint64_t stale = 0;            // stored elements that are not a key's live record
+  bool stale_exact = true;            // false: stale is a lower bound
+  std::uint64_t level_mask = 0;       // bit i: level i (b 2^i elements) is occupied
+  std::uint64_t batches = 0;          // the levels' size in units of b (their binary counter)
+  std::uint64_t update_chunks = 0;    // chunks written by update calls
+  std::uint64_t resolved = 0;         // unique keys of those calls (the chunks' elements)
+  std::uint64_t cleanups = 0;         // cleanups run, asked for or by the policy
+  std::uint64_t auto_cleanups = 0;    // of which by the policy
+  std::uint64_t last_cleanup_stale = 0;
+  std::uint64_t stale_checks = 0;     // policy checks that found too little to clean up
+  std::uint64_t snapshots = 0;
+  std::uint64_t snapshot_bytes = 0;   // levels only snapshots hold
+  std::uint64_t pool_bytes = 0;       // free levels kept for reuse
+  std::uint64_t scratch_bytes = 0;
+  std::uint64_t device_bytes = 0;     // everything: levels, snapshots' levels, pool, scratch
+};
 
 template <class Key, class Value>
 class lsm_ref;  // lsm_ref.cuh
@@ -59,6 +82,13 @@ class lsm_map {
   void insert_or_assign(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream = 0);
   // Deletes each key (a tombstone; absent keys are no-ops for queries).
   void erase(const Key* keys, std::uint64_t n, cudaStream_t stream = 0);
+  // Inserts and deletes as one batch: erase[i] true deletes keys[i], else
+  // (keys[i], values[i]) is inserted or replaces the key's value. A key the
+  // call deletes anywhere is deleted; otherwise its last insert wins.
+  // values may be null when every update is a delete.
+  void update(const Key* keys, const Value* values, const bool* erase, std::uint64_t n, cudaStream_t stream = 0);
+  // Drops every replaced pair and tombstone (queries answer as before).
+  void cleanup(cudaStream_t stream = 0);
 
   // values_out[i]: the value of keys[i], 0 when absent; found_out[i]
   // whether it is present. Either may be null.
@@ -82,6 +112,16 @@ class lsm_map {
   // Elements stored in the levels: live pairs, and the replaced pairs and
   // tombstones no cleanup has dropped yet.
   std::uint64_t stored_elements() const;
+  lsm_stats stats() const;
+  const lsm_options& options() const;
+  // Device bytes the map may need (levels, their rebuild, scratch,
+  // snapshots) for contents and calls within `bounds`; range outputs are
+  // the caller's.
+  std::uint64_t device_bytes_needed(const capacity_bounds& bounds) const;
+  // Every later call, its snapshots' included, adds its device time to
+  // *timing (device_timing.hpp; cleanups, automatic ones included, to its
+  // cleanup_ms); null stops it.
+  void set_timing(device_timing* timing);
 
   // The levels for a kernel (read-only: find and successor, lsm_ref.cuh).
   // Valid until the next build, update or cleanup of the map.

@@ -27,7 +27,7 @@
 #include "core/common/errors.hpp"
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"
-#include "core/lsm/lsm.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "core/lsm/detail/merge.cuh"
 #include "model_compare.hpp"
 

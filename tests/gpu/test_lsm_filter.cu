@@ -21,7 +21,7 @@
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/lsm/detail/level_filter.cuh"
-#include "core/lsm/lsm.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "model_compare.hpp"
 
 using namespace gpudict;

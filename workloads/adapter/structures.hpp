@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "core/api/dictionary.hpp"
+#include "core/lsm/options.hpp"
 
 namespace gpudict {
 
@@ -16,5 +17,14 @@ namespace gpudict {
 Capabilities sorted_array_caps();
 // u32/u32, u32/u64 and u64/u64 (u64 keys with u32 values run on u64/u64).
 std::unique_ptr<Dictionary> make_sorted_array_dictionary(int device, KeyType key, KeyType value);
+
+// Ordered queries, deletes, snapshots; u32 and u64 keys and values; a
+// concurrent batch runs as its updates, then its queries; several updates
+// of one key in a phased batch: a delete wins, otherwise one insert (the
+// last in batch order).
+Capabilities lsm_caps();
+// u32/u32, u32/u64 and u64/u64 (u64 keys with u32 values run on u64/u64).
+// Throws InputError for invalid options (lsm::validate).
+std::unique_ptr<Dictionary> make_lsm_dictionary(const lsm::Options& options, int device, KeyType key, KeyType value);
 
 }  // namespace gpudict

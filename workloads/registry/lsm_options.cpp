@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/common/errors.hpp"
-#include "core/lsm/lsm.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "workloads/registry/structures.hpp"
 
 namespace gpudict {

@@ -125,8 +125,7 @@ double Lsm<K, V>::place_sorted(const K* keys, const V* values, uint64_t u) {
 }
 
 template <class K, class V>
-void Lsm<K, V>::build(const KeyValues& initial, DeviceTime& t) {
-  if (initial.keys.size() != initial.values.size()) throw InputError("lsm: initial keys and values differ in length");
+void Lsm<K, V>::reset_contents() {
   // The old contents go first (snapshots keep theirs), and the pool with
   // them: the build's peak is the sort buffers plus the new levels.
   for (auto& l : live_.at)
@@ -137,30 +136,11 @@ void Lsm<K, V>::build(const KeyValues& initial, DeviceTime& t) {
   chunks_ = resolved_ = since_cleanup_ = known_live_ = 0;
   stale_ = 0;
   stale_exact_ = true;
-  const uint64_t n = initial.size();
-  if (n == 0) {
-    t.add(Phase::Build, 0.0);
-    return;
-  }
-  for (int i = 0; i < 2; ++i) {
-    pp_[i].keys.reserve_discard(n, "lsm build buffer");
-    pp_[i].values.reserve_discard(n, "lsm build buffer");
-  }
-  h_keys_.reserve_discard(n);
-  h_values_.reserve_discard(n);
-  // Reversed: after the stable sort a key's last pair in the input comes first.
-  for (uint64_t i = 0; i < n; ++i) {
-    h_keys_[n - 1 - i] = static_cast<K>(initial.keys[i]);
-    h_values_[n - 1 - i] = static_cast<V>(initial.values[i]);
-  }
-  copy_to_device(stream_, pp_[0].keys.data(), h_keys_.data(), n * sizeof(K));
-  copy_to_device(stream_, pp_[0].values.data(), h_values_.data(), n * sizeof(V));
-  build_staged(n, t);
 }
 
 namespace {
-// A device call's pairs, reversed (as build() stages them: after the stable
-// sort a key's last pair comes first).
+// A device call's pairs, reversed: after the stable sort a key's last pair
+// comes first.
 template <class K, class V>
 __global__ void reverse_pairs_kernel(const K* keys, const V* values, uint64_t n, K* out_keys, V* out_values) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -172,9 +152,7 @@ __global__ void reverse_pairs_kernel(const K* keys, const V* values, uint64_t n,
 
 template <class K, class V>
 void Lsm<K, V>::build_device(const K* keys, const V* values, uint64_t n) {
-  DeviceTime t;
-  KeyValues none;
-  build(none, t);  // empties the structure
+  reset_contents();
   if (n == 0) return;
   for (int i = 0; i < 2; ++i) {
     pp_[i].keys.reserve_discard(n, "lsm build buffer");
@@ -183,12 +161,12 @@ void Lsm<K, V>::build_device(const K* keys, const V* values, uint64_t n) {
   reverse_pairs_kernel<K, V><<<blocks_for(n, 256), 256, 0, stream_>>>(keys, values, n, pp_[0].keys.data(),
                                                                      pp_[0].values.data());
   GPUDICT_CHECK_LAUNCH("lsm reverse_pairs_kernel");
-  build_staged(n, t);
+  build_staged(n);
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 template <class K, class V>
-void Lsm<K, V>::build_staged(uint64_t n, DeviceTime& t) {
+void Lsm<K, V>::build_staged(uint64_t n) {
   cub::DoubleBuffer<K> dk(pp_[0].keys.data(), pp_[1].keys.data());
   cub::DoubleBuffer<V> dv(pp_[0].values.data(), pp_[1].values.data());
   auto sort = [&](void* p, size_t& bytes) {
@@ -215,11 +193,11 @@ void Lsm<K, V>::build_staged(uint64_t n, DeviceTime& t) {
   known_live_ = u;
   pp_[0].release();
   pp_[1].release();
-  t.add(Phase::Build, ms);
+  add_time(ms);
 }
 
 template <class K, class V>
-bool Lsm<K, V>::run_cleanup(DeviceTime& t, double place_if_stale_over) {
+bool Lsm<K, V>::run_cleanup(double place_if_stale_over) {
   const bool check = place_if_stale_over >= 0;
   CleanupSource<K, V> src;  // rank order: most recent first
   CleanupIndex<K> index;
@@ -240,7 +218,6 @@ bool Lsm<K, V>::run_cleanup(DeviceTime& t, double place_if_stale_over) {
     stale_ = 0;
     stale_exact_ = true;
     known_live_ = 0;
-    t.add(Phase::Cleanup, 0.0);
     return true;
   }
   // Free the pooled storage first: the cleanup's peak is the old levels, the
@@ -280,7 +257,7 @@ bool Lsm<K, V>::run_cleanup(DeviceTime& t, double place_if_stale_over) {
     ++stale_checks_;
     cl_kept_.release();
     trace_.flush("lsm stale check");
-    t.add(Phase::Cleanup, ms);
+    add_cleanup_time(ms);
     return false;
   }
   ++cleanups_;
@@ -321,7 +298,7 @@ bool Lsm<K, V>::run_cleanup(DeviceTime& t, double place_if_stale_over) {
   // timer's stop waited for the place pass).
   cl_kept_.release();
   replace_live(std::move(fresh));
-  t.add(Phase::Cleanup, ms);
+  add_cleanup_time(ms);
   return true;
 }
 
@@ -330,10 +307,10 @@ bool Lsm<K, V>::run_cleanup(DeviceTime& t, double place_if_stale_over) {
   template auto Lsm<K, V>::acquire_levels_for(uint64_t)->LevelList;             \
   template void Lsm<K, V>::replace_live(LevelList&&);                           \
   template double Lsm<K, V>::place_sorted(const K*, const V*, uint64_t);         \
-  template void Lsm<K, V>::build(const KeyValues&, DeviceTime&);                \
-  template void Lsm<K, V>::build_staged(uint64_t, DeviceTime&);                 \
+  template void Lsm<K, V>::reset_contents();                                    \
+  template void Lsm<K, V>::build_staged(uint64_t);                              \
   template void Lsm<K, V>::build_device(const K*, const V*, uint64_t);          \
-  template bool Lsm<K, V>::run_cleanup(DeviceTime&, double);
+  template bool Lsm<K, V>::run_cleanup(double);
 GPUDICT_LSM_BUILD(uint32_t, uint32_t)
 GPUDICT_LSM_BUILD(uint32_t, uint64_t)
 GPUDICT_LSM_BUILD(uint64_t, uint64_t)

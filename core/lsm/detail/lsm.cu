@@ -1,8 +1,6 @@
-// The GPU LSM: the factory, validate(Options), construction, execute()
-// dispatch, the cleanup policy, snapshots, stats and the memory bound. The
-// heavy parts live in update.cu, build_cleanup.cu, point_queries.cu,
-// range_queries.cu and merge.cu.
-#include "core/lsm/lsm.hpp"
+// The GPU LSM: validate(Options), construction, the cleanup policy,
+// snapshots, stats and the memory bound. The heavy parts live in update.cu,
+// build_cleanup.cu, point_queries.cu, range_queries.cu and merge.cu.
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -24,24 +22,6 @@
 
 namespace gpudict {
 
-Capabilities lsm_caps() {
-  Capabilities c;
-  c.ordered = true;
-  c.deletes = true;
-  c.snapshots = true;
-  c.native_concurrent = false;  // a concurrent batch runs as its updates, then its queries
-  c.phased_duplicates = DuplicateRule::DeleteWinsElseAny;
-  c.key_types = {KeyType::U32, KeyType::U64};
-  return c;
-}
-
-std::unique_ptr<Dictionary> make_lsm_dictionary(const lsm::Options& o, int device, KeyType key, KeyType value) {
-  lsm::validate(o);
-  return with_kv_types(key, value, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
-    return std::make_unique<lsm::Lsm<typename decltype(k)::type, typename decltype(v)::type>>(device, o);
-  });
-}
-
 namespace lsm {
 
 void validate(const Options& o) {
@@ -61,7 +41,6 @@ int Lsm<K, V>::use_device(int device) {
 template <class K, class V>
 Lsm<K, V>::Lsm(int device, const Options& options)
     : device_(use_device(device)),
-      caps_(lsm_caps()),
       opt_(options),
       b_(options.batch_size),
       pool_(std::make_shared<LevelPool>(options.batch_size)) {
@@ -90,47 +69,7 @@ void Lsm<K, V>::release_dropped() {
 }
 
 template <class K, class V>
-Params Lsm<K, V>::parameters() const {
-  int lg = 0;
-  while ((1ull << lg) < b_) ++lg;
-  std::string policy;
-  if (opt_.cleanup_every) policy = "after every " + std::to_string(opt_.cleanup_every) + " update batches";
-  if (opt_.stale_fraction > 0) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", opt_.stale_fraction);
-    policy += std::string(policy.empty() ? "" : "; ") + "when stale elements > " + buf + " of stored elements";
-  }
-  if (policy.empty()) policy = "on cleanup steps only";
-  return {
-      {"batch_size", std::to_string(b_) + " (2^" + std::to_string(lg) + ")"},
-      {"levels", "room for b 2^i elements, holding 1 to b 2^i of them, or empty; SoA " + std::string(kv_name<K, V>()) +
-                     " keys and values, u8 status (bit 0 = tombstone): " + std::to_string(sizeof(K) + sizeof(V) + 1) +
-                     " B per element, the status adds 1 B per " + std::to_string(sizeof(K) + sizeof(V)) + " B pair"},
-      {"search", "per-level fence index (fanout 32, top <= 1024 keys, tops staged in shared memory up to 16 KiB); "
-                 "levels most recent first, a lookup stops at the first record of its key"},
-      {"update", "stable radix sort + reduce-by-key of the batch (delete wins, else the last insert); chunks of at "
-                 "most b unique keys, none padded; a chunk that fits merges into level 0, otherwise it carries "
-                 "(binary counter); merge-path merges, newer first"},
-      {"count_range", "per-level bounds, candidate gather, radix sort on (query, key, level) unless already in "
-                      "order; the first record of a key counts unless a tombstone"},
-      {"lookup_filter", opt_.lookup_filter
-                            ? "on: per merged level of more than 1024 keys but the largest, 8 bits per key "
-                              "(blocked Bloom filter per top segment, ~4% false positives), built by the first "
-                              "lookup batch after the level is written"
-                            : "off"},
-      {"successor", "min over levels of the first key > k; a deleted candidate continues by a warp walk"},
-      {"duplicates", "delete wins; otherwise the last insert in batch order"},
-      {"cleanup", policy},
-      {"stale_count", opt_.exact_stale ? "exact (one lookup per updated key and batch)"
-                                       : "per level (exact after build/cleanup and with one level; otherwise a "
-                                         "lower bound)"},
-      {"snapshots", "shared, reference-counted levels (O(levels) time and memory to take)"},
-      {"concurrent", "runs as the batch's updates, then its queries"},
-  };
-}
-
-template <class K, class V>
-uint64_t Lsm<K, V>::device_bytes_needed(const WorkloadBounds& wb) const {
+uint64_t Lsm<K, V>::device_bytes_needed(const capacity_bounds& wb) const {
   // Every insert may be stored (replaced elements stay until a cleanup), so
   // the uncapped count, not the live keys' bound.
   const uint64_t R = wb.max_inserted, B = wb.max_batch, Q = wb.max_queries, S = wb.max_snapshots;
@@ -170,7 +109,7 @@ uint64_t Lsm<K, V>::device_bytes_needed(const WorkloadBounds& wb) const {
   // Update scratch: sort buffers (key, payload) x 2, unique keys and payloads.
   // Values by update index.
   const uint64_t update = B * (2 * sizeof(K) + 2 * 4 + sizeof(V) + sizeof(K) + 4);
-  // Queries: inputs and outputs, successor walk lists, count/range bounds for
+  // Queries: outputs (the inputs are the caller's), successor walk lists, count/range bounds for
   // a block of up to 2^20 queries over up to 32 levels (occupied levels are
   // at most max_levels), and a nominal candidate buffer: candidates
   // depend on the data (every stored record in [lo, hi] of every level), so
@@ -179,7 +118,7 @@ uint64_t Lsm<K, V>::device_bytes_needed(const WorkloadBounds& wb) const {
   // more; u64 keys add a sorted tag of 8 B, wider keys and values take more).
   const uint64_t qb = std::min<uint64_t>(Q, 1ull << 20);
   const uint64_t cand = 2 * 8 + 2 * 4 + 4 + sizeof(K) + sizeof(V) + (sizeof(K) > 4 ? 2 * 8 : 0);
-  const uint64_t queries = Q * (2 * sizeof(K) + 1 + sizeof(K) + sizeof(V) + 4 + sizeof(K) + 16) +
+  const uint64_t queries = Q * (1 + sizeof(K) + sizeof(V) + 4 + sizeof(K) + 16 + 8) +  // + range_device's sizes
                            qb * max_levels * 12 + (Q ? cand * std::min<uint64_t>(1ull << 24, 16 * Q) : 0);
   // CUB temporary storage: the largest of the calls, asked from CUB.
   uint64_t cub = 0;
@@ -213,34 +152,7 @@ uint64_t Lsm<K, V>::device_bytes_needed(const WorkloadBounds& wb) const {
 }
 
 template <class K, class V>
-void Lsm<K, V>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
-  if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
-    throw InputError("lsm: batch arrays differ in length");
-  if (!batch.snapshot.empty()) (void)levels(batch.snapshot);  // an unknown snapshot fails before any update
-  r.reset(batch.size());
-  const BatchPlan plan(batch);
-  const bool concurrent = batch.mode == ExecMode::Concurrent;
-  // Concurrent batches run as their updates, then their queries (allowed by
-  // the concurrent semantics); the whole batch is timed as one pass.
-  if (plan.updates() > 0) {
-    apply_updates(batch, concurrent ? Phase::Concurrent : Phase::Update, t);
-    maybe_cleanup(t);
-  }
-  const LevelList& list = levels(batch.snapshot);
-  for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
-    const auto& ops = plan.of(type);
-    if (ops.empty()) continue;
-    const Phase phase = concurrent ? Phase::Concurrent : query_phase(type);
-    switch (type) {
-      case OpType::Lookup: run_lookups(batch, ops, list, phase, r, t); break;
-      case OpType::Successor: run_successors(batch, ops, list, phase, r, t); break;
-      default: run_ordered(type, batch, ops, list, phase, r, t); break;
-    }
-  }
-}
-
-template <class K, class V>
-void Lsm<K, V>::maybe_cleanup(DeviceTime& t) {
+void Lsm<K, V>::maybe_cleanup() {
   ++since_cleanup_;
   bool due = opt_.cleanup_every != 0 && since_cleanup_ >= opt_.cleanup_every;
   // Stale share over x. A cleanup keeps only the live records, so it always
@@ -249,7 +161,7 @@ void Lsm<K, V>::maybe_cleanup(DeviceTime& t) {
   const double x = opt_.stale_fraction;
   if (!due && x > 0 && stale_ > 0) due = static_cast<double>(stale_) > x * static_cast<double>(stored());
   if (due) {
-    run_cleanup(t);
+    run_cleanup();
     ++auto_cleanups_;
     return;
   }
@@ -263,12 +175,12 @@ void Lsm<K, V>::maybe_cleanup(DeviceTime& t) {
   // stored elements double (for x = 1/2): one count pass, 5 B per record.
   if (x > 0 && x < 1 && !stale_exact_ &&
       static_cast<double>(stored()) * (1.0 - x) > static_cast<double>(known_live_) + (1.0 - x) * static_cast<double>(b_)) {
-    if (run_cleanup(t, x)) ++auto_cleanups_;
+    if (run_cleanup(x)) ++auto_cleanups_;
   }
 }
 
 template <class K, class V>
-void Lsm<K, V>::cleanup(DeviceTime& t) { run_cleanup(t); }
+void Lsm<K, V>::cleanup() { run_cleanup(); }
 
 template <class K, class V>
 uint64_t Lsm<K, V>::levels_stale() const {
@@ -286,10 +198,9 @@ auto Lsm<K, V>::levels(const std::string& snapshot) const -> const LevelList& {
 }
 
 template <class K, class V>
-void Lsm<K, V>::snapshot(const std::string& name, DeviceTime& t) {
+void Lsm<K, V>::snapshot(const std::string& name) {
   if (snapshots_.count(name)) throw InputError("snapshot '" + name + "' already exists");
   snapshots_.emplace(name, live_);  // copies the level references: no device work
-  t.add(Phase::Snapshot, 0.0);
 }
 
 template <class K, class V>
@@ -304,7 +215,7 @@ void Lsm<K, V>::drop_snapshot(const std::string& name) {
 template <class K, class V>
 uint64_t Lsm<K, V>::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_counters_.bytes() + d_level_stale_.bytes() + uniq_keys_.bytes() + uniq_payload_.bytes() + upd_values_.bytes() + chunk_.bytes() +
-               cl_bounds_.bytes() + cl_kept_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_keys_.bytes() + q_args_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
+               cl_bounds_.bytes() + cl_kept_.bytes() + tile_count_.bytes() + tile_offset_.bytes() + q_found_.bytes() + q_key_out_.bytes() +
                q_value_out_.bytes() + q_slow_item_.bytes() + q_slow_key_.bytes() + q_bounds_.bytes() +
                q_first_.bytes() + q_starts_.bytes() + cand_scan_.bytes() + d_status_ptrs_.bytes() + cand_tiles_.bytes() + q_size_out_.bytes() +
                q_offset_out_.bytes() + range_sizes_.bytes() + range_keys_.bytes() + range_values_.bytes();
@@ -316,50 +227,35 @@ uint64_t Lsm<K, V>::scratch_bytes() const {
 }
 
 template <class K, class V>
-Stats Lsm<K, V>::stats() const {
-  Stats s;
-  const uint64_t n = stored();
-  s.size = stale_exact_ ? n - stale_ : n;
+lsm_stats Lsm<K, V>::stats() const {
+  lsm_stats s;
+  s.stored = stored();
+  s.stale = stale_;
+  s.stale_exact = stale_exact_;
+  s.size = stale_exact_ ? s.stored - stale_ : s.stored;
   std::set<const Level*> live_set;
   uint64_t live_bytes = 0;
-  for (const auto& l : live_.at)
-    if (l) {
+  for (int i = 0; i < kMaxLevels; ++i)
+    if (const auto& l = live_.at[i]) {
       live_set.insert(l.get());
       live_bytes += l->bytes();
+      s.level_mask |= 1ull << i;
     }
   std::set<const Level*> snap_set;
-  uint64_t snap_bytes = 0;
   for (const auto& kv : snapshots_)
     for (const auto& l : kv.second.at)
-      if (l && !live_set.count(l.get()) && snap_set.insert(l.get()).second) snap_bytes += l->bytes();
-  const uint64_t pool = pool_->bytes();
-  const uint64_t scratch = scratch_bytes();
-  s.device_bytes = live_bytes + snap_bytes + pool + scratch;
-  std::string fill = "n/a";
-  if (chunks_ > 0) {
-    char buf[32];
-    const double slots = static_cast<double>(chunks_) * static_cast<double>(b_);
-    std::snprintf(buf, sizeof buf, "%.2f", 100.0 * static_cast<double>(resolved_) / slots);
-    fill = buf;
-  }
-  s.extra = {
-      {"levels", live_.indices()},
-      {"batches", std::to_string(live_.r)},
-      {"elements", std::to_string(n)},
-      {"stale", std::to_string(stale_)},
-      {"stale_counted", stale_exact_ ? "exact" : "lower bound"},
-      {"batch_fill", fill},
-      {"padding", std::to_string(live_.r * b_ - n)},
-      {"update_chunks", std::to_string(chunks_)},
-      {"cleanups", std::to_string(cleanups_)},
-      {"last_cleanup_stale", std::to_string(last_cleanup_stale_)},
-      {"auto_cleanups", std::to_string(auto_cleanups_)},
-      {"stale_checks", std::to_string(stale_checks_)},
-      {"snapshots", std::to_string(snapshots_.size())},
-      {"snapshot_bytes", std::to_string(snap_bytes)},
-      {"pool_bytes", std::to_string(pool)},
-      {"scratch_bytes", std::to_string(scratch)},
-  };
+      if (l && !live_set.count(l.get()) && snap_set.insert(l.get()).second) s.snapshot_bytes += l->bytes();
+  s.batches = live_.r;
+  s.update_chunks = chunks_;
+  s.resolved = resolved_;
+  s.cleanups = cleanups_;
+  s.auto_cleanups = auto_cleanups_;
+  s.last_cleanup_stale = last_cleanup_stale_;
+  s.stale_checks = stale_checks_;
+  s.snapshots = snapshots_.size();
+  s.pool_bytes = pool_->bytes();
+  s.scratch_bytes = scratch_bytes();
+  s.device_bytes = live_bytes + s.snapshot_bytes + s.pool_bytes + s.scratch_bytes;
   return s;
 }
 

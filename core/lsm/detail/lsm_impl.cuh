@@ -1,10 +1,9 @@
-// The GPU LSM's Dictionary implementation (internal). Its members are defined
-// across small files:
-//   lsm.cu            the factory, validate(Options), construction, execute()
-//                     dispatch, cleanup policy, snapshots, stats, the memory
-//                     bound
+// The GPU LSM behind lsm_map (internal). Its members are defined across
+// small files:
+//   lsm.cu            validate(Options), construction, the cleanup policy,
+//                     snapshots, stats, the memory bound
 //   update.cu         a batch's updates: resolve, chunk, pad, merge down
-//   build_cleanup.cu  build(), cleanup() and the slicing of a sorted run
+//   build_cleanup.cu  the build, the cleanup and the slicing of a sorted run
 //                     into levels (with placebos)
 //   cleanup_tiles.cu  the cleanup's kernels: the merge of every level fused
 //                     with the compaction, tile by tile
@@ -23,8 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "core/common/capacity_bounds.hpp"
 #include "core/common/cub_temp.cuh"
+#include "core/common/device_timing.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
@@ -33,6 +33,7 @@
 #include "core/common/pinned_buffer.cuh"
 #include "core/common/stream_follow.hpp"
 #include "core/lsm/detail/level.cuh"
+#include "core/lsm/lsm_map.hpp"
 #include "core/lsm/options.hpp"
 
 namespace gpudict::lsm {
@@ -59,7 +60,7 @@ struct RunBuffers {
 
 // K, V: the key and value types (u32/u32, u32/u64, u64/u64: with_kv_types).
 template <class K, class V>
-class Lsm final : public Dictionary {
+class Lsm {
  public:
   using Level = lsm::Level<K, V>;
   using LevelList = lsm::LevelList<K, V>;
@@ -68,29 +69,33 @@ class Lsm final : public Dictionary {
   using RunBuffers = lsm::RunBuffers<K, V>;
 
   Lsm(int device, const Options& options);
-  ~Lsm() override;
+  ~Lsm();
   Lsm(const Lsm&) = delete;
   Lsm& operator=(const Lsm&) = delete;
 
-  const Capabilities& caps() const override { return caps_; }
-  Params parameters() const override;
-  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
-  void build(const KeyValues& initial, DeviceTime& t) override;
-  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
-  void snapshot(const std::string& name, DeviceTime& t) override;
-  void drop_snapshot(const std::string& name) override;
-  void cleanup(DeviceTime& t) override;
-  Stats stats() const override;
+  // lsm_map's bound and figures (lsm.cu).
+  uint64_t device_bytes_needed(const capacity_bounds& b) const;
+  lsm_stats stats() const;
+  const Options& options() const { return opt_; }
+  // Every later call adds its device time here (device_timing.hpp); null: none.
+  void set_timing(device_timing* t) { timing_ = t; }
+  // Shares the live levels under `name` (InputError when taken).
+  void snapshot(const std::string& name);
+  void drop_snapshot(const std::string& name);
+  // Drops every stale element (build_cleanup.cu).
+  void cleanup();
 
   // The library's bulk calls on device arrays (lsm_map), on this LSM's
   // stream; each returns when its results are written. build_device: a new
   // LSM of the n pairs (the later pair of a key wins); update_device: m
-  // inserts or deletes as one batch (the later update of a key wins), then
-  // the cleanup policy; find_device, successor_device (and count_device,
+  // updates as one batch, erase[j] (or, when erase is null, !insert)
+  // deleting keys[j], else inserting (keys[j], values[j]): a key the batch
+  // deletes anywhere is deleted, otherwise its last insert wins; then the
+  // cleanup policy. find_device, successor_device (and count_device,
   // range_device below): on the live levels or the named snapshot's (a null
   // output is skipped; not found: 0).
   void build_device(const K* keys, const V* values, uint64_t n);
-  void update_device(const K* keys, const V* values, uint64_t m, bool insert);
+  void update_device(const K* keys, const V* values, const bool* erase, uint64_t m, bool insert);
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out, const std::string& snapshot = {});
   void successor_device(const K* keys, uint64_t n, K* keys_out, V* values_out, bool* found_out,
                         const std::string& snapshot = {});
@@ -113,25 +118,31 @@ class Lsm final : public Dictionary {
 
  private:
   static int use_device(int device);
-  // build_cleanup.cu: the build of n pairs staged (reversed) in pp_[0].
-  void build_staged(uint64_t n, DeviceTime& t);
+  void add_time(double ms) {
+    if (timing_) timing_->add(ms);
+  }
+  void add_cleanup_time(double ms) {
+    if (timing_) timing_->add_cleanup(ms);
+  }
+  // build_cleanup.cu: drops every level (snapshots keep theirs) and the
+  // counters; the build of n pairs staged (reversed) in pp_[0].
+  void reset_contents();
+  void build_staged(uint64_t n);
   // update.cu: the checks and scratch of m updates, and their resolve and
   // merge once staged in upd_keys_[0], upd_payload_[0], upd_values_.
   void reserve_update(uint64_t m);
-  void update_staged(uint64_t m, Phase phase, DeviceTime& t);
-  // point_queries.cu: q lookups (successors) staged in q_keys_, into
+  void update_staged(uint64_t m);
+  // point_queries.cu: q lookups (successors) of keys (device), into
   // q_found_ and q_value_out_ (q_key_out_).
-  void lookup_staged(uint64_t q, const LevelList& list, Phase phase, DeviceTime& t);
-  void successor_staged(uint64_t q, const LsmView& v, Phase phase, DeviceTime& t);
-  // update.cu: the batch's inserts and deletes, resolved and merged in.
-  void apply_updates(const Batch& batch, Phase phase, DeviceTime& t);
+  void lookup_staged(const K* keys, uint64_t q, const LevelList& list);
+  void successor_staged(const K* keys, uint64_t q, const LsmView& v);
   // lsm.cu: the cleanup policy after an update batch.
-  void maybe_cleanup(DeviceTime& t);
+  void maybe_cleanup();
   // build_cleanup.cu. With place_if_stale_over >= 0 it is a check: the
   // count pass runs (it counts the live keys exactly), and the levels are
   // rewritten only if more than that share of the stored elements is
   // stale. Returns whether they were.
-  bool run_cleanup(DeviceTime& t, double place_if_stale_over = -1.0);
+  bool run_cleanup(double place_if_stale_over = -1.0);
   // Places the sorted unique pairs keys/values[0, u) (device) into new levels
   // (binary representation of ceil(u / b), smallest keys in the smallest
   // level, which holds what the full larger ones leave); replaces the live
@@ -145,30 +156,20 @@ class Lsm final : public Dictionary {
   // The fence levels above from_level of every level in the list, in one
   // launch (a few past 32 segments: sa::build_fence_levels).
   void build_fences(LevelList& levels, int from_level);
-  // point_queries.cu / range_queries.cu: one query type of a batch.
-  void run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
-                   BatchResults& r, DeviceTime& t);
-  void run_successors(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
-                      BatchResults& r, DeviceTime& t);
-  void run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
-                   Phase phase, BatchResults& r, DeviceTime& t);
-  // range_queries.cu: Q counts or ranges of bounds [lo[i], hi[i]] (device
-  // arrays: the engine's staging, or a caller's) over `list`, in rounds of
+  // range_queries.cu: Q counts or ranges of bounds [lo[i], hi[i]] (the
+  // caller's device arrays) over `list`, timed, in rounds of
   // whole queries; after each round,
   // round_done(first query, queries, candidates): with candidates > 0 the
   // round's sizes are in q_size_out_, its ranges' offsets (from the round's
   // first pair) in q_offset_out_, its pairs in range_keys_, range_values_
   // (cand_scan_[candidates] of them); with 0 every query of it is empty and
   // nothing was written.
-  void ordered_staged(bool is_range, const K* lo, const K* hi, uint64_t Q, const LevelList& list, Phase phase,
-                      DeviceTime& t,
+  void ordered_staged(bool is_range, const K* lo, const K* hi, uint64_t Q, const LevelList& list,
                       const std::function<void(uint64_t, uint64_t, uint64_t)>& round_done);
   // point_queries.cu: allocates (host side, before the timer) the lookup
   // filters the list's levels want (wants_lookup_filter) and lack, and
   // returns those levels.
   std::vector<Level*> levels_without_filter(const LevelList& list);
-  // Copies the query keys (and bounds) of `ops` to q_keys_ (q_args_).
-  void stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args);
 
   // Levels dropped by device work still queued are kept here until the
   // stream is synchronised (then they return to the pool or are freed).
@@ -179,7 +180,7 @@ class Lsm final : public Dictionary {
   uint64_t scratch_bytes() const;
 
   int device_;
-  Capabilities caps_;
+  device_timing* timing_ = nullptr;
   Options opt_;
   uint64_t b_;
   cudaStream_t stream_ = nullptr;
@@ -224,7 +225,6 @@ class Lsm final : public Dictionary {
   DeviceBuffer<uint64_t> tile_offset_;  // cleanup: their exclusive scan (the last entry: the total)
 
   // Query scratch.
-  DeviceBuffer<K> q_keys_, q_args_;
   DeviceBuffer<uint8_t> q_found_;
   DeviceBuffer<K> q_key_out_;
   DeviceBuffer<V> q_value_out_;
@@ -247,13 +247,8 @@ class Lsm final : public Dictionary {
   DeviceBuffer<K> range_keys_;
   DeviceBuffer<V> range_values_;
 
-  // Pinned host staging (reused across batches).
-  PinnedBuffer<K> h_keys_;
-  PinnedBuffer<uint32_t> h_args_;  // the update payloads
-  PinnedBuffer<K> h_qargs_;       // query bounds, successor keys
-  PinnedBuffer<V> h_values_;
+  // Pinned host words read back between launches (sizes, flags).
   PinnedBuffer<uint64_t> h_u64_;
-  PinnedBuffer<uint8_t> h_found_;
 };
 
 }  // namespace gpudict::lsm

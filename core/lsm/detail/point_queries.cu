@@ -207,20 +207,6 @@ __global__ void __launch_bounds__(kWalkThreads)
 }  // namespace
 
 template <class K, class V>
-void Lsm<K, V>::stage_queries(const Batch& batch, const std::vector<uint32_t>& ops, bool with_args) {
-  const uint64_t q = ops.size();
-  h_keys_.reserve_discard(q);
-  q_keys_.reserve_discard(q, "lsm query keys");
-  for (uint64_t j = 0; j < q; ++j) h_keys_[j] = static_cast<K>(batch.keys[ops[j]]);
-  copy_to_device(stream_, q_keys_.data(), h_keys_.data(), q * sizeof(K));
-  if (!with_args) return;
-  h_qargs_.reserve_discard(q);
-  q_args_.reserve_discard(q, "lsm query bounds");
-  for (uint64_t j = 0; j < q; ++j) h_qargs_[j] = static_cast<K>(batch.args[ops[j]]);
-  copy_to_device(stream_, q_args_.data(), h_qargs_.data(), q * sizeof(K));
-}
-
-template <class K, class V>
 auto Lsm<K, V>::levels_without_filter(const LevelList& list) -> std::vector<Level*> {
   std::vector<Level*> todo;
   if (!opt_.lookup_filter) return todo;
@@ -236,25 +222,7 @@ auto Lsm<K, V>::levels_without_filter(const LevelList& list) -> std::vector<Leve
 }
 
 template <class K, class V>
-void Lsm<K, V>::run_lookups(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
-                      BatchResults& r, DeviceTime& t) {
-  const uint64_t q = ops.size();
-  if (q == 0 || list.occupied() == 0) return;  // nothing stored: every lookup misses (results are reset)
-  stage_queries(batch, ops, false);
-  h_found_.reserve_discard(q);
-  h_values_.reserve_discard(q);
-  lookup_staged(q, list, phase, t);
-  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
-  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
-  for (uint64_t j = 0; j < q; ++j) {
-    const uint32_t i = ops[j];
-    r.found[i] = h_found_[j];
-    r.value[i] = h_values_[j];
-  }
-}
-
-template <class K, class V>
-void Lsm<K, V>::lookup_staged(uint64_t q, const LevelList& list, Phase phase, DeviceTime& t) {
+void Lsm<K, V>::lookup_staged(const K* keys, uint64_t q, const LevelList& list) {
   q_found_.reserve_discard(q, "lsm lookup results");
   q_value_out_.reserve_discard(q, "lsm lookup results");
   const std::vector<Level*> unfiltered = levels_without_filter(list);
@@ -271,43 +239,21 @@ void Lsm<K, V>::lookup_staged(uint64_t q, const LevelList& list, Phase phase, De
     build_level_filters(jobs.data(), static_cast<int>(jobs.size()), stream_);
   }
   const LsmView v = make_view(list);  // with the filters wanted and built
-  launch_multilevel(v, LookupOp<K, V>{q_keys_.data(), q_found_.data(), q_value_out_.data()}, q, stream_,
+  launch_multilevel(v, LookupOp<K, V>{keys, q_found_.data(), q_value_out_.data()}, q, stream_,
                     "multilevel_search_kernel<Lookup>");
-  t.add(phase, timer_.stop(stream_));
+  add_time(timer_.stop(stream_));
 }
 
 template <class K, class V>
-void Lsm<K, V>::run_successors(const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list, Phase phase,
-                         BatchResults& r, DeviceTime& t) {
-  const uint64_t q = ops.size();
-  const LsmView v = make_view(list);
-  if (q == 0 || v.count == 0) return;  // nothing stored: not found (results are reset)
-  stage_queries(batch, ops, false);
-  h_found_.reserve_discard(q);
-  h_qargs_.reserve_discard(q);
-  h_values_.reserve_discard(q);
-  successor_staged(q, v, phase, t);
-  copy_to_host(stream_, h_found_.data(), q_found_.data(), q);
-  copy_to_host(stream_, h_qargs_.data(), q_key_out_.data(), q * sizeof(K));
-  copy_to_host(stream_, h_values_.data(), q_value_out_.data(), q * sizeof(V));
-  for (uint64_t j = 0; j < q; ++j) {
-    const uint32_t i = ops[j];
-    r.found[i] = h_found_[j];
-    r.key[i] = h_qargs_[j];
-    r.value[i] = h_values_[j];
-  }
-}
-
-template <class K, class V>
-void Lsm<K, V>::successor_staged(uint64_t q, const LsmView& v, Phase phase, DeviceTime& t) {
+void Lsm<K, V>::successor_staged(const K* keys, uint64_t q, const LsmView& v) {
   q_found_.reserve_discard(q, "lsm successor results");
   q_key_out_.reserve_discard(q, "lsm successor results");
   q_value_out_.reserve_discard(q, "lsm successor results");
   q_slow_item_.reserve_discard(q, "lsm successor walk list");
   q_slow_key_.reserve_discard(q, "lsm successor walk list");
   unsigned long long* d_slow = d_counters_.data() + 3;
-  const SuccessorOp<K, V> op{q_keys_.data(),        q_found_.data(),       q_key_out_.data(), q_value_out_.data(),
-                       q_slow_item_.data(), q_slow_key_.data(), d_slow};
+  const SuccessorOp<K, V> op{keys, q_found_.data(), q_key_out_.data(), q_value_out_.data(), q_slow_item_.data(),
+                             q_slow_key_.data(), d_slow};
   const unsigned walk_grid = static_cast<unsigned>(std::min<uint64_t>(
       static_cast<uint64_t>(resident_blocks(successor_walk_kernel<K, V>, kWalkThreads, 0)),
       div_up(q, kWalkThreads / kWarpSize)));
@@ -318,7 +264,7 @@ void Lsm<K, V>::successor_staged(uint64_t q, const LsmView& v, Phase phase, Devi
                                                                  q_found_.data(), q_key_out_.data(),
                                                                  q_value_out_.data());
   GPUDICT_CHECK_LAUNCH("successor_walk_kernel");
-  t.add(phase, timer_.stop(stream_));
+  add_time(timer_.stop(stream_));
 }
 
 template <class K, class V>
@@ -328,10 +274,7 @@ void Lsm<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool* foun
   if (found_out) GPUDICT_CUDA(cudaMemsetAsync(found_out, 0, n * sizeof(bool), stream_));
   const LevelList& list = levels(snapshot);
   if (list.occupied() != 0) {
-    q_keys_.reserve_discard(n, "lsm query keys");
-    GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
-    DeviceTime t;
-    lookup_staged(n, list, Phase::Lookup, t);
+    lookup_staged(keys, n, list);
     if (values_out) narrow_copy<V>(q_value_out_.data(), q_found_.data(), values_out, sizeof(V), n, stream_);
     flags_to_bool(q_found_.data(), found_out, n, stream_);
   }
@@ -347,10 +290,7 @@ void Lsm<K, V>::successor_device(const K* keys, uint64_t n, K* keys_out, V* valu
   if (found_out) GPUDICT_CUDA(cudaMemsetAsync(found_out, 0, n * sizeof(bool), stream_));
   const LsmView v = make_view(levels(snapshot));
   if (v.count != 0) {
-    q_keys_.reserve_discard(n, "lsm query keys");
-    GPUDICT_CUDA(cudaMemcpyAsync(q_keys_.data(), keys, n * sizeof(K), cudaMemcpyDeviceToDevice, stream_));
-    DeviceTime t;
-    successor_staged(n, v, Phase::Successor, t);
+    successor_staged(keys, n, v);
     if (keys_out) narrow_copy<K>(q_key_out_.data(), q_found_.data(), keys_out, sizeof(K), n, stream_);
     if (values_out) narrow_copy<V>(q_value_out_.data(), q_found_.data(), values_out, sizeof(V), n, stream_);
     flags_to_bool(q_found_.data(), found_out, n, stream_);
@@ -369,14 +309,9 @@ auto Lsm<K, V>::device_view(const std::string& snapshot) -> const LsmView* {
 }
 
 #define GPUDICT_LSM_POINT(K, V)                                                                                   \
-  template void Lsm<K, V>::stage_queries(const Batch&, const std::vector<uint32_t>&, bool);                      \
   template auto Lsm<K, V>::levels_without_filter(const LevelList&)->std::vector<Level*>;                          \
-  template void Lsm<K, V>::run_lookups(const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase,      \
-                                       BatchResults&, DeviceTime&);                                              \
-  template void Lsm<K, V>::run_successors(const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase,   \
-                                          BatchResults&, DeviceTime&);                                           \
-  template void Lsm<K, V>::lookup_staged(uint64_t, const LevelList&, Phase, DeviceTime&);                       \
-  template void Lsm<K, V>::successor_staged(uint64_t, const LsmView&, Phase, DeviceTime&);                      \
+  template void Lsm<K, V>::lookup_staged(const K*, uint64_t, const LevelList&);                                  \
+  template void Lsm<K, V>::successor_staged(const K*, uint64_t, const LsmView&);                                 \
   template void Lsm<K, V>::find_device(const K*, uint64_t, V*, bool*, const std::string&);                      \
   template void Lsm<K, V>::successor_device(const K*, uint64_t, K*, V*, bool*, const std::string&);            \
   template auto Lsm<K, V>::device_view(const std::string&)->const LsmView*;

@@ -23,8 +23,7 @@
 //     validity flags gives each valid pair its output slot; count = the
 //     scan's difference over the query's candidates; range = the valid pairs
 //     scattered to their slots, so each query's pairs are contiguous, sorted
-//     by key, queries in batch order (BatchResults: value = pairs, key =
-//     offset).
+//     by key, queries in call order.
 // u64 keys: a composite of query, key and rank does not fit 64 bits, so step
 // 3 writes the key (u64) and a tag (q << (32 + lb)) | (l << 32) | position,
 // and step 4 is two stable radix sorts: by key (64 bits, the tag as payload),
@@ -268,52 +267,7 @@ struct Round {
 }  // namespace
 
 template <class K, class V>
-void Lsm<K, V>::run_ordered(OpType type, const Batch& batch, const std::vector<uint32_t>& ops, const LevelList& list,
-                      Phase phase, BatchResults& r, DeviceTime& t) {
-  const bool is_range = type == OpType::Range;
-  const uint64_t Q = ops.size();
-  if (Q == 0 || make_view(list).count == 0) return;  // nothing stored: counts 0, ranges empty (results are reset)
-  stage_queries(batch, ops, true);
-  uint64_t out_total = 0;  // range pairs written so far (batch order)
-  const auto sink = [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
-    if (candidates == 0) {  // every query of the round is empty (its sizes are not written)
-      for (uint64_t q = q0; q < q0 + Qr; ++q) {
-        const uint32_t i = ops[q];
-        r.value[i] = 0;
-        if (is_range) r.key[i] = out_total;
-      }
-      return;
-    }
-    h_u64_.reserve_discard(2 * Qr);
-    copy_to_host(stream_, h_u64_.data(), q_size_out_.data(), Qr * sizeof(uint64_t));
-    copy_to_host(stream_, h_u64_.data() + Qr, q_offset_out_.data(), Qr * sizeof(uint64_t));
-    uint64_t pairs = 0;
-    for (uint64_t q = 0; q < Qr; ++q) {
-      const uint32_t i = ops[q0 + q];
-      r.value[i] = h_u64_[q];
-      if (is_range) r.key[i] = out_total + h_u64_[Qr + q];
-      pairs += h_u64_[q];
-    }
-    if (is_range && pairs > 0) {
-      h_keys_.reserve_discard(pairs);
-      h_values_.reserve_discard(pairs);
-      copy_to_host(stream_, h_keys_.data(), range_keys_.data(), pairs * sizeof(K));
-      copy_to_host(stream_, h_values_.data(), range_values_.data(), pairs * sizeof(V));
-      r.range_keys.resize(out_total + pairs);
-      r.range_values.resize(out_total + pairs);
-      for (uint64_t x = 0; x < pairs; ++x) {
-        r.range_keys[out_total + x] = h_keys_[x];
-        r.range_values[out_total + x] = h_values_[x];
-      }
-      out_total += pairs;
-    }
-  };
-  ordered_staged(is_range, q_keys_.data(), q_args_.data(), Q, list, phase, t, sink);
-}
-
-template <class K, class V>
 void Lsm<K, V>::ordered_staged(bool is_range, const K* lo, const K* hi, uint64_t Q, const LevelList& list,
-                               Phase phase, DeviceTime& t,
                                const std::function<void(uint64_t, uint64_t, uint64_t)>& round_done) {
   const LsmView v = make_view(list);
   const uint32_t L = static_cast<uint32_t>(v.count);
@@ -474,7 +428,7 @@ void Lsm<K, V>::ordered_staged(bool is_range, const K* lo, const K* hi, uint64_t
       round_done(qa + rd.ra, Qr, T);
     }
   }
-  t.add(phase, ms);
+  add_time(ms);
 }
 
 template <class K, class V>
@@ -482,8 +436,7 @@ void Lsm<K, V>::count_device(const K* lo, const K* hi, uint64_t n, uint64_t* cou
                              const std::string& snapshot) {
   if (n == 0 || counts_out == nullptr) return;
   GPUDICT_CUDA(cudaMemsetAsync(counts_out, 0, n * sizeof(uint64_t), stream_));
-  DeviceTime t;
-  ordered_staged(false, lo, hi, n, levels(snapshot), Phase::Count, t,
+  ordered_staged(false, lo, hi, n, levels(snapshot),
                  [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
     if (candidates != 0)
       GPUDICT_CUDA(cudaMemcpyAsync(counts_out + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
@@ -504,9 +457,8 @@ uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t*
   // Sizes by query (the last entry 0 closes the scan into the offsets).
   range_sizes_.reserve_discard(n + 1, "lsm range sizes");
   GPUDICT_CUDA(cudaMemsetAsync(range_sizes_.data(), 0, (n + 1) * sizeof(uint64_t), stream_));
-  DeviceTime t;
   uint64_t total = 0;  // pairs of the rounds so far: where the next round's go
-  ordered_staged(true, lo, hi, n, list, Phase::Range, t, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
+  ordered_staged(true, lo, hi, n, list, [&](uint64_t q0, uint64_t Qr, uint64_t candidates) {
     if (candidates == 0) return;
     GPUDICT_CUDA(cudaMemcpyAsync(range_sizes_.data() + q0, q_size_out_.data(), Qr * sizeof(uint64_t),
                                  cudaMemcpyDeviceToDevice, stream_));
@@ -536,9 +488,7 @@ uint64_t Lsm<K, V>::range_device(const K* lo, const K* hi, uint64_t n, uint64_t*
 }
 
 #define GPUDICT_LSM_ORDERED(K, V)                                                                                   \
-  template void Lsm<K, V>::run_ordered(OpType, const Batch&, const std::vector<uint32_t>&, const LevelList&, Phase, \
-                                       BatchResults&, DeviceTime&);                                                 \
-  template void Lsm<K, V>::ordered_staged(bool, const K*, const K*, uint64_t, const LevelList&, Phase, DeviceTime&,                     \
+  template void Lsm<K, V>::ordered_staged(bool, const K*, const K*, uint64_t, const LevelList&,                     \
                                           const std::function<void(uint64_t, uint64_t, uint64_t)>&);          \
   template void Lsm<K, V>::count_device(const K*, const K*, uint64_t, uint64_t*, const std::string&);               \
   template uint64_t Lsm<K, V>::range_device(const K*, const K*, uint64_t, uint64_t*, K*, V*, uint64_t,               \

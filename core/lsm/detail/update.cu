@@ -1,4 +1,4 @@
-// A batch's inserts and deletes (phased: all of them, then the queries).
+// An update call's inserts and deletes, as one batch.
 //
 //  1. copy the updates as keys, values and a u32 payload per update
 //     payload = is_delete << 31 | update index (the value stays behind in
@@ -161,40 +161,16 @@ void Lsm<K, V>::reserve_update(uint64_t m) {
   uniq_payload_.reserve_discard(m, "lsm resolved payload");
 }
 
-template <class K, class V>
-void Lsm<K, V>::apply_updates(const Batch& batch, Phase phase, DeviceTime& t) {
-  uint64_t m = 0;
-  for (OpType type : batch.types) m += is_update(type) ? 1 : 0;
-  if (m == 0) return;
-  reserve_update(m);
-  h_keys_.reserve_discard(m);
-  h_args_.reserve_discard(m);
-  h_values_.reserve_discard(m);
-  {
-    uint32_t j = 0;
-    for (size_t i = 0; i < batch.size(); ++i) {
-      const OpType type = batch.types[i];
-      if (!is_update(type)) continue;
-      h_keys_[j] = static_cast<K>(batch.keys[i]);
-      h_args_[j] = type == OpType::Delete ? (kDeleteBit | j) : j;
-      h_values_[j] = type == OpType::Delete ? V(0) : static_cast<V>(batch.args[i]);
-      ++j;
-    }
-  }
-  copy_to_device(stream_, upd_keys_[0].data(), h_keys_.data(), m * sizeof(K));
-  copy_to_device(stream_, upd_payload_[0].data(), h_args_.data(), m * sizeof(uint32_t));
-  copy_to_device(stream_, upd_values_.data(), h_values_.data(), m * sizeof(V));
-  update_staged(m, phase, t);
-}
-
 namespace {
 // A device call's updates as the resolve takes them: keys, (delete bit |
-// index) payloads, values by index.
+// index) payloads, values by index; erase[j] (or, when erase is null,
+// !insert) marks a delete.
 template <class K, class V>
-__global__ void stage_updates_kernel(const K* in_keys, const V* in_values, bool insert, uint64_t m, K* keys,
-                                     uint32_t* payload, V* values) {
+__global__ void stage_updates_kernel(const K* in_keys, const V* in_values, const bool* erase, bool all_insert,
+                                     uint64_t m, K* keys, uint32_t* payload, V* values) {
   const uint64_t j = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (j >= m) return;
+  const bool insert = erase ? !erase[j] : all_insert;
   keys[j] = in_keys[j];
   payload[j] = (insert ? 0u : kDeleteBit) | static_cast<uint32_t>(j);
   values[j] = insert && in_values ? in_values[j] : V(0);
@@ -202,21 +178,20 @@ __global__ void stage_updates_kernel(const K* in_keys, const V* in_values, bool 
 }  // namespace
 
 template <class K, class V>
-void Lsm<K, V>::update_device(const K* keys, const V* values, uint64_t m, bool insert) {
+void Lsm<K, V>::update_device(const K* keys, const V* values, const bool* erase, uint64_t m, bool insert) {
   if (m == 0) return;
   if (m >= kMaxUpdates) throw InputError("lsm_map: at most 2^31 - 1 updates in one call");
   reserve_update(m);
-  stage_updates_kernel<K, V><<<blocks_for(m, 256), 256, 0, stream_>>>(keys, values, insert, m, upd_keys_[0].data(),
-                                                                     upd_payload_[0].data(), upd_values_.data());
+  stage_updates_kernel<K, V><<<blocks_for(m, 256), 256, 0, stream_>>>(
+      keys, values, erase, insert, m, upd_keys_[0].data(), upd_payload_[0].data(), upd_values_.data());
   GPUDICT_CHECK_LAUNCH("lsm stage_updates_kernel");
-  DeviceTime t;
-  update_staged(m, Phase::Update, t);
-  maybe_cleanup(t);
+  update_staged(m);
+  maybe_cleanup();
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
 }
 
 template <class K, class V>
-void Lsm<K, V>::update_staged(uint64_t m, Phase phase, DeviceTime& t) {
+void Lsm<K, V>::update_staged(uint64_t m) {
   // d_counters_: resolved keys, keys live before the batch, tombstones.
   unsigned long long* d_runs = d_counters_.data();
   unsigned long long* d_live = d_counters_.data() + 1;
@@ -384,14 +359,13 @@ void Lsm<K, V>::update_staged(uint64_t m, Phase phase, DeviceTime& t) {
     stale_ = levels_stale();
     stale_exact_ = live_.occupied() <= 1;
   }
-  t.add(phase, ms);
+  add_time(ms);
 }
 
 #define GPUDICT_LSM_UPDATES(K, V)                                               \
   template void Lsm<K, V>::reserve_update(uint64_t);                            \
-  template void Lsm<K, V>::apply_updates(const Batch&, Phase, DeviceTime&);     \
-  template void Lsm<K, V>::update_staged(uint64_t, Phase, DeviceTime&);         \
-  template void Lsm<K, V>::update_device(const K*, const V*, uint64_t, bool);
+  template void Lsm<K, V>::update_staged(uint64_t);                             \
+  template void Lsm<K, V>::update_device(const K*, const V*, const bool*, uint64_t, bool);
 GPUDICT_LSM_UPDATES(uint32_t, uint32_t)
 GPUDICT_LSM_UPDATES(uint32_t, uint64_t)
 GPUDICT_LSM_UPDATES(uint64_t, uint64_t)
