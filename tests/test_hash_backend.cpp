@@ -14,7 +14,7 @@
 #include "cli_helpers.hpp"
 #include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
-#include "core/slabhash/slabhash.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "scratch_dir.hpp"
 #include "workloads/cpu_backend.hpp"
 #include "workloads/replay.hpp"

@@ -1,4 +1,4 @@
-// The slab hash's capabilities, option checks and sizing arithmetic.
+// The slab hash's option checks and sizing arithmetic.
 #include "core/slabhash/options.hpp"
 
 #include <algorithm>
@@ -7,31 +7,10 @@
 #include <string>
 
 #include "core/common/errors.hpp"
-#include "core/slabhash/slabhash.hpp"
 
 namespace gpudict {
 
 namespace sh = slabhash;
-
-Capabilities slabhash_caps_of(sh::Mode mode) {
-  Capabilities c;
-  c.ordered = false;
-  c.point_count_range = true;
-  c.deletes = true;
-  c.snapshots = false;
-  c.native_concurrent = true;
-  c.key_types = {KeyType::U32, KeyType::U64};
-  c.semantics = mode == sh::Mode::Map ? Semantics::Map : mode == sh::Mode::Multimap ? Semantics::Multimap : Semantics::Set;
-  c.phased_duplicates = mode == sh::Mode::Multimap ? DuplicateRule::DeletesThenInserts : DuplicateRule::AnyUpdate;
-  return c;
-}
-
-Capabilities slabhash_caps() { return slabhash_caps_of(sh::Mode::Map); }
-
-std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, uint64_t batch) {
-  return "slabhash answers count and range for a single key only (lo == hi); got " + std::string(op_name(type)) +
-         " [" + std::to_string(lo) + ", " + std::to_string(hi) + "] in batch " + std::to_string(batch);
-}
 
 namespace slabhash {
 

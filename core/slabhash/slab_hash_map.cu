@@ -2,15 +2,9 @@
 #include "core/slabhash/slab_hash_map.hpp"
 
 #include "core/common/stream_follow.hpp"
-#include "core/slabhash/detail/slabhash_impl.cuh"
+#include "core/slabhash/detail/map_impl.cuh"
 
 namespace gpudict {
-
-template <class Key, class Value>
-struct slab_hash_map<Key, Value>::impl {
-  slabhash::SlabHash<Key, Value> table;
-  impl(const slab_hash_options& o, int device) : table(device, o) {}
-};
 
 template <class Key, class Value>
 slab_hash_map<Key, Value>::slab_hash_map(const slab_hash_options& options, int device) {
@@ -53,6 +47,54 @@ void slab_hash_map<Key, Value>::find(const Key* keys, std::uint64_t n, Value* va
 template <class Key, class Value>
 std::uint64_t slab_hash_map<Key, Value>::size() const {
   return impl_->table.live_keys();
+}
+
+template <class Key, class Value>
+void slab_hash_map<Key, Value>::update(const Key* keys, const Value* values, const bool* erase, std::uint64_t n,
+                                       cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->table.update_mixed_device(keys, values, erase, n);
+}
+
+template <class Key, class Value>
+range_output<Key, Value> slab_hash_map<Key, Value>::apply(const std::uint8_t* ops, op_code uniform, const Key* keys,
+                                                          const Value* values, std::uint64_t n,
+                                                          const mixed_outputs<Key, Value>& out, cudaStream_t stream) {
+  static_assert(static_cast<int>(op_code::insert) == slabhash::kOpInsert &&
+                    static_cast<int>(op_code::erase) == slabhash::kOpDelete &&
+                    static_cast<int>(op_code::find) == slabhash::kOpLookup &&
+                    static_cast<int>(op_code::count) == slabhash::kOpCount &&
+                    static_cast<int>(op_code::range) == slabhash::kOpRange,
+                "op_code and the batch kernel's operation codes agree");
+  impl_->table.follow(stream);
+  return impl_->table.apply_device(ops, static_cast<std::uint8_t>(uniform), keys, values, n, out);
+}
+
+template <class Key, class Value>
+void slab_hash_map<Key, Value>::cleanup(cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->table.cleanup();
+}
+
+template <class Key, class Value>
+slab_hash_stats slab_hash_map<Key, Value>::stats() const {
+  impl_->table.live_keys();  // folds in what refs changed
+  return impl_->table.stats();
+}
+
+template <class Key, class Value>
+const slab_hash_options& slab_hash_map<Key, Value>::options() const {
+  return impl_->table.options();
+}
+
+template <class Key, class Value>
+std::uint64_t slab_hash_map<Key, Value>::device_bytes_needed(const capacity_bounds& bounds) const {
+  return impl_->table.device_bytes_needed(bounds);
+}
+
+template <class Key, class Value>
+void slab_hash_map<Key, Value>::set_timing(device_timing* timing) {
+  impl_->table.set_timing(timing);
 }
 
 template <class Key, class Value>

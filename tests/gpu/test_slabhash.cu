@@ -40,10 +40,10 @@
 #include "core/api/ops.hpp"
 #include "workloads/registry/structures.hpp"
 #include "core/common/errors.hpp"
-#include "core/slabhash/detail/inspect.hpp"
+#include "slabhash_inspect.hpp"
 #include "core/slabhash/options.hpp"
 #include "core/slabhash/detail/slab_layout.cuh"
-#include "core/slabhash/slabhash.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "workloads/replay.hpp"
 #include "workloads/workload.hpp"
 
@@ -1393,9 +1393,11 @@ TEST_CASE("slabhash: a pool that cannot grow on a full device ends the batch wit
   auto d = make(M::Map, {{"buckets", "8"}, {"pool-slabs", "131072"}}, w);
   build(*d, KeyValues{});
   const uint64_t n = wide(w) ? 1100000 : 2300000;
-  // A first batch of as many operations sizes every per-batch buffer.
+  // A first update batch of as many operations sizes every buffer an update
+  // batch uses (the engine's staging, the update's types, the pass's
+  // unfinished list): 1000 inserts and deletes of absent keys.
   Batch warm;
-  for (uint64_t i = 0; i < n; ++i) warm.push(i < 1000 ? OpType::Insert : OpType::Lookup, lift(w, 2 * i + 1), i);
+  for (uint64_t i = 0; i < n; ++i) warm.push(i < 1000 ? OpType::Insert : OpType::Delete, lift(w, 2 * i + 1), i);
   BatchResults r;
   DeviceTime t;
   d->execute(warm, r, t);

@@ -15,7 +15,8 @@
 //   - timing: the container's device_timing, read around every call and
 //     added to the engine's phase (compaction to the cleanup phase);
 //   - memory bounds: the container's own, plus the adapter's staging.
-// A concurrent batch runs as its updates, then its queries (the concurrent
+// A concurrent batch runs as one mixed call where the container has one
+// (apply), otherwise as its updates, then its queries (the concurrent
 // semantics allow it: docs/semantics.md).
 //
 // Per structure, EngineTraits<Map> (workloads/adapter/<structure>_engine.cpp)
@@ -35,10 +36,12 @@
 
 #include "core/api/dictionary.hpp"
 #include "core/common/capacity_bounds.hpp"
+#include "core/common/container_snapshot.hpp"
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/device_timing.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/mixed_batch.hpp"
 #include "core/common/pinned_buffer.cuh"
 #include "core/common/stream_copy.hpp"
 
@@ -52,6 +55,26 @@ template <class Map, class = void>
 struct has_cleanup : std::false_type {};
 template <class Map>
 struct has_cleanup<Map, std::void_t<decltype(std::declval<Map&>().cleanup(cudaStream_t{}))>> : std::true_type {};
+
+// Whether Map has a mixed call, apply() (mixed_batch.hpp): its concurrent
+// batches run as one pass of every operation, and an unordered map's
+// counts and ranges (of one key each) go through it.
+template <class Map, class = void>
+struct has_apply : std::false_type {};
+template <class Map>
+struct has_apply<Map, std::void_t<decltype(std::declval<Map&>().apply(
+                          nullptr, op_code::find, static_cast<const typename Map::key_type*>(nullptr),
+                          static_cast<const typename Map::mapped_type*>(nullptr), std::uint64_t{0},
+                          mixed_outputs<typename Map::key_type, typename Map::mapped_type>{}, cudaStream_t{}))>>
+    : std::true_type {};
+
+// Whether the structure's traits refuse some batches before they run
+// (Traits::check_batch(batch, index) throws InputError).
+template <class Traits, class = void>
+struct has_check_batch : std::false_type {};
+template <class Traits>
+struct has_check_batch<Traits, std::void_t<decltype(Traits::check_batch(std::declval<const Batch&>(), 0))>>
+    : std::true_type {};
 
 inline capacity_bounds to_capacity_bounds(const WorkloadBounds& b) {
   capacity_bounds c;
@@ -70,6 +93,7 @@ class ContainerDictionary final : public Dictionary {
   using Traits = EngineTraits<Map>;
   static constexpr bool kSnapshots = Map::capabilities.snapshots;
   static constexpr bool kOrdered = Map::capabilities.ordered;
+  static constexpr bool kMixed = has_apply<Map>::value;
 
  public:
   // `map` lives on `device`; caps and params are what the report shows.
@@ -97,8 +121,8 @@ class ContainerDictionary final : public Dictionary {
     // per-query outputs (kept). Range pairs are sized by each batch's
     // results and not bounded here, as in every structure.
     const uint64_t build = b.max_resident * (sizeof(K) + sizeof(V));
-    const uint64_t batch = b.max_batch * (2 * sizeof(K) + sizeof(V) + 1) +
-                           b.max_queries * (1 + sizeof(K) + sizeof(V) + 2 * sizeof(uint64_t)) + sizeof(uint64_t);
+    const uint64_t batch = b.max_batch * (2 * sizeof(K) + sizeof(V) + 2) +
+                           b.max_batch * (1 + sizeof(K) + sizeof(V) + 2 * sizeof(uint64_t)) + sizeof(uint64_t);
     return map_.device_bytes_needed(to_capacity_bounds(b)) + std::max(build, batch);
   }
 
@@ -127,8 +151,10 @@ class ContainerDictionary final : public Dictionary {
 
   void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
     const uint64_t n = batch.size();
+    const uint64_t index = batches_++;
     if (batch.keys.size() != n || batch.args.size() != n)
       throw InputError(std::string(Traits::name) + ": batch arrays differ in length");
+    if constexpr (has_check_batch<Traits>::value) Traits::check_batch(batch, index);
     if (!batch.snapshot.empty()) {  // fails before any update
       if constexpr (!kSnapshots)
         throw InputError(std::string(Traits::name) + " does not support snapshots (batch asks for snapshot '" +
@@ -137,8 +163,16 @@ class ContainerDictionary final : public Dictionary {
     }
     r.reset(n);
     if (n == 0) return;
+    // Input staging for the whole batch at once: a later batch as large
+    // reallocates nothing (the memory bound counts it), whatever its mix.
+    dk_.reserve_discard(n, "batch staging");
+    dv_.reserve_discard(n, "batch staging");
+    dflag_.reserve_discard(n, "batch staging");
     const BatchPlan plan(batch);
     const bool concurrent = batch.mode == ExecMode::Concurrent;
+    if constexpr (kMixed) {
+      if (concurrent) return run_mixed(batch, plan, r, t);
+    }
     if (plan.updates() > 0) run_updates(batch, plan.updates(), concurrent ? Phase::Concurrent : Phase::Update, t);
     for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
       const auto& ops = plan.of(type);
@@ -210,8 +244,8 @@ class ContainerDictionary final : public Dictionary {
   }
 
   uint64_t staging_bytes() const {
-    return dk_.bytes() + da_.bytes() + dv_.bytes() + dflag_.bytes() + d_found_.bytes() + d_vout_.bytes() +
-           d_kout_.bytes() + d_count_.bytes() + d_rk_.bytes() + d_rv_.bytes();
+    return dk_.bytes() + da_.bytes() + dv_.bytes() + dflag_.bytes() + dops_.bytes() + d_found_.bytes() +
+           d_vout_.bytes() + d_kout_.bytes() + d_count_.bytes() + d_off_.bytes() + d_rk_.bytes() + d_rv_.bytes();
   }
 
   // The batch's inserts and deletes in batch order, as one call.
@@ -232,20 +266,12 @@ class ContainerDictionary final : public Dictionary {
     }
     dk_.reserve_discard(m, "batch staging");
     dv_.reserve_discard(m, "batch staging");
+    dflag_.reserve_discard(m, "batch staging");
     copy_to_device(stream_, dk_.data(), hk_.data(), m * sizeof(K));
+    if (deletes < m) copy_to_device(stream_, dv_.data(), hv_.data(), m * sizeof(V));
+    copy_to_device(stream_, dflag_.data(), hflag_.data(), m * sizeof(bool));
     const device_timing before = timing_;
-    if (deletes == m) {
-      map_.erase(dk_.data(), m, stream_);
-    } else {
-      copy_to_device(stream_, dv_.data(), hv_.data(), m * sizeof(V));
-      if (deletes == 0) {
-        map_.insert_or_assign(dk_.data(), dv_.data(), m, stream_);
-      } else {
-        dflag_.reserve_discard(m, "batch staging");
-        copy_to_device(stream_, dflag_.data(), hflag_.data(), m * sizeof(bool));
-        map_.update(dk_.data(), dv_.data(), dflag_.data(), m, stream_);
-      }
-    }
+    map_.update(dk_.data(), deletes < m ? dv_.data() : nullptr, dflag_.data(), m, stream_);
     // A cleanup the container's policy ran after the updates is reported
     // as cleanup, not as the batch's work.
     t.add(phase, timing_.ms - before.ms);
@@ -273,6 +299,9 @@ class ContainerDictionary final : public Dictionary {
       if (type == OpType::Successor) return successor(on, ops, phase, r, t);
       if (type == OpType::Count) return count(on, ops, phase, r, t);
       if (type == OpType::Range) return range(on, ops, phase, r, t);
+    } else if constexpr (kMixed) {
+      // A hash table's count and range of one key (the traits refused the rest).
+      if (type == OpType::Count || type == OpType::Range) return point_queries(type, b, ops, phase, r, t);
     }
     throw InputError(std::string(Traits::name) + ": " + std::string(op_name(type)) + " is not supported");
   }
@@ -368,26 +397,152 @@ class ContainerDictionary final : public Dictionary {
     }
   }
 
+  // A hash table's counts or ranges of one key each (keys staged in dk_),
+  // as one mixed call of that type.
+  void point_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
+                     DeviceTime& t) {
+    const uint64_t q = ops.size();
+    const bool is_range = type == OpType::Range;
+    d_count_.reserve_discard(q, "query results");
+    mixed_outputs<K, V> out;
+    out.counts = d_count_.data();
+    if (is_range) {
+      d_off_.reserve_discard(q, "query results");
+      out.offsets = d_off_.data();
+      out.range_hint = 4 * q;
+    }
+    const device_timing before = timing_;
+    const range_output<K, V> pairs = map_.apply(nullptr, is_range ? op_code::range : op_code::count, dk_.data(),
+                                                nullptr, q, out, stream_);
+    t.add(phase, timing_.ms - before.ms);
+    hu_.reserve_discard(q);
+    copy_to_host(stream_, hu_.data(), d_count_.data(), q * sizeof(uint64_t));
+    if (!is_range) {
+      for (uint64_t j = 0; j < q; ++j) r.value[ops[j]] = hu_[j];
+      return;
+    }
+    hu2_.reserve_discard(q);
+    copy_to_host(stream_, hu2_.data(), d_off_.data(), q * sizeof(uint64_t));
+    fetch_range_values(pairs, r);
+    for (uint64_t j = 0; j < q; ++j) place_range(ops[j], hu2_[j], hu_[j], b.keys[ops[j]], r);
+  }
+
+  // A concurrent batch as one mixed call: every operation in batch order,
+  // results by position.
+  void run_mixed(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
+    const uint64_t n = b.size();
+    hops_.reserve_discard(n);
+    hk_.reserve_discard(n);
+    hv_.reserve_discard(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      hops_[i] = static_cast<uint8_t>(b.types[i]);  // OpType and op_code agree
+      hk_[i] = static_cast<K>(b.keys[i]);
+      hv_[i] = b.types[i] == OpType::Insert ? static_cast<V>(b.args[i]) : V(0);
+    }
+    dops_.reserve_discard(n, "batch staging");
+    dk_.reserve_discard(n, "batch staging");
+    dv_.reserve_discard(n, "batch staging");
+    copy_to_device(stream_, dops_.data(), hops_.data(), n);
+    copy_to_device(stream_, dk_.data(), hk_.data(), n * sizeof(K));
+    const bool inserts = !plan.of(OpType::Insert).empty();
+    if (inserts) copy_to_device(stream_, dv_.data(), hv_.data(), n * sizeof(V));
+    const bool queries = plan.queries() > 0;
+    const uint64_t ranges = plan.of(OpType::Range).size();
+    mixed_outputs<K, V> out;
+    for (OpType type : kAllOpTypes)
+      if (!plan.of(type).empty()) out.kinds_hint |= 1u << static_cast<int>(type);
+    out.inserts_hint = plan.of(OpType::Insert).size();
+    if (queries) {
+      d_found_.reserve_discard(n, "query results");
+      d_vout_.reserve_discard(n, "query results");
+      d_count_.reserve_discard(n, "query results");
+      out.found = d_found_.data();
+      out.values = d_vout_.data();
+      out.counts = d_count_.data();
+    }
+    if (ranges) {
+      d_off_.reserve_discard(n, "query results");
+      out.offsets = d_off_.data();
+      out.range_hint = 4 * ranges;
+    }
+    const device_timing before = timing_;
+    const range_output<K, V> pairs =
+        map_.apply(dops_.data(), op_code::find, dk_.data(), inserts ? dv_.data() : nullptr, n, out, stream_);
+    t.add(Phase::Concurrent, timing_.ms - before.ms);
+    t.add(Phase::Cleanup, timing_.cleanup_ms - before.cleanup_ms);
+    if (!queries) return;
+    hflag_.reserve_discard(n);
+    hv_.reserve_discard(n);
+    hu_.reserve_discard(n);
+    copy_to_host(stream_, hflag_.data(), d_found_.data(), n * sizeof(bool));
+    copy_to_host(stream_, hv_.data(), d_vout_.data(), n * sizeof(V));
+    copy_to_host(stream_, hu_.data(), d_count_.data(), n * sizeof(uint64_t));
+    for (uint64_t i = 0; i < n; ++i) {
+      if (b.types[i] == OpType::Lookup) {
+        r.found[i] = hflag_[i];
+        r.value[i] = hflag_[i] ? hv_[i] : 0;
+      } else if (b.types[i] == OpType::Count) {
+        r.value[i] = hu_[i];
+      }
+    }
+    if (!ranges) return;
+    // After the lookups' values: the range values reuse the value staging.
+    hu2_.reserve_discard(n);
+    copy_to_host(stream_, hu2_.data(), d_off_.data(), n * sizeof(uint64_t));
+    fetch_range_values(pairs, r);
+    for (uint32_t i : plan.of(OpType::Range)) place_range(i, hu2_[i], hu_[i], b.keys[i], r);
+  }
+
+  // A mixed call's range pairs into r (keys filled in by place_range when
+  // the container leaves them to their ranges). Uses hv_ and hk_.
+  void fetch_range_values(const range_output<K, V>& pairs, BatchResults& r) {
+    r.range_keys.assign(pairs.size, 0);
+    r.range_values.resize(pairs.size);
+    if (pairs.size == 0) return;
+    hv_.reserve_discard(pairs.size);
+    copy_to_host(stream_, hv_.data(), pairs.values, pairs.size * sizeof(V));
+    for (uint64_t x = 0; x < pairs.size; ++x) r.range_values[x] = hv_[x];
+    if (pairs.keys) {
+      hk_.reserve_discard(pairs.size);
+      copy_to_host(stream_, hk_.data(), pairs.keys, pairs.size * sizeof(K));
+      for (uint64_t x = 0; x < pairs.size; ++x) r.range_keys[x] = hk_[x];
+      keyed_pairs_ = true;
+    } else {
+      keyed_pairs_ = false;
+    }
+  }
+  void place_range(uint64_t i, uint64_t offset, uint64_t count, uint64_t key, BatchResults& r) {
+    r.key[i] = offset;
+    r.value[i] = count;
+    if (keyed_pairs_) return;
+    for (uint64_t x = offset; x < offset + count && x < r.range_keys.size(); ++x) r.range_keys[x] = key;
+  }
+
   Capabilities caps_;
   Params params_;
   Map map_;
   device_timing timing_;
   cudaStream_t stream_ = nullptr;
   typename SnapshotsOf<Map>::type snapshots_;
+  uint64_t batches_ = 0;      // batches executed (the index in refusals)
+  bool keyed_pairs_ = false;  // the last mixed call's range pairs came with their keys
 
   // Staging, reused across batches (grows, never shrinks).
   PinnedBuffer<K> hk_, ha_;
   PinnedBuffer<V> hv_;
   PinnedBuffer<bool> hflag_;
-  PinnedBuffer<uint64_t> hu_;
+  PinnedBuffer<uint8_t> hops_;
+  PinnedBuffer<uint64_t> hu_, hu2_;
   DeviceBuffer<K> dk_, da_;
   DeviceBuffer<V> dv_;
   DeviceBuffer<bool> dflag_;
+  DeviceBuffer<uint8_t> dops_;
   // Results.
   DeviceBuffer<bool> d_found_;
   DeviceBuffer<V> d_vout_;
   DeviceBuffer<K> d_kout_;
   DeviceBuffer<uint64_t> d_count_;  // counts, or range offsets (q + 1)
+  DeviceBuffer<uint64_t> d_off_;    // mixed calls' range offsets
   DeviceBuffer<K> d_rk_;
   DeviceBuffer<V> d_rv_;
 };

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "core/api/dictionary.hpp"
 #include "core/lsm/options.hpp"
+#include "core/slabhash/options.hpp"
 
 namespace gpudict {
 
@@ -26,5 +28,19 @@ Capabilities lsm_caps();
 // u32/u32, u32/u64 and u64/u64 (u64 keys with u32 values run on u64/u64).
 // Throws InputError for invalid options (lsm::validate).
 std::unique_ptr<Dictionary> make_lsm_dictionary(const lsm::Options& options, int device, KeyType key, KeyType value);
+
+// Unordered; counts and ranges of one key (lo == hi); deletes; no
+// snapshots; native concurrent batches (one kernel); u32 and u64 keys and
+// values. Several updates of one key in a phased batch: any one wins
+// (multimap: every delete, then every insert).
+Capabilities slabhash_caps_of(slabhash::Mode mode);
+Capabilities slabhash_caps();  // map mode
+// The refusal of a count or range over more than one key, word for word as
+// the CPU backend gives it.
+std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, uint64_t batch);
+// u32/u32, u32/u64 and u64/u64 (u64 keys with u32 values run on u64/u64).
+// Throws InputError for invalid options (slabhash::validate).
+std::unique_ptr<Dictionary> make_slabhash_dictionary(const slabhash::Options& options, int device, KeyType key,
+                                                     KeyType value);
 
 }  // namespace gpudict

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/common/errors.hpp"
-#include "core/slabhash/slabhash.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "workloads/registry/structures.hpp"
 
 namespace gpudict {

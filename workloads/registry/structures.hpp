@@ -13,7 +13,7 @@
 #include "core/api/dictionary.hpp"
 #include "core/btree/btree.hpp"
 #include "workloads/adapter/structures.hpp"
-#include "core/slabhash/slabhash.hpp"
+#include "workloads/adapter/structures.hpp"
 #include "workloads/adapter/structures.hpp"
 #include "workloads/registry/registry.hpp"
 

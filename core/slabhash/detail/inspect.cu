@@ -6,17 +6,30 @@
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
-#include "core/slabhash/detail/slabhash_impl.cuh"
+#include "core/slabhash/detail/map_impl.cuh"
 
 namespace gpudict::slabhash {
 
 static_assert(sizeof(SlabWords) == sizeof(Slab), "a host copy of a slab is 128 bytes");
 
-TableCopy copy_table(const Dictionary& d) {
-  const auto* h = dynamic_cast<const SlabHashBase*>(&d);
-  if (!h) throw InputError("copy_table: not a slab hash");
-  return h->copy();
+}  // namespace gpudict::slabhash
+
+namespace gpudict {
+namespace slabhash {
+
+template <class Key, class Value>
+TableCopy copy_table(const slab_hash_map<Key, Value>& map) {
+  return map.impl_->table.copy();
 }
+
+template TableCopy copy_table(const slab_hash_map<uint32_t, uint32_t>&);
+template TableCopy copy_table(const slab_hash_map<uint32_t, uint64_t>&);
+template TableCopy copy_table(const slab_hash_map<uint64_t, uint64_t>&);
+
+}  // namespace slabhash
+}  // namespace gpudict
+
+namespace gpudict::slabhash {
 
 template <class K, class V>
 TableCopy SlabHash<K, V>::copy() const {
@@ -51,7 +64,6 @@ template TableCopy SlabHash<uint32_t, uint32_t>::copy() const;
 template TableCopy SlabHash<uint32_t, uint64_t>::copy() const;
 template TableCopy SlabHash<uint64_t, uint64_t>::copy() const;
 
-TableCheck check_table(const Dictionary& d) { return check_table_copy(copy_table(d)); }
 
 uint64_t empty_key_of(const TableCopy& t) { return t.key_bytes == 4 ? kEmptyKey : kEmptyKeyOf<uint64_t>; }
 

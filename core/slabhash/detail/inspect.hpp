@@ -23,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
 #include "core/slabhash/mode.hpp"
+#include "core/slabhash/slab_hash_map.hpp"
 
 namespace gpudict::slabhash {
 
@@ -59,12 +59,16 @@ struct TableCopy {
   std::vector<uint32_t> bitmap;     // bit a % 32 of word a / 32: pool slab a is allocated
 };
 
-// Throws InputError if `d` is not a slab hash.
-TableCopy copy_table(const Dictionary& d);
+// The table of `map` (u32/u32, u32/u64, u64/u64; declared as a friend in
+// slab_hash_map.hpp).
+template <class Key, class Value>
+TableCopy copy_table(const slab_hash_map<Key, Value>& map);
 // Checks the invariants above on a copy.
 TableCheck check_table_copy(const TableCopy& t);
-// check_table_copy(copy_table(d)). Throws InputError if `d` is not a slab hash.
-TableCheck check_table(const Dictionary& d);
+template <class Key, class Value>
+TableCheck check_table(const slab_hash_map<Key, Value>& map) {
+  return check_table_copy(copy_table(map));
+}
 // The bucket the table routes `key` to: B for key_max, else its hash.
 uint64_t bucket_of(const TableCopy& t, uint64_t key);
 

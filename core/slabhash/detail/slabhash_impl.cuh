@@ -1,8 +1,10 @@
-// The slab hash's Dictionary implementation (internal). Its members live in:
-//   slabhash.cu   construction, table sizing, build, FLUSH (cleanup and the
-//                 --flush-every policy), stats, parameters, the memory bound
-//   execute.cu    a batch: staging, the kernels per phase, pool growth and
-//                 the re-run of unfinished operations, results
+// The slab hash behind slab_hash_map (internal). Its members live in:
+//   slabhash.cu   construction, table sizing, the build's fix-up of
+//                 duplicate keys, FLUSH (cleanup and the flush policy),
+//                 stats, the memory bound
+//   execute.cu    a pass of the batch kernel: pool growth and the re-run of
+//                 unfinished operations
+//   device_api.cu the bulk calls on device arrays
 //   inspect.cu    the host-side table checker (inspect.hpp)
 // Kernels: batch_kernels*.cu (tile_ops.cuh), flush.cu, build.cu.
 // SlabHash<K, V> is instantiated for u32/u32, u32/u64 and u64/u64 (every
@@ -16,8 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "core/common/capacity_bounds.hpp"
 #include "core/common/cub_temp.cuh"
+#include "core/common/device_timing.hpp"
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"
 #include "core/common/device_buffer.hpp"
@@ -28,6 +31,7 @@
 #include "core/slabhash/options.hpp"
 #include "core/slabhash/detail/slab_pool.hpp"
 #include "core/slabhash/detail/table_ref.cuh"
+#include "core/slabhash/slab_hash_map.hpp"
 
 namespace gpudict::slabhash {
 
@@ -44,41 +48,41 @@ struct DeviceOps {
   uint64_t bytes() const { return type.bytes() + key.bytes() + arg.bytes() + idx.bytes(); }
 };
 
-// What the checker (inspect.cu) asks of a slab hash of any width.
-class SlabHashBase : public Dictionary {
- public:
-  virtual TableCopy copy() const = 0;
-};
-
 template <class K, class V>
-class SlabHash final : public SlabHashBase {
+class SlabHash {
  public:
   SlabHash(int device, const Options& options);
-  ~SlabHash() override;
+  ~SlabHash();
   SlabHash(const SlabHash&) = delete;
   SlabHash& operator=(const SlabHash&) = delete;
 
-  const Capabilities& caps() const override { return caps_; }
-  Params parameters() const override;
-  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
-  void build(const KeyValues& initial, DeviceTime& t) override;
-  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
-  void snapshot(const std::string& name, DeviceTime& t) override;
-  void drop_snapshot(const std::string& name) override;
-  void cleanup(DeviceTime& t) override;
-  Stats stats() const override;
+  // slab_hash_map's bound and figures (slabhash.cu).
+  uint64_t device_bytes_needed(const capacity_bounds& b) const;
+  slab_hash_stats stats() const;
+  const Options& options() const { return opt_; }
+  // Every later call adds its device time here (device_timing.hpp); null: none.
+  void set_timing(device_timing* t) { timing_ = t; }
+  // FLUSH on demand (slabhash.cu).
+  void cleanup();
 
   Mode mode() const { return opt_.mode; }
   // inspect.cu: the tests' host copy of the table.
-  TableCopy copy() const override;
+  TableCopy copy() const;
 
   // device_api.cu: the library's bulk calls on device arrays
   // (slab_hash_map), on this table's stream; each returns when done.
   // A new table sized for n pairs, then the pairs inserted (map: the later
   // pair of a key wins).
   void build_device(const K* keys, const V* values, uint64_t n);
-  // Inserts or deletes n keys as one pass (values: null for deletes).
+  // Inserts or deletes n keys as one pass (values: null for deletes); with
+  // per-key flags, a mix (multimap: the deletes first, as a pass of their
+  // own). Then the flush policy.
   void update_device(const K* keys, const V* values, uint64_t n, bool insert);
+  void update_mixed_device(const K* keys, const V* values, const bool* erase, uint64_t n);
+  // One pass of mixed operations (ops null: all `uniform`) into the
+  // caller's outputs; the range values stay in d_range_values_ (returned).
+  range_output<K, V> apply_device(const uint8_t* ops, uint8_t uniform, const K* keys, const V* values, uint64_t n,
+                                  const mixed_outputs<K, V>& out);
   // Lookups: values_out[i] (0 when absent), found_out[i]; either may be null.
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
   // Orders this table's stream after the caller's work queued on `caller`.
@@ -105,16 +109,10 @@ class SlabHash final : public SlabHashBase {
   }
 
  private:
-  // One staged pass of operations: the host copies (for re-runs) and where
-  // the kernel finds them on the device. Without op_at, a re-run gathers
-  // its operations from `in` on the device (in.index and in.type null: an
-  // operation's batch position is its position in the arrays).
-  struct Staged {
-    std::function<void(uint32_t pos, uint8_t& type, K& key, V& arg)> op_at;  // by batch position
-    OpsIn<K, V> in;
-  };
-  uint64_t run_device_pass(const K* keys, const V* values, uint64_t n, uint8_t type, uint32_t ops, Phase phase,
-                           DeviceTime& t);
+  void add_time(double ms) {
+    if (timing_) timing_->add(ms);
+  }
+  uint64_t run_device_pass(const K* keys, const V* values, uint64_t n, uint8_t type, uint32_t ops);
 
   static int use_device(int device);
   // What a slab holds in this mode at this width (options.hpp).
@@ -129,33 +127,31 @@ class SlabHash final : public SlabHashBase {
   // every pass of a batch).
   void reset_counters(bool cursor_too);
   Counters read_counters();
-  // Copies the first m operations of the pinned staging (h_type_, h_key_,
-  // h_arg_, h_idx_) into `d`; returns them as kernel input.
-  OpsIn<K, V> upload_ops(DeviceOps<K, V>& d, uint64_t m, const char* what);
-  // Runs `s.in` (operation types `ops`, bit 1 << type), timed into `phase`; grows the pool or the range buffer and
-  // runs the unfinished operations again until none is left. Returns the
-  // counters summed over the rounds (and updates live_ and claimed_).
-  Counters run_pass(const Staged& s, uint32_t ops, Phase phase, uint64_t batch_size, DeviceTime& t);
-  void grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size, DeviceTime& t, Phase phase);
+  // Runs `in` (operation types `ops`, bit 1 << type; an operation's output
+  // position is its position in the arrays: in.index null), timed; grows
+  // the pool or the range buffer and runs the unfinished operations again,
+  // gathered on the device, until none is left. Returns the counters summed
+  // over the rounds (and updates live_ and claimed_).
+  Counters run_pass(const OpsIn<K, V>& in, uint32_t ops, uint64_t batch_size);
+  void grow_pool_or_throw(uint32_t unfinished, uint64_t pass_size);
   void grow_range_buffer(unsigned long long needed);
   // Growth ahead of a pass of `inserts` inserts (--pool-growth ahead): while
   // the pool slabs expected after them would pass 3/4 of the pool, add a
   // super block. An almost full pool allocates slowly (long searches for a
   // free bit) and a full one costs a rerun.
-  void reserve_for_inserts(uint64_t inserts, DeviceTime& t, Phase phase);
-  // The same growth whatever --pool-growth says (slab_hash_map::reserve).
-  void grow_ahead_of(uint64_t inserts, DeviceTime& t, Phase phase);
-  // FLUSH; returns the device milliseconds.
-  double flush();
-  void maybe_flush(DeviceTime& t);
+  void reserve_for_inserts(uint64_t inserts);
+  // The same growth whatever options.grow_ahead says (slab_hash_map::reserve).
+  void grow_ahead_of(uint64_t inserts);
+  // FLUSH, timed as cleanup.
+  void flush();
+  void maybe_flush();
   // Tombstones since the last FLUSH or build (claimed slots that are not live).
   uint64_t tombstones() const;
-  std::string flush_policy() const;
-  void fix_build_duplicates(const K* d_keys, const V* d_values, uint64_t n, DeviceTime& t);
+  void fix_build_duplicates(const K* d_keys, const V* d_values, uint64_t n);
   uint64_t scratch_bytes() const;
 
   int device_;
-  Capabilities caps_;
+  device_timing* timing_ = nullptr;
   Options opt_;
   cudaStream_t stream_ = nullptr;
   EventTimer timer_;
@@ -185,6 +181,7 @@ class SlabHash final : public SlabHashBase {
   DeviceBuffer<unsigned long long> d_live_;
   DeviceBuffer<unsigned long long> d_ref_counts_;  // ref_counts(); allocated by the first
   bool refs_issued_ = false;
+  // A mixed update's operations (types from the flags; multimap: deletes first).
   DeviceOps<K, V> d_ops_;
   // Re-runs of unfinished operations (the first pass's inputs stay intact).
   DeviceOps<K, V> d_rerun_;
@@ -194,11 +191,7 @@ class SlabHash final : public SlabHashBase {
   DeviceBuffer<V> d_range_values_;
   CubTemp temp_;
 
-  // Pinned host staging.
-  PinnedBuffer<uint8_t> h_type_, h_found_;
-  PinnedBuffer<K> h_key_;
-  PinnedBuffer<V> h_arg_, h_value_, h_range_;
-  PinnedBuffer<uint32_t> h_idx_, h_offset_;
+  // Pinned host words read back between launches.
   PinnedBuffer<Counters> h_ctr_;
 };
 
