@@ -15,6 +15,7 @@
 #include "core/common/errors.hpp"
 #include "workloads/distributions.hpp"
 #include "workloads/generator.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/rng.hpp"
 #include "workloads/spec.hpp"
 #include "scratch_dir.hpp"
@@ -717,5 +718,46 @@ steps:
       mix(s.batch.args[i]);
     }
   }
-  CHECK(h == 7370955752859985664ull);
+  CHECK(h == 911148328315803693ull);
+}
+
+TEST_CASE("generator: one thread and many make the same operations") {
+  // Large enough that every parallel loop splits (initial draws and values,
+  // batch types and keys), every distribution, both modes, hits and misses,
+  // sequential keys (one thread by design) and a dense initial set.
+  const std::string path = gen_yaml("threads.yaml", R"(seed: 77
+initial: {count: 300000, keys: {distribution: uniform, max: 2000000}}
+steps:
+  - phase: {batches: 2, batch_size: 40000, mix: {insert: 0.3, delete: 0.2, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1},
+            keys: {distribution: zipfian, exponent: 0.9, max: 2000000}, hit_ratio: 0.6}
+  - phase: {batches: 2, batch_size: 30000, mode: concurrent, mix: {insert: 0.4, delete: 0.2, lookup: 0.4},
+            keys: {distribution: hotset, hot_fraction: 0.05, max: 2000000}, hit_ratio: 0.5}
+  - phase: {batches: 1, batch_size: 20000, mix: {insert: 0.5, range: 0.5},
+            keys: {distribution: normal, mean: 0.5, stddev: 0.1, max: 2000000}, range_length: {distribution: geometric, mean: 4, unit: results}}
+  - phase: {batches: 1, batch_size: 20000, mix: {insert: 1}, keys: {distribution: sequential, start: 5, stride: 3, max: 2000000}}
+  - phase: {batches: 1, batch_size: 20000, mix: {lookup: 1}, hit_ratio: 0.3}
+)");
+  const std::string dense = gen_yaml("threads-dense.yaml", R"(seed: 78
+initial: {count: 150000, keys: {distribution: uniform, max: 199999}}
+steps:
+  - phase: {batches: 1, batch_size: 50000, mix: {delete: 0.5, lookup: 0.5}, hit_ratio: 0.5}
+)");
+  for (const std::string& p : {path, dense}) {
+    CAPTURE(p);
+    set_host_threads(1);
+    const std::vector<Step> one = gen_steps(p);
+    set_host_threads(7);
+    const std::vector<Step> many = gen_steps(p);
+    set_host_threads(0);
+    REQUIRE(one.size() == many.size());
+    for (size_t i = 0; i < one.size(); ++i) {
+      CAPTURE(i);
+      CHECK(one[i].kind == many[i].kind);
+      CHECK(one[i].initial.keys == many[i].initial.keys);
+      CHECK(one[i].initial.values == many[i].initial.values);
+      CHECK(one[i].batch.types == many[i].batch.types);
+      CHECK(one[i].batch.keys == many[i].batch.keys);
+      CHECK(one[i].batch.args == many[i].batch.args);
+    }
+  }
 }

@@ -9,6 +9,7 @@
 #include "core/common/errors.hpp"
 #include "workloads/distributions.hpp"
 #include "workloads/keyfile.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/rng.hpp"
 
 // Deterministic floating point (see distributions.cpp).
@@ -26,6 +27,7 @@ namespace {
 constexpr uint64_t kStreamInitialKeys = 0x1417;
 constexpr uint64_t kStreamInitialValues = 0x1418;
 constexpr uint64_t kStreamBatch = 0xBA7C;
+constexpr uint64_t kTypeShuffleTag = 0x7195;  // the key of a batch's type permutation
 constexpr uint64_t kScrambleTag = 0x5C7A3B1E9D2F4061ull;
 
 // Absent ("miss") draws retry this many universe draws before accepting a present key.
@@ -75,7 +77,30 @@ class PresentModel {
   size_t pending() const { return pending_.size(); }
   bool large_backlog() const { return pending_.size() > 2 * present_.size() + (size_t{1} << 22); }
 
+  // Brings the keys up to date and indexes them: after this, keys() and
+  // contains() are read-only, so threads may share the model.
   void materialize() {
+    merge_pending();
+    if (!index_valid_ && present_.size() >= kIndexMin && present_.size() <= 0xFFFFFFFFull) build_index();
+  }
+
+  // Valid after materialize().
+  const std::vector<uint64_t>& keys() const { return present_; }
+  // Asks the cache for what contains(k) reads first (its bucket's bounds).
+  void prefetch_contains(uint64_t k) const {
+    if (!index_valid_ || k < present_.front() || k > present_.back()) return;
+    __builtin_prefetch(&bucket_start_[(k - present_.front()) >> shift_]);
+  }
+  bool contains(uint64_t k) const {
+    if (!index_valid_) return std::binary_search(present_.begin(), present_.end(), k);
+    if (k < present_.front() || k > present_.back()) return false;
+    const uint64_t b = (k - present_.front()) >> shift_;
+    const auto first = present_.begin() + bucket_start_[b], last = present_.begin() + bucket_start_[b + 1];
+    return std::binary_search(first, last, k);
+  }
+
+ private:
+  void merge_pending() {
     if (pending_.empty()) return;
     std::stable_sort(pending_.begin(), pending_.end(),
                      [](const Update& a, const Update& b) { return a.key < b.key; });
@@ -110,19 +135,6 @@ class PresentModel {
     index_valid_ = false;
   }
 
-  // Valid after materialize().
-  const std::vector<uint64_t>& keys() const { return present_; }
-  bool contains(uint64_t k) {
-    if (present_.size() < kIndexMin || present_.size() > 0xFFFFFFFFull)
-      return std::binary_search(present_.begin(), present_.end(), k);
-    if (!index_valid_) build_index();
-    if (k < present_.front() || k > present_.back()) return false;
-    const uint64_t b = (k - present_.front()) >> shift_;
-    const auto first = present_.begin() + bucket_start_[b], last = present_.begin() + bucket_start_[b + 1];
-    return std::binary_search(first, last, k);
-  }
-
- private:
   struct Update {
     uint64_t key;
     bool insert;
@@ -164,13 +176,16 @@ uint64_t non_inserts(const std::array<uint64_t, kNumOpTypes>& counts) {
   return n;
 }
 
-// `count` unique ranks in [0, last] drawn uniformly, sorted.
-std::vector<uint64_t> uniform_unique_ranks(Rng& rng, uint64_t last, uint64_t count) {
+// `count` unique ranks in [0, last] drawn uniformly, sorted. Draw j is
+// Rng::at(seed, j) (j counts on across rounds and the dense case's
+// complement), so the draws run in parallel and the result does not depend
+// on the number of threads.
+std::vector<uint64_t> uniform_unique_ranks(uint64_t seed, uint64_t last, uint64_t count, uint64_t& next_draw) {
   std::vector<uint64_t> r;
   if (count == 0) return r;
   if (last != ~0ull && count > (last + 1) / 2) {
     // Dense: draw the keys to leave out instead, then list the others.
-    const std::vector<uint64_t> excluded = uniform_unique_ranks(rng, last, last + 1 - count);
+    const std::vector<uint64_t> excluded = uniform_unique_ranks(seed, last, last + 1 - count, next_draw);
     r.reserve(count);
     size_t e = 0;
     for (uint64_t k = 0;; ++k) {
@@ -185,7 +200,11 @@ std::vector<uint64_t> uniform_unique_ranks(Rng& rng, uint64_t last, uint64_t cou
     const size_t have = r.size();
     const uint64_t need = count - have;
     std::vector<uint64_t> fresh(need);
-    for (uint64_t& x : fresh) x = rng.upto(last);
+    const uint64_t first = next_draw;
+    parallel_for(need, uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t x = lo; x < hi; ++x) fresh[x] = Rng::at(seed, first + x).upto(last);
+    });
+    next_draw += need;
     radix_sort(fresh);
     r.insert(r.end(), fresh.begin(), fresh.end());
     std::inplace_merge(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(have), r.end());
@@ -253,16 +272,19 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
       throw_spec_error(in.file_pos, "initial.file", e.what(), "");
     }
   } else {
-    Rng rng = Rng::stream(spec.seed, kStreamInitialKeys);
+    const uint64_t seed = Rng::stream_seed(spec.seed, kStreamInitialKeys);
     KeySampler sampler(in.keys, scramble_seed(spec.seed));
     const uint64_t last = in.keys.max - in.keys.min;
     switch (in.keys.kind) {
-      case DistKind::Uniform:
-        kv.keys = uniform_unique_ranks(rng, last, in.count);
+      case DistKind::Uniform: {
+        uint64_t draws = 0;
+        kv.keys = uniform_unique_ranks(seed, last, in.count, draws);
         for (uint64_t& k : kv.keys) k += in.keys.min;
         break;
+      }
       case DistKind::Sequential: {  // unique: the parser checked the period
         uint64_t counter = 0;
+        Rng rng(seed);  // (a sequential rank draws nothing)
         kv.keys.resize(in.count);
         for (uint64_t& k : kv.keys) k = in.keys.min + sampler.rank_with_counter(rng, last, counter);
         break;
@@ -280,7 +302,7 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
                                  std::to_string(kv.keys.size()) + " unique keys in " + std::to_string(draws) +
                                  " draws",
                              "a count the distribution can produce as unique keys, or a wider distribution");
-          ++draws;
+          Rng rng = Rng::at(seed, draws++);
           const uint64_t k = sampler.universe(rng);
           if (seen.insert(k).second) kv.keys.push_back(k);
         }
@@ -293,8 +315,10 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
   kv.values.resize(kv.keys.size());
   switch (in.values) {
     case InitialValues::Random: {
-      Rng rng = Rng::stream(spec.seed, kStreamInitialValues);
-      for (uint64_t& v : kv.values) v = rng.upto(value_max);
+      const uint64_t seed = Rng::stream_seed(spec.seed, kStreamInitialValues);
+      parallel_for(kv.values.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+        for (uint64_t i = lo; i < hi; ++i) kv.values[i] = Rng::at(seed, i).upto(value_max);
+      });
       break;
     }
     case InitialValues::Key:
@@ -346,22 +370,6 @@ struct GeneratedSource::Impl {
     }
   }
 
-  // A delete or query key: present with probability hit_ratio, else absent.
-  uint64_t draw(Rng& rng, double hit_ratio) {
-    const bool hit = rng.bernoulli(hit_ratio);
-    const std::vector<uint64_t>& present = model.keys();
-    if (hit) {
-      if (present.empty()) return sampler->universe(rng);
-      return present[sampler->present_rank(rng, present.size() - 1)];
-    }
-    uint64_t k = 0;
-    for (int a = 0; a < kMissAttempts; ++a) {
-      k = sampler->universe(rng);
-      if (!model.contains(k)) break;
-    }
-    return k;
-  }
-
   void record_updates(const Batch& b) {
     for (size_t i = 0; i < b.size(); ++i) {
       if (b.types[i] == OpType::Insert) model.record(b.keys[i], true);
@@ -369,16 +377,32 @@ struct GeneratedSource::Impl {
     }
   }
 
+  // Operation i of a batch draws only from Rng::at(batch seed, i), its type
+  // from a keyed permutation of the positions: the operations are made in
+  // parallel, and the same on any number of threads. Phases of sequential
+  // keys (a counter advanced in position order) run on one thread.
   void generate_batch(const PhaseSpec& ph, Batch& b) {
-    Rng rng = Rng::stream(spec.seed, kStreamBatch, step, batch);
+    const uint64_t seed = Rng::stream_seed(spec.seed, kStreamBatch, step, batch);
     const uint64_t n = ph.batch_size;
     b.mode = ph.mode;
     b.snapshot = ph.snapshot;
-    b.types.clear();
-    for (OpType t : kAllOpTypes) b.types.insert(b.types.end(), counts[static_cast<int>(t)], t);
-    for (uint64_t i = n; i-- > 1;) std::swap(b.types[i], b.types[rng.upto(i)]);  // Fisher-Yates
+    b.types.resize(n);
     b.keys.assign(n, 0);
     b.args.assign(n, 0);
+    if (n == 0) return;
+    // Types: the counts laid out in kAllOpTypes order, permuted.
+    std::array<uint64_t, kNumOpTypes> end{};
+    uint64_t sum = 0;
+    for (int t = 0; t < kNumOpTypes; ++t) end[t] = sum += counts[t];
+    const FeistelPermutation perm(n - 1, splitmix64(seed ^ kTypeShuffleTag));
+    parallel_for(n, uint64_t{1} << 14, [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t i = lo; i < hi; ++i) {
+        const uint64_t slot = perm(i);
+        int t = 0;
+        while (slot >= end[t]) ++t;
+        b.types[i] = static_cast<OpType>(t);
+      }
+    });
 
     const bool tracking = need_model[step] != 0;
     const uint64_t updates = counts[static_cast<int>(OpType::Insert)] + counts[static_cast<int>(OpType::Delete)];
@@ -386,34 +410,90 @@ struct GeneratedSource::Impl {
     const bool phased = ph.mode == ExecMode::Phased;
     const uint64_t value_max = max_of(spec.value_type);
     const uint64_t key_max = max_of(spec.key_type);
+    const double universe = sampler->universe_size();
+    const bool serial = sampler->spec().kind == DistKind::Sequential;
+
+    // Keys (and values, bounds) of the operations a pass makes.
+    auto fill = [&](bool updates_pass, bool queries_pass) {
+      // In blocks: each operation's first random draws and the address it
+      // will read (a present key, or the index bucket of a miss candidate)
+      // first, with a prefetch, then the reads: the cache misses of a block
+      // overlap. A delete or query key is present with probability
+      // hit_ratio (a present draw), else absent (a universe draw not in the
+      // model, up to kMissAttempts tries; the last is kept).
+      auto make = [&](uint64_t lo, uint64_t hi, KeySampler& s) {
+        constexpr int kBlock = 32;
+        const std::vector<uint64_t>& present = model.keys();
+        struct Op {
+          uint64_t i;
+          Rng rng{0};
+          bool hit;
+          uint64_t v;  // hit: the rank; miss: the first candidate key
+        } op[kBlock];
+        for (uint64_t i = lo; i < hi;) {
+          int m = 0;
+          for (; i < hi && m < kBlock; ++i) {
+            const OpType t = b.types[i];
+            if (is_update(t) ? !updates_pass : !queries_pass) continue;
+            Rng rng = Rng::at(seed, i);
+            if (t == OpType::Insert) {
+              b.keys[i] = s.universe(rng);
+              b.args[i] = rng.upto(value_max);
+              continue;
+            }
+            Op& o = op[m++];
+            o.i = i;
+            o.hit = rng.bernoulli(ph.hit_ratio) && !present.empty();
+            if (o.hit) {
+              o.v = s.present_rank(rng, present.size() - 1);
+              __builtin_prefetch(&present[o.v]);
+            } else {
+              o.v = s.universe(rng);  // (a hit on an empty model draws from the universe too)
+              model.prefetch_contains(o.v);
+            }
+            o.rng = rng;
+          }
+          for (int x = 0; x < m; ++x) {
+            Op& o = op[x];
+            const OpType t = b.types[o.i];
+            uint64_t k = o.v;
+            if (o.hit) {
+              k = present[o.v];
+            } else {
+              // A miss: up to kMissAttempts candidates, the first drawn above
+              // (an empty model makes the first one absent).
+              for (int a = 1; a < kMissAttempts && model.contains(k); ++a) k = s.universe(o.rng);
+            }
+            b.keys[o.i] = k;
+            if (t == OpType::Count || t == OpType::Range) {
+              const uint64_t span = lengths->span(o.rng, universe, present.size());
+              b.args[o.i] = (span - 1 > key_max - k) ? key_max : k + (span - 1);
+            }
+          }
+        }
+      };
+      if (serial) {
+        make(0, n, *sampler);
+        return;
+      }
+      parallel_for(n, uint64_t{1} << 12, [&](uint64_t lo, uint64_t hi) {
+        KeySampler s = *sampler;  // its caches are the thread's own
+        make(lo, hi, s);
+      });
+    };
 
     if (counts[static_cast<int>(OpType::Delete)] > 0 || (has_queries && !phased)) model.materialize();
-    for (uint64_t i = 0; i < n; ++i) {
-      if (b.types[i] == OpType::Insert) {
-        b.keys[i] = sampler->universe(rng);
-        b.args[i] = rng.upto(value_max);
-      } else if (b.types[i] == OpType::Delete) {
-        b.keys[i] = draw(rng, ph.hit_ratio);
-      }
-    }
     if (phased) {
+      fill(true, false);
       if (tracking) record_updates(b);
-      if (has_queries) model.materialize();
-    }
-    if (has_queries) {
-      const double universe = sampler->universe_size();
-      for (uint64_t i = 0; i < n; ++i) {
-        const OpType t = b.types[i];
-        if (is_update(t)) continue;
-        b.keys[i] = draw(rng, ph.hit_ratio);
-        if (t == OpType::Count || t == OpType::Range) {
-          const uint64_t span = lengths->span(rng, universe, model.keys().size());
-          const uint64_t lo = b.keys[i];
-          b.args[i] = (span - 1 > key_max - lo) ? key_max : lo + (span - 1);
-        }
+      if (has_queries) {
+        model.materialize();
+        fill(false, true);
       }
+    } else {
+      fill(true, true);  // every draw from the model before the batch
+      if (tracking) record_updates(b);
     }
-    if (!phased && tracking) record_updates(b);
     if (tracking && model.large_backlog()) model.materialize();
   }
 

@@ -63,11 +63,19 @@ class Rng {
   // An independent stream for (seed, a, b, c): the workload seed plus the
   // coordinates of what is generated (stream tag, step index, batch index).
   static Rng stream(uint64_t seed, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
+    return Rng(stream_seed(seed, a, b, c));
+  }
+  // The seed of stream(seed, a, b, c).
+  static uint64_t stream_seed(uint64_t seed, uint64_t a, uint64_t b = 0, uint64_t c = 0) {
     uint64_t h = splitmix64(seed);
     h = splitmix64(h ^ a);
     h = splitmix64(h ^ (b * 0xD1B54A32D192ED03ull));
-    h = splitmix64(h ^ (c * 0x8CB92BA72F3D8DD7ull));
-    return Rng(h);
+    return splitmix64(h ^ (c * 0x8CB92BA72F3D8DD7ull));
+  }
+  // The stream of item `index` under a stream seed: counter-based, so the
+  // items of a stream can be drawn in any order and on any thread.
+  static Rng at(uint64_t stream_seed, uint64_t index) {
+    return Rng(splitmix64(stream_seed ^ (index * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull)));
   }
 
   uint64_t next() {
