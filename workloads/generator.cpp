@@ -102,8 +102,7 @@ class PresentModel {
  private:
   void merge_pending() {
     if (pending_.empty()) return;
-    std::stable_sort(pending_.begin(), pending_.end(),
-                     [](const Update& a, const Update& b) { return a.key < b.key; });
+    sort_pending();
     // Keep the last update of each key.
     size_t w = 0;
     for (size_t i = 0; i < pending_.size(); ++i) {
@@ -139,6 +138,31 @@ class PresentModel {
     uint64_t key;
     bool insert;
   };
+  // pending_ by key, stable (a key's updates stay in the order they came):
+  // LSD radix sort on 16-bit digits up to the highest bit any key has.
+  void sort_pending() {
+    if (pending_.size() < (size_t{1} << 12)) {
+      std::stable_sort(pending_.begin(), pending_.end(),
+                       [](const Update& a, const Update& b) { return a.key < b.key; });
+      return;
+    }
+    uint64_t all = 0;
+    for (const Update& u : pending_) all |= u.key;
+    std::vector<Update> tmp(pending_.size());
+    std::vector<size_t> count(size_t{1} << 16);
+    for (int shift = 0; shift < 64 && (all >> shift) != 0; shift += 16) {
+      std::fill(count.begin(), count.end(), 0);
+      for (const Update& u : pending_) ++count[(u.key >> shift) & 0xFFFF];
+      size_t sum = 0;
+      for (size_t& c : count) {
+        const size_t n = c;
+        c = sum;
+        sum += n;
+      }
+      for (const Update& u : pending_) tmp[count[(u.key >> shift) & 0xFFFF]++] = u;
+      pending_.swap(tmp);
+    }
+  }
   // A radix index over the sorted keys for fast membership tests (a miss
   // draw tests every candidate): bucket b holds the keys k with
   // (k - front) >> shift_ == b, at [bucket_start_[b], bucket_start_[b + 1]).
@@ -394,15 +418,22 @@ struct GeneratedSource::Impl {
     std::array<uint64_t, kNumOpTypes> end{};
     uint64_t sum = 0;
     for (int t = 0; t < kNumOpTypes; ++t) end[t] = sum += counts[t];
-    const FeistelPermutation perm(n - 1, splitmix64(seed ^ kTypeShuffleTag));
-    parallel_for(n, uint64_t{1} << 14, [&](uint64_t lo, uint64_t hi) {
-      for (uint64_t i = lo; i < hi; ++i) {
-        const uint64_t slot = perm(i);
-        int t = 0;
-        while (slot >= end[t]) ++t;
-        b.types[i] = static_cast<OpType>(t);
-      }
-    });
+    int only = -1;  // the one type of a batch of one type (no permutation needed)
+    for (int t = 0; t < kNumOpTypes; ++t)
+      if (counts[t] == n) only = t;
+    if (only >= 0) {
+      std::fill(b.types.begin(), b.types.end(), static_cast<OpType>(only));
+    } else {
+      const FeistelPermutation perm(n - 1, splitmix64(seed ^ kTypeShuffleTag));
+      parallel_for(n, uint64_t{1} << 14, [&](uint64_t lo, uint64_t hi) {
+        for (uint64_t i = lo; i < hi; ++i) {
+          const uint64_t slot = perm(i);
+          int t = 0;
+          while (slot >= end[t]) ++t;
+          b.types[i] = static_cast<OpType>(t);
+        }
+      });
+    }
 
     const bool tracking = need_model[step] != 0;
     const uint64_t updates = counts[static_cast<int>(OpType::Insert)] + counts[static_cast<int>(OpType::Delete)];
