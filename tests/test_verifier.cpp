@@ -13,6 +13,7 @@
 
 #include "core/common/errors.hpp"
 #include "batch_run.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/verifier.hpp"
 
 using namespace gpudict;
@@ -527,4 +528,53 @@ TEST_CASE("verifier: a large batch of lookups is fast") {
   CHECK(v.mismatches() == 0);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   CHECK(s < 20.0);
+}
+
+TEST_CASE("verifier: a large batch checked on several threads reports what one thread does, in batch order") {
+  // 2^15 queries of every type on a state without ambiguous cells (the
+  // parallel path), wrong answers scattered among them; then the same batch
+  // after a phased any-update batch left ambiguous cells (the serial path).
+  auto run_with = [](unsigned threads, bool ambiguous) {
+    set_host_threads(threads);
+    Verifier v(KeyType::U64, KeyType::U64, ambiguous ? DuplicateRule::AnyUpdate : DuplicateRule::LastWins, 50);
+    std::vector<uint64_t> keys, values;
+    for (uint64_t k = 0; k < 40000; ++k) {
+      keys.push_back(2 * k);
+      values.push_back(k * 7);
+    }
+    v.build(kv(keys, values));
+    if (ambiguous) {
+      Run dup;
+      dup.insert(10, 1).insert(10, 2);
+      check(v, dup, 0);
+    }
+    Run q;
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < (1 << 15); ++i) {
+      const uint64_t k = 2 * (rng() % 40000);
+      const bool wrong = i % 997 == 0;
+      switch (i % 4) {
+        case 0: q.lookup(k, wrong ? std::optional<uint64_t>(1) : std::optional<uint64_t>(k / 2 * 7)); break;
+        case 1: q.count(k, k + 3, wrong ? 5 : 2); break;
+        case 2: q.range(k, k + 1, wrong ? std::vector<P>{} : std::vector<P>{P{k, k / 2 * 7}}); break;
+        default:
+          q.successor(k, k + 2 < 80000 ? std::optional<P>(P{k + 2, (k + 2) / 2 * 7 + (wrong ? 1 : 0)})
+                                       : std::nullopt);
+      }
+    }
+    check(v, q, 1);
+    set_host_threads(0);
+    std::vector<std::pair<uint64_t, std::string>> got;
+    for (const Mismatch& m : v.first_mismatches()) got.emplace_back(m.op, m.expected + " / " + m.got);
+    return std::make_pair(v.mismatches(), got);
+  };
+  for (bool ambiguous : {false, true}) {
+    CAPTURE(ambiguous);
+    const auto one = run_with(1, ambiguous);
+    const auto many = run_with(4, ambiguous);
+    CHECK(one.first > 20);
+    CHECK(one.first == many.first);
+    CHECK(one.second == many.second);
+    for (size_t i = 1; i < one.second.size(); ++i) CHECK(one.second[i - 1].first < one.second[i].first);
+  }
 }

@@ -1,16 +1,24 @@
 #include "workloads/verifier.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "workloads/multimap_checks.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/reference.hpp"
 #include "workloads/verifier_text.hpp"
 
 namespace gpudict {
+
+namespace {
+// Batches with fewer queries are checked on one thread (threads cost more).
+constexpr uint64_t kParallelChecks = uint64_t{1} << 14;
+}  // namespace
 
 struct Verifier::Impl {
   KeyType key_type;
@@ -171,32 +179,48 @@ struct Verifier::Impl {
 
     const size_t n = b.size();
     const bool slots_ok = r.found.size() >= n && r.value.size() >= n && r.key.size() >= n;
-    uint64_t queries = 0;
-    for (size_t i = 0; i < n; ++i) {
+    auto check_one = [&](size_t i) -> std::optional<Problem> {
       const OpType type = b.types[i];
-      if (is_update(type)) continue;
-      ++queries;
       const uint64_t key = b.keys[i];
       const uint64_t arg = b.args[i];
-      std::optional<Problem> p;
-      if (!slots_ok) {
-        p = Problem{"a result for every operation of the batch",
-                    fmt::format("results sized {} for {} operations",
-                                std::min({r.found.size(), r.value.size(), r.key.size()}), n)};
-      } else if (multi) {
-        p = multi->check(b, i, r);
-      } else {
-        switch (type) {
-          case OpType::Lookup: p = check_lookup(queried, touched, key, r.found[i] != 0, r.value[i]); break;
-          case OpType::Count: p = check_count(queried, touched, key, arg, r.value[i]); break;
-          case OpType::Range: p = check_range(queried, touched, key, arg, r, i); break;
-          case OpType::Successor:
-            p = check_successor(queried, touched, key, r.found[i] != 0, r.key[i], r.value[i]);
-            break;
-          default: break;
-        }
+      if (!slots_ok)
+        return Problem{"a result for every operation of the batch",
+                       fmt::format("results sized {} for {} operations",
+                                   std::min({r.found.size(), r.value.size(), r.key.size()}), n)};
+      if (multi) return multi->check(b, i, r);
+      switch (type) {
+        case OpType::Lookup: return check_lookup(queried, touched, key, r.found[i] != 0, r.value[i]);
+        case OpType::Count: return check_count(queried, touched, key, arg, r.value[i]);
+        case OpType::Range: return check_range(queried, touched, key, arg, r, i);
+        case OpType::Successor: return check_successor(queried, touched, key, r.found[i] != 0, r.key[i], r.value[i]);
+        default: return std::nullopt;
       }
-      if (p) report(batch_index, i, b, std::move(*p));
+    };
+    uint64_t queries = 0;
+    for (size_t i = 0; i < n; ++i) queries += is_update(b.types[i]) ? 0 : 1;
+    // With no ambiguous cell in the queried state, no answer can collapse
+    // one (touched cells never collapse): every check only reads the model,
+    // so the queries are checked in parallel, and their problems reported
+    // in batch order as the serial loop would.
+    if (!multi && queried.ambiguous().empty() && queries >= kParallelChecks) {
+      std::vector<std::vector<std::pair<size_t, Problem>>> found(host_threads());
+      std::atomic<size_t> next_slot{0};
+      parallel_for(n, uint64_t{1} << 12, [&](uint64_t lo, uint64_t hi) {
+        std::vector<std::pair<size_t, Problem>>& mine = found[next_slot++];
+        for (uint64_t i = lo; i < hi; ++i)
+          if (!is_update(b.types[i]))
+            if (auto p = check_one(i)) mine.emplace_back(i, std::move(*p));
+      });
+      std::vector<std::pair<size_t, Problem>> all;
+      for (auto& f : found)
+        for (auto& e : f) all.push_back(std::move(e));
+      std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (auto& [i, p] : all) report(batch_index, i, b, std::move(p));
+    } else {
+      for (size_t i = 0; i < n; ++i) {
+        if (is_update(b.types[i])) continue;
+        if (auto p = check_one(i)) report(batch_index, i, b, std::move(*p));
+      }
     }
     checked += queries;
 
