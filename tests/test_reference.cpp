@@ -2,11 +2,14 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <random>
 #include <vector>
 
 #include "core/common/errors.hpp"
+#include "workloads/definite_store.hpp"
 #include "workloads/reference.hpp"
 
 using namespace gpudict;
@@ -346,4 +349,84 @@ TEST_CASE("reference: a copied state is independent of its original (pooled maps
   CHECK(second.definite() == DefiniteMap{{2, 20}, {3, 30}, {6, 60}});
   CHECK(second.outcomes(4) == Outcomes{Outcome(), Outcome(40)});
   CHECK(copy.definite() == DefiniteMap{{1, 10}, {2, 20}, {3, 30}});
+}
+
+TEST_CASE("reference: the definite store against an ordered map (puts, deletes, counts, walks, copies, merges)") {
+  // Random operations on a base of 2^17 keys (indexed) with overlays that
+  // cross the merge threshold, walks and counts over ranges of every width,
+  // the domain's ends, and copies that must not see later changes.
+  std::mt19937_64 rng(91);
+  std::vector<uint64_t> keys, values;
+  std::map<uint64_t, uint64_t> oracle;
+  for (uint64_t k = 0; k < (1u << 17); ++k) {
+    keys.push_back(k * 5 + (k % 3));
+    values.push_back(rng());
+    oracle[keys.back()] = values.back();
+  }
+  keys.push_back(UINT64_MAX);
+  values.push_back(0);
+  oracle[UINT64_MAX] = 0;
+  DefiniteStore s;
+  s.build(keys, values);
+  auto draw_key = [&]() -> uint64_t {
+    switch (rng() % 4) {
+      case 0: return rng() % 8 == 0 ? UINT64_MAX - rng() % 3 : rng() % 4;
+      default: return rng() % (5u << 17);
+    }
+  };
+  std::optional<DefiniteStore> copy;
+  std::map<uint64_t, uint64_t> copy_oracle;
+  int bad = 0;
+  for (int round = 0; round < 6; ++round) {
+    const int ops = round % 2 ? 100000 : 5000;  // some rounds merge, some do not
+    for (int i = 0; i < ops; ++i) {
+      const uint64_t k = draw_key();
+      if (rng() % 3) {
+        const uint64_t v = rng();
+        s.put(k, v);
+        oracle[k] = v;
+      } else {
+        s.erase(k);
+        oracle.erase(k);
+      }
+    }
+    if (round == 2) {
+      copy.emplace(s);
+      copy_oracle = oracle;
+    }
+    if (round == 4) s.settle(UINT64_MAX);  // a read-heavy batch folds the overlay in
+    for (int q = 0; q < 5000; ++q) {
+      const uint64_t k = draw_key();
+      const uint64_t* got = s.find(k);
+      const auto it = oracle.find(k);
+      if ((got == nullptr) != (it == oracle.end()) || (got && *got != it->second)) ++bad;
+      // Narrow ranges (the oracle counts by walking), a few of every width.
+      uint64_t lo = draw_key(), hi = q % 256 == 0 ? draw_key() : lo + rng() % 64;
+      if (hi < lo && q % 256 != 0) hi = UINT64_MAX;
+      if (rng() % 2 && lo > hi) std::swap(lo, hi);
+      const uint64_t want = lo > hi ? 0 : static_cast<uint64_t>(std::distance(oracle.lower_bound(lo), oracle.upper_bound(hi)));
+      if (s.count(lo, hi) != want) ++bad;
+      if (q % 64 == 0) {  // a walk of up to 50 keys
+        auto c = s.lower_bound(lo);
+        auto o = oracle.lower_bound(lo);
+        for (int w = 0; w < 50; ++w, c.next(), ++o) {
+          if (c.valid() != (o != oracle.end())) {
+            ++bad;
+            break;
+          }
+          if (!c.valid()) break;
+          if (c.key() != o->first || c.value() != o->second) ++bad;
+        }
+      }
+    }
+    CHECK(bad == 0);
+    CHECK(s.size() == oracle.size());
+  }
+  CHECK(s.to_map() == oracle);
+  REQUIRE(copy.has_value());
+  CHECK(copy->to_map() == copy_oracle);
+  s.clear();
+  CHECK(s.size() == 0);
+  CHECK(s.find(0) == nullptr);
+  CHECK(!s.lower_bound(0).valid());
 }

@@ -11,6 +11,7 @@
 #include "workloads/keyfile.hpp"
 #include "workloads/parallel.hpp"
 #include "workloads/rng.hpp"
+#include "workloads/sorted_index.hpp"
 
 // Deterministic floating point (see distributions.cpp).
 #if defined(__clang__)
@@ -81,22 +82,20 @@ class PresentModel {
   // contains() are read-only, so threads may share the model.
   void materialize() {
     merge_pending();
-    if (!index_valid_ && present_.size() >= kIndexMin && present_.size() <= 0xFFFFFFFFull) build_index();
+    if (!index_valid_) {
+      index_.build(present_);
+      index_valid_ = true;
+    }
   }
 
   // Valid after materialize().
   const std::vector<uint64_t>& keys() const { return present_; }
   // Asks the cache for what contains(k) reads first (its bucket's bounds).
   void prefetch_contains(uint64_t k) const {
-    if (!index_valid_ || k < present_.front() || k > present_.back()) return;
-    __builtin_prefetch(&bucket_start_[(k - present_.front()) >> shift_]);
+    if (index_valid_) index_.prefetch(present_, k);
   }
   bool contains(uint64_t k) const {
-    if (!index_valid_) return std::binary_search(present_.begin(), present_.end(), k);
-    if (k < present_.front() || k > present_.back()) return false;
-    const uint64_t b = (k - present_.front()) >> shift_;
-    const auto first = present_.begin() + bucket_start_[b], last = present_.begin() + bucket_start_[b + 1];
-    return std::binary_search(first, last, k);
+    return index_valid_ ? index_.contains(present_, k) : std::binary_search(present_.begin(), present_.end(), k);
   }
 
  private:
@@ -163,34 +162,10 @@ class PresentModel {
       pending_.swap(tmp);
     }
   }
-  // A radix index over the sorted keys for fast membership tests (a miss
-  // draw tests every candidate): bucket b holds the keys k with
-  // (k - front) >> shift_ == b, at [bucket_start_[b], bucket_start_[b + 1]).
-  static constexpr size_t kIndexMin = size_t{1} << 15;
-  void build_index() {
-    const uint64_t base = present_.front(), span = present_.back() - base;
-    int span_bits = 0;
-    while (span_bits < 64 && (span >> span_bits) != 0) ++span_bits;
-    int size_bits = 0;
-    while ((uint64_t{1} << size_bits) < present_.size()) ++size_bits;
-    const int table_bits = std::min(22, std::max(10, size_bits - 3));
-    shift_ = std::max(0, span_bits - table_bits);
-    const uint64_t buckets = (span >> shift_) + 1;
-    bucket_start_.assign(buckets + 1, 0);
-    uint64_t b = 0;
-    for (size_t i = 0; i < present_.size(); ++i) {
-      const uint64_t kb = (present_[i] - base) >> shift_;
-      while (b <= kb) bucket_start_[b++] = static_cast<uint32_t>(i);
-    }
-    while (b <= buckets) bucket_start_[b++] = static_cast<uint32_t>(present_.size());
-    index_valid_ = true;
-  }
-
   std::vector<uint64_t> present_;
   std::vector<Update> pending_;
-  bool index_valid_ = false;
-  int shift_ = 0;
-  std::vector<uint32_t> bucket_start_;
+  bool index_valid_ = false;  // index_ is of present_ as it is
+  SortedIndex index_;          // fast membership tests (a miss draw tests every candidate)
 };
 
 uint64_t non_inserts(const std::array<uint64_t, kNumOpTypes>& counts) {

@@ -130,7 +130,7 @@ std::vector<uint64_t> ModelState::SuccessorOption::values() const {
 // ModelState
 // ---------------------------------------------------------------------------
 
-ModelState::ModelState(const ModelState& o) : definite_(o.definite_, &pool_), ambiguous_(o.ambiguous_, &pool_) {}
+ModelState::ModelState(const ModelState& o) : definite_(o.definite_), ambiguous_(o.ambiguous_, &pool_) {}
 
 void ModelState::clear() {
   definite_.clear();
@@ -140,12 +140,20 @@ void ModelState::clear() {
 
 void ModelState::build(const KeyValues& initial) {
   clear();
-  for (const auto& [key, value] : sorted_last_wins(initial)) definite_.emplace_hint(definite_.end(), key, value);
+  std::vector<uint64_t> keys, values;
+  const auto pairs = sorted_last_wins(initial);
+  keys.reserve(pairs.size());
+  values.reserve(pairs.size());
+  for (const auto& [key, value] : pairs) {
+    keys.push_back(key);
+    values.push_back(value);
+  }
+  definite_.build(std::move(keys), std::move(values));
 }
 
 void ModelState::put(uint64_t key, uint64_t value) {
   ambiguous_.erase(key);
-  definite_[key] = value;
+  definite_.put(key, value);
 }
 
 void ModelState::erase(uint64_t key) {
@@ -190,8 +198,7 @@ void ModelState::collapse_present(uint64_t key) {
 Outcomes ModelState::outcomes(uint64_t key) const {
   auto a = ambiguous_.find(key);
   if (a != ambiguous_.end()) return a->second;
-  auto d = definite_.find(key);
-  if (d != definite_.end()) return {Outcome(d->second)};
+  if (const uint64_t* d = definite_.find(key)) return {Outcome(*d)};
   return {Outcome()};
 }
 
@@ -207,10 +214,9 @@ Cell ModelState::cell(uint64_t key, const TouchedKeys* touched) const {
     c.set = &a->second;
     return c;
   }
-  auto d = definite_.find(key);
-  if (d != definite_.end()) {
+  if (const uint64_t* d = definite_.find(key)) {
     c.present = true;
-    c.value = d->second;
+    c.value = *d;
   }
   return c;
 }
@@ -219,17 +225,17 @@ namespace {
 
 // Merges the definite map, the ambiguous map and the touched keys from their
 // given starting points, in key order, up to `hi` inclusive.
-template <class DefIt, class AmbIt>
-void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* touched, size_t t,
-                 uint64_t hi, const std::function<bool(const Cell&)>& fn) {
+template <class AmbIt>
+void merge_cells(DefiniteStore::Cursor d, AmbIt a, AmbIt a_end, const TouchedKeys* touched, size_t t, uint64_t hi,
+                 const std::function<bool(const Cell&)>& fn) {
   const size_t t_end = touched ? touched->size() : 0;
   while (true) {
-    const bool has_d = d != d_end && d->first <= hi;
+    const bool has_d = d.valid() && d.key() <= hi;
     const bool has_a = a != a_end && a->first <= hi;
     const bool has_t = t < t_end && (*touched)[t].key <= hi;
     if (!has_d && !has_a && !has_t) return;
     uint64_t k = UINT64_MAX;
-    if (has_d) k = std::min(k, d->first);
+    if (has_d) k = std::min(k, d.key());
     if (has_a) k = std::min(k, a->first);
     if (has_t) k = std::min(k, (*touched)[t].key);
 
@@ -243,10 +249,10 @@ void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* 
     if (has_a && a->first == k) {
       c.set = &a->second;
       ++a;
-    } else if (has_d && d->first == k) {
+    } else if (has_d && d.key() == k) {
       c.present = true;
-      c.value = d->second;
-      ++d;
+      c.value = d.value();
+      d.next();
     }
     if (!fn(c)) return;
   }
@@ -257,8 +263,8 @@ void merge_cells(DefIt d, DefIt d_end, AmbIt a, AmbIt a_end, const TouchedKeys* 
 void ModelState::for_each_cell(uint64_t lo, uint64_t hi, const TouchedKeys* touched,
                                const std::function<bool(const Cell&)>& fn) const {
   if (lo > hi) return;
-  merge_cells(definite_.lower_bound(lo), definite_.end(), ambiguous_.lower_bound(lo), ambiguous_.end(),
-              touched, touched ? touched->lower_bound(lo) : 0, hi, fn);
+  merge_cells(definite_.lower_bound(lo), ambiguous_.lower_bound(lo), ambiguous_.end(), touched,
+              touched ? touched->lower_bound(lo) : 0, hi, fn);
 }
 
 void ModelState::for_each_cell_above(uint64_t key, const TouchedKeys* touched,
@@ -275,7 +281,7 @@ ModelState::CountBounds ModelState::count_bounds(uint64_t lo, uint64_t hi, const
   const bool no_ambiguous_in_range =
       ambiguous_.lower_bound(lo) == ambiguous_.end() || ambiguous_.lower_bound(lo)->first > hi;
   if (no_touched_in_range && no_ambiguous_in_range) {  // fast path: every key definite
-    b.min = b.max = static_cast<uint64_t>(std::distance(definite_.lower_bound(lo), definite_.upper_bound(hi)));
+    b.min = b.max = definite_.count(lo, hi);
     return b;
   }
   for_each_cell(lo, hi, touched, [&](const Cell& c) {

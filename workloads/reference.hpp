@@ -1,11 +1,12 @@
 // The reference model the verifier checks results against (docs/semantics.md).
 //
-// Deliberately plain: definite keys live in an ordered map<key, value>; keys
-// whose state the semantics leave open (several updates of one key in one batch
-// under a rule that allows more than one outcome) live in a second, usually
-// empty map<key, Outcomes> of "ambiguous cells" (both std::pmr::map, their
-// nodes from a pool: ModelState says why). A key is in at most one of the
-// two maps; a key in neither is absent. Snapshots are copies.
+// Definite keys live in a DefiniteStore (definite_store.hpp: sorted arrays
+// shared with snapshots, plus an ordered overlay of recent changes); keys
+// whose state the semantics leave open (several updates of one key in one
+// batch under a rule that allows more than one outcome) live in a usually
+// empty map<key, Outcomes> of "ambiguous cells" (a std::pmr::map, its nodes
+// from a pool: ModelState says why). A key is in at most one of the two; a
+// key in neither is absent. Snapshots are copies (sharing the arrays).
 //
 // The model knows what is *possible*; deciding whether a structure's answer is
 // acceptable, and wording a mismatch, is the verifier's job (verifier.cpp).
@@ -21,6 +22,7 @@
 
 #include "core/api/dictionary.hpp"
 #include "core/api/ops.hpp"
+#include "workloads/definite_store.hpp"
 
 namespace gpudict {
 
@@ -98,8 +100,9 @@ struct Cell {
   Outcomes outcomes() const;  // as a set (for messages)
 };
 
-// The maps of a ModelState: their nodes come from the state's own pool.
-using DefiniteMap = std::pmr::map<uint64_t, uint64_t>;
+// The definite keys as a map (for tests), and the ambiguous cells' map (its
+// nodes from the state's own pool).
+using DefiniteMap = std::map<uint64_t, uint64_t>;
 using AmbiguousMap = std::pmr::map<uint64_t, Outcomes>;
 
 // One dictionary state: the live structure or a snapshot.
@@ -183,8 +186,12 @@ class ModelState {
   void collapse_successor(uint64_t key, const std::optional<std::pair<uint64_t, uint64_t>>& result,
                           const TouchedKeys* touched);
 
+  // Before many reads (about `reads` queries): lets the definite store fold
+  // its recent changes into its arrays when that pays (not thread-safe;
+  // the reads after it may run on several threads).
+  void settle(uint64_t reads) { definite_.settle(reads); }
   // --- inspection ---
-  const DefiniteMap& definite() const { return definite_; }
+  DefiniteMap definite() const { return definite_.to_map(); }
   const AmbiguousMap& ambiguous() const { return ambiguous_; }
   // The key's outcomes in this state (no batch in flight).
   Outcomes outcomes(uint64_t key) const;
@@ -192,7 +199,7 @@ class ModelState {
  private:
   // Declared before the maps: made before them, destroyed after them.
   std::pmr::unsynchronized_pool_resource pool_;
-  DefiniteMap definite_{&pool_};
+  DefiniteStore definite_;
   AmbiguousMap ambiguous_{&pool_};  // each with >= 2 outcomes
 };
 

@@ -198,6 +198,7 @@ struct Verifier::Impl {
     };
     uint64_t queries = 0;
     for (size_t i = 0; i < n; ++i) queries += is_update(b.types[i]) ? 0 : 1;
+    if (!multi) queried.settle(queries);
     // With no ambiguous cell in the queried state, no answer can collapse
     // one (touched cells never collapse): every check only reads the model,
     // so the queries are checked in parallel, and their problems reported
