@@ -9,7 +9,8 @@
 // returns when its results are in the output arrays. Keys and values:
 // uint32_t/uint32_t, uint32_t/uint64_t or uint64_t/uint64_t (with u64 keys
 // use uint64_t values), every value of the type legal. Several updates of
-// one key in one call: the later wins. Errors are thrown
+// one key in one insert_or_assign or erase call: the later wins (update(),
+// which mixes them: a delete anywhere wins). Errors are thrown
 // (core/common/errors.hpp).
 #pragma once
 
@@ -62,7 +63,8 @@ class lsm_map {
  public:
   using key_type = Key;
   using mapped_type = Value;
-  // ordered, snapshots, the later update of a key in a call wins; the ref
+  // ordered, snapshots, the later update of a key in an insert_or_assign or
+  // erase call wins (update: a delete wins); the ref
   // is read-only (find, successor), one thread per query.
   static constexpr container_capabilities capabilities{true, true, true, false, true, 1, 1};
   using ref_type = lsm_ref<Key, Value>;
