@@ -9,6 +9,7 @@
 #include "core/common/errors.hpp"
 #include "workloads/distributions.hpp"
 #include "workloads/keyfile.hpp"
+#include "workloads/kv_sort.hpp"
 #include "workloads/parallel.hpp"
 #include "workloads/rng.hpp"
 #include "workloads/sorted_index.hpp"
@@ -71,10 +72,14 @@ class PresentModel {
     if (!std::is_sorted(keys.begin(), keys.end())) radix_sort(keys);
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     present_ = std::move(keys);
-    pending_.clear();
+    pending_.keys.clear();
+    pending_.values.clear();
     index_valid_ = false;
   }
-  void record(uint64_t key, bool insert) { pending_.push_back(Update{key, insert}); }
+  void record(uint64_t key, bool insert) {
+    pending_.keys.push_back(key);
+    pending_.values.push_back(insert ? 1 : 0);
+  }
   size_t pending() const { return pending_.size(); }
   bool large_backlog() const { return pending_.size() > 2 * present_.size() + (size_t{1} << 22); }
 
@@ -100,70 +105,37 @@ class PresentModel {
 
  private:
   void merge_pending() {
-    if (pending_.empty()) return;
-    sort_pending();
-    // Keep the last update of each key.
-    size_t w = 0;
-    for (size_t i = 0; i < pending_.size(); ++i) {
-      if (i + 1 < pending_.size() && pending_[i + 1].key == pending_[i].key) continue;
-      pending_[w++] = pending_[i];
-    }
-    pending_.resize(w);
+    if (pending_.size() == 0) return;
+    // By key, the last update of each key kept (value 1: insert, 0: delete).
+    const std::vector<std::pair<uint64_t, uint64_t>> last = sorted_last_wins(pending_);
+    pending_.keys.clear();
+    pending_.keys.shrink_to_fit();
+    pending_.values.clear();
+    pending_.values.shrink_to_fit();
     std::vector<uint64_t> out;
-    out.reserve(present_.size() + pending_.size());
+    out.reserve(present_.size() + last.size());
     size_t i = 0, j = 0;
-    while (i < present_.size() && j < pending_.size()) {
-      if (present_[i] < pending_[j].key) {
+    while (i < present_.size() && j < last.size()) {
+      if (present_[i] < last[j].first) {
         out.push_back(present_[i++]);
-      } else if (present_[i] > pending_[j].key) {
-        if (pending_[j].insert) out.push_back(pending_[j].key);
+      } else if (present_[i] > last[j].first) {
+        if (last[j].second) out.push_back(last[j].first);
         ++j;
       } else {
-        if (pending_[j].insert) out.push_back(present_[i]);
+        if (last[j].second) out.push_back(present_[i]);
         ++i;
         ++j;
       }
     }
     while (i < present_.size()) out.push_back(present_[i++]);
-    for (; j < pending_.size(); ++j)
-      if (pending_[j].insert) out.push_back(pending_[j].key);
+    for (; j < last.size(); ++j)
+      if (last[j].second) out.push_back(last[j].first);
     present_.swap(out);
-    pending_.clear();
-    pending_.shrink_to_fit();
     index_valid_ = false;
   }
 
-  struct Update {
-    uint64_t key;
-    bool insert;
-  };
-  // pending_ by key, stable (a key's updates stay in the order they came):
-  // LSD radix sort on 16-bit digits up to the highest bit any key has.
-  void sort_pending() {
-    if (pending_.size() < (size_t{1} << 12)) {
-      std::stable_sort(pending_.begin(), pending_.end(),
-                       [](const Update& a, const Update& b) { return a.key < b.key; });
-      return;
-    }
-    uint64_t all = 0;
-    for (const Update& u : pending_) all |= u.key;
-    std::vector<Update> tmp(pending_.size());
-    std::vector<size_t> count(size_t{1} << 16);
-    for (int shift = 0; shift < 64 && (all >> shift) != 0; shift += 16) {
-      std::fill(count.begin(), count.end(), 0);
-      for (const Update& u : pending_) ++count[(u.key >> shift) & 0xFFFF];
-      size_t sum = 0;
-      for (size_t& c : count) {
-        const size_t n = c;
-        c = sum;
-        sum += n;
-      }
-      for (const Update& u : pending_) tmp[count[(u.key >> shift) & 0xFFFF]++] = u;
-      pending_.swap(tmp);
-    }
-  }
   std::vector<uint64_t> present_;
-  std::vector<Update> pending_;
+  KeyValues pending_;  // updates since the last merge, in order (value 1: insert, 0: delete)
   bool index_valid_ = false;  // index_ is of present_ as it is
   SortedIndex index_;          // fast membership tests (a miss draw tests every candidate)
 };
