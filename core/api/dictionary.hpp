@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/api/ops.hpp"
+#include "core/common/capacity_bounds.hpp"
 
 namespace gpudict {
 
@@ -76,15 +77,13 @@ struct DeviceTime {
 };
 
 // Upper bounds the engine derives from a workload before running it, so a
-// structure can say how much device memory it needs before it allocates.
-struct WorkloadBounds {
-  uint64_t max_resident = 0;   // initial count + every insert, at most the key domain (2^32 for u32)
-  uint64_t max_inserted = 0;   // initial count + every insert, uncapped: what a structure that keeps
-                               // every insert (the LSM's stale elements, a multimap's pairs) may store
-  uint64_t max_batch = 0;      // largest batch
-  uint64_t max_queries = 0;    // largest number of queries in a batch
-  uint64_t max_snapshots = 0;  // most snapshots alive at once
-};
+// structure can say how much device memory it needs before it allocates:
+// the containers' own bounds (core/common/capacity_bounds.hpp). For a
+// workload: max_resident is the initial count plus every insert, at most the
+// key domain (2^32 for u32); max_inserted the same, uncapped; max_batch the
+// largest batch; max_queries the most queries in a batch; max_snapshots the
+// most snapshots alive at once.
+using WorkloadBounds = capacity_bounds;
 
 using Params = std::vector<std::pair<std::string, std::string>>;
 

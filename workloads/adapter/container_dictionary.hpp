@@ -76,16 +76,6 @@ template <class Traits>
 struct has_check_batch<Traits, std::void_t<decltype(Traits::check_batch(std::declval<const Batch&>(), 0))>>
     : std::true_type {};
 
-inline capacity_bounds to_capacity_bounds(const WorkloadBounds& b) {
-  capacity_bounds c;
-  c.max_resident = b.max_resident;
-  c.max_inserted = b.max_inserted;
-  c.max_batch = b.max_batch;
-  c.max_queries = b.max_queries;
-  c.max_snapshots = b.max_snapshots;
-  return c;
-}
-
 template <class Map>
 class ContainerDictionary final : public Dictionary {
   using K = typename Map::key_type;
@@ -123,7 +113,7 @@ class ContainerDictionary final : public Dictionary {
     const uint64_t build = b.max_resident * (sizeof(K) + sizeof(V));
     const uint64_t batch = b.max_batch * (2 * sizeof(K) + sizeof(V) + 2) +
                            b.max_batch * (1 + sizeof(K) + sizeof(V) + 2 * sizeof(uint64_t)) + sizeof(uint64_t);
-    return map_.device_bytes_needed(to_capacity_bounds(b)) + std::max(build, batch);
+    return map_.device_bytes_needed(b) + std::max(build, batch);
   }
 
   Map& container() { return map_; }
@@ -264,10 +254,7 @@ class ContainerDictionary final : public Dictionary {
       deletes += del;
       ++j;
     }
-    dk_.reserve_discard(m, "batch staging");
-    dv_.reserve_discard(m, "batch staging");
-    dflag_.reserve_discard(m, "batch staging");
-    copy_to_device(stream_, dk_.data(), hk_.data(), m * sizeof(K));
+    copy_to_device(stream_, dk_.data(), hk_.data(), m * sizeof(K));  // (staging reserved by execute)
     if (deletes < m) copy_to_device(stream_, dv_.data(), hv_.data(), m * sizeof(V));
     copy_to_device(stream_, dflag_.data(), hflag_.data(), m * sizeof(bool));
     const device_timing before = timing_;
@@ -285,7 +272,6 @@ class ContainerDictionary final : public Dictionary {
                    BatchResults& r, DeviceTime& t) {
     const uint64_t q = ops.size();
     hk_.reserve_discard(q);
-    dk_.reserve_discard(q, "query staging");
     for (uint64_t j = 0; j < q; ++j) hk_[j] = static_cast<K>(b.keys[ops[j]]);
     copy_to_device(stream_, dk_.data(), hk_.data(), q * sizeof(K));
     if (type == OpType::Count || type == OpType::Range) {
@@ -440,8 +426,6 @@ class ContainerDictionary final : public Dictionary {
       hv_[i] = b.types[i] == OpType::Insert ? static_cast<V>(b.args[i]) : V(0);
     }
     dops_.reserve_discard(n, "batch staging");
-    dk_.reserve_discard(n, "batch staging");
-    dv_.reserve_discard(n, "batch staging");
     copy_to_device(stream_, dops_.data(), hops_.data(), n);
     copy_to_device(stream_, dk_.data(), hk_.data(), n * sizeof(K));
     const bool inserts = !plan.of(OpType::Insert).empty();
