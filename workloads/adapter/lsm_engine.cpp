@@ -1,7 +1,8 @@
 // The GPU LSM (lsm_map) behind the replay engine: its capabilities, the
 // report's parameters and figures, and the factory.
-#include <cstdio>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/common/key_traits.hpp"
 #include "core/lsm/lsm_map.hpp"
@@ -23,12 +24,9 @@ struct EngineTraits<lsm_map<K, V>> {
     for (int i = 0; i < 64; ++i)
       if (a.level_mask >> i & 1) levels += (levels.empty() ? "" : ",") + std::to_string(i);
     std::string fill = "n/a";
-    if (a.update_chunks > 0) {
-      char buf[32];
-      const double slots = static_cast<double>(a.update_chunks) * static_cast<double>(b);
-      std::snprintf(buf, sizeof buf, "%.2f", 100.0 * static_cast<double>(a.resolved) / slots);
-      fill = buf;
-    }
+    if (a.update_chunks > 0)
+      fill = fmt::format("{:.2f}", 100.0 * static_cast<double>(a.resolved) /
+                                       (static_cast<double>(a.update_chunks) * static_cast<double>(b)));
     s.extra = {
         {"levels", levels.empty() ? "none" : levels},
         {"batches", std::to_string(a.batches)},
@@ -60,11 +58,9 @@ Params lsm_parameters(const lsm_options& o) {
   while ((1ull << lg) < b) ++lg;
   std::string policy;
   if (o.cleanup_every) policy = "after every " + std::to_string(o.cleanup_every) + " update batches";
-  if (o.stale_fraction > 0) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", o.stale_fraction);
-    policy += std::string(policy.empty() ? "" : "; ") + "when stale elements > " + buf + " of stored elements";
-  }
+  if (o.stale_fraction > 0)
+    policy += fmt::format("{}when stale elements > {:g} of stored elements", policy.empty() ? "" : "; ",
+                          o.stale_fraction);
   if (policy.empty()) policy = "on cleanup steps only";
   return {
       {"batch_size", std::to_string(b) + " (2^" + std::to_string(lg) + ")"},

@@ -1,8 +1,9 @@
 // The slab hash (slab_hash_map) behind the replay engine: its capabilities
 // per mode, the batches it refuses, the report's parameters and figures,
 // and the factory.
-#include <cstdio>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/key_traits.hpp"
@@ -15,12 +16,6 @@ namespace gpudict {
 namespace sh = slabhash;
 
 namespace {
-
-std::string fmt_double(double x, const char* f = "%.3f") {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
 
 // "0xFFFFFFFF" or "0xFFFFFFFFFFFFFFFF": the key of its own bucket.
 template <class K>
@@ -65,8 +60,8 @@ struct EngineTraits<slab_hash_map<K, V>> {
         {"base_slabs", std::to_string(a.base_slabs)},
         {"pool_slabs_used", std::to_string(a.pool_slabs_used)},
         {"avg_chain_slabs",
-         fmt_double(a.base_slabs ? static_cast<double>(slabs) / static_cast<double>(a.base_slabs) : 0.0)},
-        {"utilization", fmt_double(util)},
+         fmt::format("{:.3f}", a.base_slabs ? static_cast<double>(slabs) / static_cast<double>(a.base_slabs) : 0.0)},
+        {"utilization", fmt::format("{:.3f}", util)},
         {"alive", std::to_string(a.size)},
         {"tombstones", std::to_string(a.tombstones)},
         {"pool_slabs", std::to_string(a.pool_slabs)},
@@ -90,7 +85,7 @@ std::string flush_policy(const slab_hash_options& o) {
   if (o.flush_every) p = "after every " + std::to_string(o.flush_every) + " update batches";
   if (o.flush_tombstones > 0)
     p += (p.empty() ? "" : "; ") + std::string("after an update batch that leaves tombstones > ") +
-         fmt_double(o.flush_tombstones, "%g") + " of the base slots";
+         fmt::format("{:g}", o.flush_tombstones) + " of the base slots";
   return (p.empty() ? std::string("on cleanup/flush steps only") : p + "; on cleanup/flush steps");
 }
 
@@ -100,7 +95,7 @@ Params slabhash_parameters(const slab_hash_options& o, const slab_hash_stats& st
   if (o.buckets)
     sizing = "buckets " + std::to_string(o.buckets);
   else
-    sizing = "load_factor " + fmt_double(o.load_factor, "%g") + " (expected utilization) for " +
+    sizing = "load_factor " + fmt::format("{:g}", o.load_factor) + " (expected utilization) for " +
              (o.expected_keys ? std::to_string(o.expected_keys) + " keys or the initial contents, the larger"
                               : std::string("the initial contents"));
   std::string growth = !o.growth      ? "off (exit 3)"
