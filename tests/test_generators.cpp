@@ -686,8 +686,8 @@ TEST_CASE("generator: summaries of the examples match what they generate") {
 }
 
 TEST_CASE("generator: output is pinned (the same bits on every platform and build)") {
-  // A change here changes every generated workload: only on purpose, with a
-  // note in docs/workload-format.md.
+  // A change here changes every generated workload: only on purpose
+  // (docs/workload-format.md: reports' provenance tells the generators apart).
   const std::string path = gen_yaml("golden.yaml", R"(seed: 20240601
 initial: {count: 2000, keys: {distribution: zipfian, exponent: 0.7, max: 99999999}}
 steps:
