@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/api/ops.hpp"
+#include "workloads/batch.hpp"
 #include "workloads/verifier.hpp"
 
 namespace gpudict::testing {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "core/api/dictionary.hpp"
+#include "workloads/dictionary.hpp"
 
 namespace gpudict {
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/api/ops.hpp"
+#include "workloads/batch.hpp"
 
 namespace gpudict {
 

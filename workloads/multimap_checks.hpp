@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
-#include "core/api/ops.hpp"
+#include "workloads/dictionary.hpp"
+#include "workloads/batch.hpp"
 #include "workloads/multimap_reference.hpp"
 #include "workloads/verifier_text.hpp"
 

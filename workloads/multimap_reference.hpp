@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
-#include "core/api/ops.hpp"
+#include "workloads/dictionary.hpp"
+#include "workloads/batch.hpp"
 
 namespace gpudict {
 

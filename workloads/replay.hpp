@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "workloads/dictionary.hpp"
 #include "core/common/device_info.hpp"
 #include "workloads/verifier.hpp"
 #include "workloads/workload.hpp"

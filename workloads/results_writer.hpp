@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/api/ops.hpp"
+#include "workloads/batch.hpp"
 
 namespace gpudict {
 

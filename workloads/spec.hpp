@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/api/ops.hpp"
+#include "workloads/batch.hpp"
 #include "workloads/width_override.hpp"
 #include "workloads/distributions.hpp"
 #include "workloads/keyfile.hpp"

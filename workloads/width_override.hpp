@@ -3,7 +3,7 @@
 
 #include <optional>
 
-#include "core/api/ops.hpp"
+#include "workloads/batch.hpp"
 
 namespace gpudict {
 

@@ -4,9 +4,12 @@
 
 #include <type_traits>
 
+#include "core/btree/detail/btree_check.hpp"
 #include "core/btree/detail/btree_impl.cuh"
-#include "core/common/stream_follow.hpp"
+#include "core/common/device_buffer.hpp"
 #include "core/common/key_traits.hpp"
+#include "core/common/stream_follow.hpp"
+#include "core/common/width_copy.cuh"
 
 namespace gpudict {
 
@@ -14,21 +17,28 @@ template <class Key, class Value>
 struct btree_map<Key, Value>::impl {
   using Word = std::conditional_t<sizeof(Key) == 8 || sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
   btree::BTree<Word> tree;
-  impl(const btree_options& o, int device)
-      : tree(device, o, kv_name<Key, Value>(), static_cast<int>(8 * sizeof(Key))) {}
+  // A mixed call's range pairs narrowed to Key and Value (when either is
+  // narrower than Word).
+  DeviceBuffer<Key> pair_keys;
+  DeviceBuffer<Value> pair_values;
+  impl(const btree_options& o, int device) : tree(device, o, static_cast<int>(8 * sizeof(Key))) {}
 
-  btree::DeviceSource source(const Key* keys, const void* args, int arg_bytes, OpType type, std::uint64_t n) {
+  // n operations on keys: every one of type `type`, inserts with values
+  // `args`, counts and ranges up to `upper`.
+  static btree::DeviceSource source(const Key* keys, const Value* args, const Key* upper, OpType type,
+                                    std::uint64_t n) {
     btree::DeviceSource s;
     s.keys = keys;
     s.key_bytes = sizeof(Key);
     s.args = args;
-    s.arg_bytes = arg_bytes;
+    s.arg_bytes = sizeof(Value);
+    s.upper = upper;
+    s.upper_bytes = sizeof(Key);
     s.type = static_cast<uint8_t>(type);
     s.n = n;
     return s;
   }
 };
-
 
 template <class Key, class Value>
 btree_map<Key, Value>::btree_map(const btree_options& options, int device) {
@@ -46,36 +56,45 @@ btree_map<Key, Value>& btree_map<Key, Value>::operator=(btree_map&&) noexcept = 
 template <class Key, class Value>
 void btree_map<Key, Value>::build(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream) {
   impl_->tree.follow(stream);
-  impl_->tree.build_device(impl_->source(keys, values, sizeof(Value), OpType::Insert, n));
+  impl_->tree.build_device(impl::source(keys, values, nullptr, OpType::Insert, n));
 }
 
 template <class Key, class Value>
 void btree_map<Key, Value>::insert_or_assign(const Key* keys, const Value* values, std::uint64_t n,
                                              cudaStream_t stream) {
   impl_->tree.follow(stream);
-  impl_->tree.update_device(impl_->source(keys, values, sizeof(Value), OpType::Insert, n));
+  impl_->tree.update_device(impl::source(keys, values, nullptr, OpType::Insert, n));
 }
 
 template <class Key, class Value>
 void btree_map<Key, Value>::erase(const Key* keys, std::uint64_t n, cudaStream_t stream) {
   impl_->tree.follow(stream);
-  impl_->tree.update_device(impl_->source(keys, nullptr, sizeof(Value), OpType::Delete, n));
+  impl_->tree.update_device(impl::source(keys, nullptr, nullptr, OpType::Delete, n));
+}
+
+template <class Key, class Value>
+void btree_map<Key, Value>::update(const Key* keys, const Value* values, const bool* erase, std::uint64_t n,
+                                   cudaStream_t stream) {
+  impl_->tree.follow(stream);
+  btree::DeviceSource s = impl::source(keys, values, nullptr, OpType::Insert, n);
+  s.erase = erase;
+  impl_->tree.update_device(s);
 }
 
 template <class Key, class Value>
 void btree_map<Key, Value>::find(const Key* keys, std::uint64_t n, Value* values_out, bool* found_out,
                                  cudaStream_t stream) {
   impl_->tree.follow(stream);
-  impl_->tree.query_device(impl_->source(keys, nullptr, sizeof(Value), OpType::Lookup, n), values_out,
-                           sizeof(Value), nullptr, sizeof(Key), found_out);
+  impl_->tree.query_device(impl::source(keys, nullptr, nullptr, OpType::Lookup, n), values_out, sizeof(Value),
+                           nullptr, sizeof(Key), found_out);
 }
 
 template <class Key, class Value>
 void btree_map<Key, Value>::count(const Key* lo, const Key* hi, std::uint64_t n, std::uint64_t* counts_out,
                                   cudaStream_t stream) {
   impl_->tree.follow(stream);
-  impl_->tree.query_device(impl_->source(lo, hi, sizeof(Key), OpType::Count, n), counts_out, 8, nullptr,
-                           sizeof(Key), nullptr);
+  impl_->tree.query_device(impl::source(lo, nullptr, hi, OpType::Count, n), counts_out, 8, nullptr, sizeof(Key),
+                           nullptr);
 }
 
 template <class Key, class Value>
@@ -84,7 +103,7 @@ std::uint64_t btree_map<Key, Value>::range(const Key* lo, const Key* hi, std::ui
                                            cudaStream_t stream) {
   static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long), "offsets are 64-bit");
   impl_->tree.follow(stream);
-  return impl_->tree.range_device(impl_->source(lo, hi, sizeof(Key), OpType::Range, n),
+  return impl_->tree.range_device(impl::source(lo, nullptr, hi, OpType::Range, n),
                                   reinterpret_cast<unsigned long long*>(offsets_out), keys_out, sizeof(Key),
                                   values_out, sizeof(Value), capacity);
 }
@@ -93,14 +112,81 @@ template <class Key, class Value>
 void btree_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out,
                                       bool* found_out, cudaStream_t stream) {
   impl_->tree.follow(stream);
-  impl_->tree.query_device(impl_->source(keys, nullptr, sizeof(Value), OpType::Successor, n), values_out,
-                           sizeof(Value), keys_out, sizeof(Key), found_out);
+  impl_->tree.query_device(impl::source(keys, nullptr, nullptr, OpType::Successor, n), values_out, sizeof(Value),
+                           keys_out, sizeof(Key), found_out);
+}
+
+template <class Key, class Value>
+range_output<Key, Value> btree_map<Key, Value>::apply(const std::uint8_t* ops, op_code uniform, const Key* keys,
+                                                      const Value* values, const Key* upper, std::uint64_t n,
+                                                      const mixed_outputs<Key, Value>& out, cudaStream_t stream) {
+  static_assert(static_cast<int>(op_code::insert) == static_cast<int>(OpType::Insert) &&
+                    static_cast<int>(op_code::erase) == static_cast<int>(OpType::Delete) &&
+                    static_cast<int>(op_code::find) == static_cast<int>(OpType::Lookup) &&
+                    static_cast<int>(op_code::count) == static_cast<int>(OpType::Count) &&
+                    static_cast<int>(op_code::range) == static_cast<int>(OpType::Range) &&
+                    static_cast<int>(op_code::successor) == static_cast<int>(OpType::Successor),
+                "op_code and OpType agree");
+  static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long), "counts and offsets are 64-bit");
+  impl_->tree.follow(stream);
+  btree::DeviceSource s = impl::source(keys, values, upper, static_cast<OpType>(uniform), n);
+  s.types = ops;
+  btree::MixedOutputs o;
+  o.found = out.found;
+  o.values = out.values;
+  o.value_bytes = sizeof(Value);
+  o.keys = out.keys;
+  o.key_bytes = sizeof(Key);
+  o.counts = reinterpret_cast<unsigned long long*>(out.counts);
+  o.offsets = reinterpret_cast<unsigned long long*>(out.offsets);
+  o.kinds_hint = ops ? out.kinds_hint : 1u << static_cast<unsigned>(uniform);
+  const btree::MixedPairs<typename impl::Word> p = impl_->tree.apply_device(s, o);
+  range_output<Key, Value> r;
+  r.size = p.size;
+  if (p.size == 0) return r;
+  if constexpr (std::is_same_v<Key, typename impl::Word> && std::is_same_v<Value, typename impl::Word>) {
+    r.keys = p.keys;
+    r.values = p.values;
+  } else {
+    impl_->pair_keys.reserve_discard(p.size, "btree range results");
+    impl_->pair_values.reserve_discard(p.size, "btree range results");
+    const cudaStream_t s2 = impl_->tree.stream();
+    narrow_copy(p.keys, nullptr, impl_->pair_keys.data(), sizeof(Key), p.size, s2);
+    narrow_copy(p.values, nullptr, impl_->pair_values.data(), sizeof(Value), p.size, s2);
+    GPUDICT_CUDA(cudaStreamSynchronize(s2));
+    r.keys = impl_->pair_keys.data();
+    r.values = impl_->pair_values.data();
+  }
+  return r;
 }
 
 template <class Key, class Value>
 std::uint64_t btree_map<Key, Value>::size() const {
   impl_->tree.refresh();
   return impl_->tree.size();
+}
+
+template <class Key, class Value>
+btree_stats btree_map<Key, Value>::stats() const {
+  return impl_->tree.stats();
+}
+
+template <class Key, class Value>
+const btree_options& btree_map<Key, Value>::options() const {
+  return impl_->tree.options();
+}
+
+template <class Key, class Value>
+std::uint64_t btree_map<Key, Value>::device_bytes_needed(const capacity_bounds& bounds) const {
+  return impl_->tree.device_bytes_needed(bounds) +
+         (std::is_same_v<Key, typename impl::Word> && std::is_same_v<Value, typename impl::Word>
+              ? 0
+              : bounds.max_queries * 26 * (sizeof(Key) + sizeof(Value)));
+}
+
+template <class Key, class Value>
+void btree_map<Key, Value>::set_timing(device_timing* timing) {
+  impl_->tree.set_timing(timing);
 }
 
 template <class Key, class Value>
@@ -119,9 +205,19 @@ btree_view btree_map<Key, Value>::view() {
   return v;
 }
 
+template <class Key, class Value>
+void btree::Inspect<Key, Value>::dump(const btree_map<Key, Value>& map, std::vector<Node<Word>>& nodes,
+                                      TreeHeader& header) {
+  map.impl_->tree.dump(nodes, header);
+}
+
 template class btree_map<std::uint32_t, std::uint32_t>;
 template class btree_map<std::uint32_t, std::uint64_t>;
 template class btree_map<std::uint64_t, std::uint32_t>;
 template class btree_map<std::uint64_t, std::uint64_t>;
+template struct btree::Inspect<std::uint32_t, std::uint32_t>;
+template struct btree::Inspect<std::uint32_t, std::uint64_t>;
+template struct btree::Inspect<std::uint64_t, std::uint32_t>;
+template struct btree::Inspect<std::uint64_t, std::uint64_t>;
 
 }  // namespace gpudict

@@ -22,7 +22,10 @@
 #include <memory>
 
 #include "core/btree/options.hpp"
+#include "core/common/capacity_bounds.hpp"
 #include "core/common/container_capabilities.hpp"
+#include "core/common/device_timing.hpp"
+#include "core/common/mixed_batch.hpp"
 
 namespace gpudict {
 
@@ -38,8 +41,37 @@ struct btree_view {
   int word_bytes = 4;
 };
 
+// The tree's figures (btree_map::stats()).
+struct btree_stats {
+  std::uint64_t size = 0;                  // live keys
+  std::uint64_t device_bytes = 0;          // node pool, leaf directory and scratch
+  std::uint64_t scratch_bytes = 0;         // of which the calls' lists, sorts and results
+  std::uint64_t height = 0, nodes = 0, leaves = 0, node_bytes = 0;
+  std::uint64_t pool_nodes = 0;            // the pool's capacity
+  std::uint64_t pool_grows = 0;            // automatic pool growths
+  std::uint64_t pool_retries = 0;          // update lists run again after the pool filled
+  std::uint64_t range_reruns = 0;          // range lists run again: their output outgrew its estimate
+  std::uint64_t merged_update_lists = 0;   // phased update lists merged level by level
+  std::uint64_t ops_update_lists = 0;      // phased update lists through the operations kernel
+  std::uint64_t point_range_lists = 0;     // range lists one thread per range
+  std::uint64_t tile_range_lists = 0;      // range lists in lock-step tiles
+  std::uint64_t concurrent_range_reruns = 0;  // mixed calls' ranges answered after the pass
+  std::uint64_t grouped_updates = 0;       // updates applied together with others of their leaf
+  std::uint64_t warp_taken_ops = 0;        // thread-kernel operations finished by their warp
+  std::uint64_t directory_leaves = 0;      // the leaf directory's entries
+  std::uint64_t directory_lists = 0;       // query lists answered through it
+};
+
 template <class Key, class Value>
 class btree_ref;  // btree_ref.cuh
+
+template <class Key, class Value>
+class btree_map;
+namespace btree {
+// The used pool and counters of a map's tree (core/btree/detail/btree_check.hpp).
+template <class Key, class Value>
+struct Inspect;
+}  // namespace btree
 
 template <class Key, class Value>
 class btree_map {
@@ -50,7 +82,8 @@ class btree_map {
   using key_type = Key;
   using mapped_type = Value;
   // ordered; no snapshots; updates of one key in a call: any one wins (the
-  // operations kernel); the ref finds, inserts and erases with 8 to 32 lanes.
+  // operations kernel; merged updates keep the last, which is one of them);
+  // the ref finds, inserts and erases with 8 to 32 lanes.
   static constexpr container_capabilities capabilities{true, false, false, true, false, 8, 32};
 
   // An empty tree on `device` (-1: the current device); options are
@@ -69,6 +102,11 @@ class btree_map {
   void insert_or_assign(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream = 0);
   // Deletes each key that is present (absent keys are no-ops).
   void erase(const Key* keys, std::uint64_t n, cudaStream_t stream = 0);
+  // Inserts and deletes in one call: erase[i] true deletes keys[i], else
+  // (keys[i], values[i]) is inserted (upserted); values may be null when
+  // every update is a delete. Several updates of one key: the merge path
+  // keeps the last (deletes after inserts), the operations kernel any one.
+  void update(const Key* keys, const Value* values, const bool* erase, std::uint64_t n, cudaStream_t stream = 0);
 
   // values_out[i]: the value of keys[i], 0 when absent; found_out[i]
   // whether it is present. Either output may be null.
@@ -89,8 +127,31 @@ class btree_map {
   void successor(const Key* keys, std::uint64_t n, Key* keys_out, Value* values_out, bool* found_out,
                  cudaStream_t stream = 0);
 
+  // n operations of mixed types as one concurrent pass (docs/semantics.md,
+  // "concurrent"; core/common/mixed_batch.hpp): ops[i] (an op_code; ops
+  // null: every one is `uniform`) on keys[i]; an insert's value values[i]
+  // (null: 0); a count's or range's upper bound upper[i] (null: its own
+  // key). Results by position into out (found, values, keys: successors';
+  // counts: a count's keys, a range's pairs; offsets: where a range's pairs
+  // start in the returned range_output, whose pairs carry their keys and
+  // lie in the map's memory until its next call). A range that outgrows
+  // the room its pre-pass count gave it is answered after the pass, on
+  // the tree as the pass left it, which the concurrent semantics allow.
+  range_output<Key, Value> apply(const std::uint8_t* ops, op_code uniform, const Key* keys, const Value* values,
+                                 const Key* upper, std::uint64_t n, const mixed_outputs<Key, Value>& out,
+                                 cudaStream_t stream = 0);
+
   // Live keys (read from the device: exact after user kernels too).
   std::uint64_t size() const;
+  // The tree's figures (counters as of the last call).
+  btree_stats stats() const;
+  const btree_options& options() const;
+  // Device bytes the map may need for contents and calls within `bounds`
+  // (range output grows on demand, outside it).
+  std::uint64_t device_bytes_needed(const capacity_bounds& bounds) const;
+  // Every later call adds its device time to *timing (device_timing.hpp);
+  // null stops it.
+  void set_timing(device_timing* timing);
   // Grows the node pool so that at least `free_nodes` nodes are free: room
   // for that many splits by user kernels (an insert splits at most one node
   // per level, on average one node per seven inserts).
@@ -105,6 +166,8 @@ class btree_map {
   }
 
  private:
+  template <class K, class V>
+  friend struct btree::Inspect;
   struct impl;
   std::unique_ptr<impl> impl_;
 };

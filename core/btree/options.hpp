@@ -36,6 +36,16 @@ struct Options {
   bool leaf_directory = true;  // phased point queries find their leaf in the bulk build's leaf directory
 };
 
+// Keys (children) per bulk-built leaf (inner node) at a fill.
+int leaf_fill(double fill);
+int inner_fill(double fill);
+
+// The path phased_updates takes: auto with the tile operations kernel
+// always merges (the paper's kernel was not measured on short lists).
+inline PhasedUpdates effective_phased_updates(const Options& o) {
+  return o.phased_updates == PhasedUpdates::Auto && !o.thread_ops ? PhasedUpdates::Merge : o.phased_updates;
+}
+
 // Throws InputError naming the field ("btree options: fill ...") when a
 // value is outside its range.
 void validate(const Options& o);

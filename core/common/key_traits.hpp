@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "core/api/ops.hpp"
+#include "core/common/ops.hpp"
 
 namespace gpudict {
 

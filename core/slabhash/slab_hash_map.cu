@@ -1,6 +1,7 @@
 // slab_hash_map<Key, Value> (slab_hash_map.hpp) over SlabHash<Key, Value>.
 #include "core/slabhash/slab_hash_map.hpp"
 
+#include "core/common/errors.hpp"
 #include "core/common/stream_follow.hpp"
 #include "core/slabhash/detail/map_impl.cuh"
 
@@ -58,7 +59,7 @@ void slab_hash_map<Key, Value>::update(const Key* keys, const Value* values, con
 
 template <class Key, class Value>
 range_output<Key, Value> slab_hash_map<Key, Value>::apply(const std::uint8_t* ops, op_code uniform, const Key* keys,
-                                                          const Value* values, std::uint64_t n,
+                                                          const Value* values, const Key* upper, std::uint64_t n,
                                                           const mixed_outputs<Key, Value>& out, cudaStream_t stream) {
   static_assert(static_cast<int>(op_code::insert) == slabhash::kOpInsert &&
                     static_cast<int>(op_code::erase) == slabhash::kOpDelete &&
@@ -66,6 +67,8 @@ range_output<Key, Value> slab_hash_map<Key, Value>::apply(const std::uint8_t* op
                     static_cast<int>(op_code::count) == slabhash::kOpCount &&
                     static_cast<int>(op_code::range) == slabhash::kOpRange,
                 "op_code and the batch kernel's operation codes agree");
+  if (upper != nullptr)
+    throw InputError("slab_hash_map::apply: counts and ranges are of one key each; upper bounds must be null");
   impl_->table.follow(stream);
   return impl_->table.apply_device(ops, static_cast<std::uint8_t>(uniform), keys, values, n, out);
 }

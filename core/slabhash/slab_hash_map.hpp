@@ -131,9 +131,12 @@ class slab_hash_map {
   // `uniform`) on keys[i], inserts with values[i] (null: no inserts). A
   // count is the pairs of its key (map, set: 0 or 1); a range, the key's
   // values (multimap: all of them), in the returned range_output
-  // (out.offsets, out.counts). Successors are refused (InputError).
+  // (out.offsets, out.counts). upper (an ordered map's upper bounds) must
+  // be null: a hash table counts and lists one key. Successors are refused
+  // (InputError).
   range_output<Key, Value> apply(const std::uint8_t* ops, op_code uniform, const Key* keys, const Value* values,
-                                 std::uint64_t n, const mixed_outputs<Key, Value>& out, cudaStream_t stream = 0);
+                                 const Key* upper, std::uint64_t n, const mixed_outputs<Key, Value>& out,
+                                 cudaStream_t stream = 0);
   // Drops the tombstones: every chain rewritten compactly (FLUSH).
   void cleanup(cudaStream_t stream = 0);
 

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "workloads/dictionary.hpp"
 #include "workloads/adapter/structures.hpp"
 #include "core/common/cuda_check.hpp"
 #include "core/common/device_buffer.hpp"

@@ -73,6 +73,25 @@ std::vector<T> ends() {
   return e;
 }
 
+// Builds `map` from the domain's ends (their values: ends<V>() rotated by
+// `shift`) and n random pairs, and returns the model (a key's later pair wins).
+template <class Map, class K = typename Map::key_type, class V = typename Map::mapped_type>
+std::map<K, V> build_random(Map& map, std::mt19937_64& rng, int n, size_t shift = 0) {
+  std::vector<K> keys = ends<K>();
+  std::vector<V> values;
+  for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[(i + shift) % ends<V>().size()]);
+  for (int i = 0; i < n; ++i) {
+    keys.push_back(draw<K>(rng));
+    values.push_back(draw<V>(rng));
+  }
+  std::map<K, V> model;
+  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
+  const auto dk = to_device(keys);
+  const auto dv = to_device(values);
+  map.build(dk.data(), dv.data(), keys.size());
+  return model;
+}
+
 // Checks find over `probes` against the model.
 template <class Map, class K, class V>
 void check_find(Map& map, const std::map<K, V>& model, const std::vector<K>& probes) {

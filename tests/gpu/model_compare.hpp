@@ -14,8 +14,8 @@
 
 #include <doctest/doctest.h>
 
-#include "core/api/dictionary.hpp"
-#include "core/api/ops.hpp"
+#include "workloads/dictionary.hpp"
+#include "workloads/batch.hpp"
 
 namespace gpudict::testing {
 

@@ -25,20 +25,7 @@ TEST_CASE_TEMPLATE("lsm_ref: a user kernel's finds and successors over levels, r
   gpudict::lsm_options o;
   o.batch_size = 1024;  // many levels
   gpudict::lsm_map<K, V> map(o);
-  std::map<K, V> model;
-  std::vector<K> keys = ends<K>();
-  std::vector<V> values;
-  for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[(i + 3) % ends<V>().size()]);
-  for (int i = 0; i < 8000; ++i) {
-    keys.push_back(draw<K>(rng));
-    values.push_back(draw<V>(rng));
-  }
-  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
-  {
-    const auto dk = to_device(keys);
-    const auto dv = to_device(values);
-    map.build(dk.data(), dv.data(), keys.size());
-  }
+  std::map<K, V> model = build_random(map, rng, 8000, 3);
   // Calls that replace values, delete runs of neighbouring keys (successor
   // walks past them) and insert new keys, each one batch of the LSM.
   for (int round = 0; round < 9; ++round) {

@@ -65,20 +65,7 @@ void update(Map& map, std::map<K, V>& model, std::mt19937_64& rng) {
 template <class Map, class K, class V>
 void check_snapshots(Map& map, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::map<K, V> model;
-  std::vector<K> keys = ends<K>();
-  std::vector<V> values;
-  for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[(i + 1) % ends<V>().size()]);
-  for (int i = 0; i < 12000; ++i) {
-    keys.push_back(draw<K>(rng));
-    values.push_back(draw<V>(rng));
-  }
-  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
-  {
-    const auto dk = to_device(keys);
-    const auto dv = to_device(values);
-    map.build(dk.data(), dv.data(), keys.size());
-  }
+  std::map<K, V> model = build_random(map, rng, 12000, 1);
   auto s0 = map.snapshot();
   const auto m0 = model;
   update(map, model, rng);

@@ -52,20 +52,7 @@ void check_mixed_updates(Map& map, Rule rule, uint64_t seed) {
   std::mt19937_64 rng(seed);
   gpudict::device_timing timing;
   map.set_timing(&timing);
-  std::map<K, V> model;
-  std::vector<K> keys = ends<K>();
-  std::vector<V> values;
-  for (size_t i = 0; i < keys.size(); ++i) values.push_back(ends<V>()[i % ends<V>().size()]);
-  for (int i = 0; i < 30000; ++i) {
-    keys.push_back(draw<K>(rng));
-    values.push_back(draw<V>(rng));
-  }
-  for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = values[i];
-  {
-    const auto dk = to_device(keys);
-    const auto dv = to_device(values);
-    map.build(dk.data(), dv.data(), keys.size());
-  }
+  std::map<K, V> model = build_random(map, rng, 30000);
   CHECK(timing.ms > 0.0);
   // Calls: one insert, one delete, empty, small and large mixes, deletes
   // only; a quarter of each mix repeats a key of the call, a quarter names a
@@ -113,7 +100,7 @@ void check_mixed_updates(Map& map, Rule rule, uint64_t seed) {
   // for a null output is outside its bound).
   gpudict::capacity_bounds b;
   b.max_resident = model.size() + 60000;
-  b.max_inserted = keys.size() + 60000;
+  b.max_inserted = model.size() + 60000;
   b.max_batch = 20000;
   b.max_queries = 1 << 16;
   b.max_snapshots = 1;
@@ -278,7 +265,7 @@ TEST_CASE_TEMPLATE("slab_hash_map: update (multimap: deletes, then inserts), app
     out.values = vals.data();
     out.counts = counts.data();
     out.offsets = offsets.data();
-    const auto pairs_out = map.apply(dops.data(), gpudict::op_code::find, dk.data(), dv.data(), n, out);
+    const auto pairs_out = map.apply(dops.data(), gpudict::op_code::find, dk.data(), dv.data(), nullptr, n, out);
     std::vector<V> range_values(pairs_out.size);
     if (pairs_out.size)
       GPUDICT_CUDA(cudaMemcpy(range_values.data(), pairs_out.values, pairs_out.size * sizeof(V),
@@ -316,7 +303,7 @@ TEST_CASE_TEMPLATE("slab_hash_map: update (multimap: deletes, then inserts), app
     for (const auto& kv : model) pairs += kv.second.size();
     CHECK(map.size() == pairs);
     // Successors are refused.
-    CHECK_THROWS_AS(map.apply(nullptr, gpudict::op_code::successor, dk.data(), nullptr, 1, out), gpudict::InputError);
+    CHECK_THROWS_AS(map.apply(nullptr, gpudict::op_code::successor, dk.data(), nullptr, nullptr, 1, out), gpudict::InputError);
     // The bound covers what the map holds; cleanup drops the tombstones.
     gpudict::capacity_bounds b;
     b.max_resident = pairs + 40000;

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
-#include "core/api/ops.hpp"
+#include "workloads/dictionary.hpp"
+#include "workloads/batch.hpp"
 #include "workloads/registry/structures.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/errors.hpp"

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "workloads/registry/structures.hpp"
-#include "core/api/dictionary.hpp"
-#include "core/api/ops.hpp"
+#include "workloads/dictionary.hpp"
+#include "workloads/batch.hpp"
 #include "core/common/device_buffer.hpp"
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_copy.hpp"

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
-#include "core/api/ops.hpp"
+#include "workloads/dictionary.hpp"
+#include "workloads/batch.hpp"
 #include "workloads/registry/structures.hpp"
 #include "core/common/errors.hpp"
 #include "core/common/stream_copy.hpp"

@@ -15,9 +15,11 @@
 //   - timing: the container's device_timing, read around every call and
 //     added to the engine's phase (compaction to the cleanup phase);
 //   - memory bounds: the container's own, plus the adapter's staging.
-// A concurrent batch runs as one mixed call where the container has one
-// (apply), otherwise as its updates, then its queries (the concurrent
-// semantics allow it: docs/semantics.md).
+// A concurrent batch with updates runs as one mixed call where the
+// container has one (apply), otherwise as its updates, then its queries (the
+// concurrent semantics allow it: docs/semantics.md); one without updates
+// runs as its queries, type by type, as a phased batch does (nothing
+// changes while they run, so the two agree).
 //
 // Per structure, EngineTraits<Map> (workloads/adapter/<structure>_engine.cpp)
 // supplies the report's side: the structure's name for messages, its
@@ -34,7 +36,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "workloads/dictionary.hpp"
 #include "core/common/capacity_bounds.hpp"
 #include "core/common/container_snapshot.hpp"
 #include "core/common/cuda_check.hpp"
@@ -57,14 +59,15 @@ template <class Map>
 struct has_cleanup<Map, std::void_t<decltype(std::declval<Map&>().cleanup(cudaStream_t{}))>> : std::true_type {};
 
 // Whether Map has a mixed call, apply() (mixed_batch.hpp): its concurrent
-// batches run as one pass of every operation, and an unordered map's
-// counts and ranges (of one key each) go through it.
+// batches with updates run as one pass of every operation, and an
+// unordered map's counts and ranges (of one key each) go through it.
 template <class Map, class = void>
 struct has_apply : std::false_type {};
 template <class Map>
 struct has_apply<Map, std::void_t<decltype(std::declval<Map&>().apply(
                           nullptr, op_code::find, static_cast<const typename Map::key_type*>(nullptr),
-                          static_cast<const typename Map::mapped_type*>(nullptr), std::uint64_t{0},
+                          static_cast<const typename Map::mapped_type*>(nullptr),
+                          static_cast<const typename Map::key_type*>(nullptr), std::uint64_t{0},
                           mixed_outputs<typename Map::key_type, typename Map::mapped_type>{}, cudaStream_t{}))>>
     : std::true_type {};
 
@@ -161,7 +164,7 @@ class ContainerDictionary final : public Dictionary {
     const BatchPlan plan(batch);
     const bool concurrent = batch.mode == ExecMode::Concurrent;
     if constexpr (kMixed) {
-      if (concurrent) return run_mixed(batch, plan, r, t);
+      if (concurrent && plan.updates() > 0) return run_mixed(batch, plan, r, t);
     }
     if (plan.updates() > 0) run_updates(batch, plan.updates(), concurrent ? Phase::Concurrent : Phase::Update, t);
     for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
@@ -284,10 +287,15 @@ class ContainerDictionary final : public Dictionary {
     if constexpr (kOrdered) {
       if (type == OpType::Successor) return successor(on, ops, phase, r, t);
       if (type == OpType::Count) return count(on, ops, phase, r, t);
+      if constexpr (kMixed && std::is_same_v<Target, Map>) {
+        // Ranges as a mixed call of ranges only: the pairs come back in the
+        // container's memory, however many (no output to size first).
+        if (type == OpType::Range) return mixed_queries(type, b, ops, phase, r, t);
+      }
       if (type == OpType::Range) return range(on, ops, phase, r, t);
     } else if constexpr (kMixed) {
       // A hash table's count and range of one key (the traits refused the rest).
-      if (type == OpType::Count || type == OpType::Range) return point_queries(type, b, ops, phase, r, t);
+      if (type == OpType::Count || type == OpType::Range) return mixed_queries(type, b, ops, phase, r, t);
     }
     throw InputError(std::string(Traits::name) + ": " + std::string(op_name(type)) + " is not supported");
   }
@@ -383,9 +391,9 @@ class ContainerDictionary final : public Dictionary {
     }
   }
 
-  // A hash table's counts or ranges of one key each (keys staged in dk_),
-  // as one mixed call of that type.
-  void point_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
+  // Counts or ranges (keys staged in dk_; an ordered map's upper bounds in
+  // da_, a hash table's are its keys) as one mixed call of that type.
+  void mixed_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
                      DeviceTime& t) {
     const uint64_t q = ops.size();
     const bool is_range = type == OpType::Range;
@@ -397,9 +405,10 @@ class ContainerDictionary final : public Dictionary {
       out.offsets = d_off_.data();
       out.range_hint = 4 * q;
     }
+    out.kinds_hint = 1u << static_cast<int>(type);
     const device_timing before = timing_;
     const range_output<K, V> pairs = map_.apply(nullptr, is_range ? op_code::range : op_code::count, dk_.data(),
-                                                nullptr, q, out, stream_);
+                                                nullptr, kOrdered ? da_.data() : nullptr, q, out, stream_);
     t.add(phase, timing_.ms - before.ms);
     hu_.reserve_discard(q);
     copy_to_host(stream_, hu_.data(), d_count_.data(), q * sizeof(uint64_t));
@@ -414,7 +423,8 @@ class ContainerDictionary final : public Dictionary {
   }
 
   // A concurrent batch as one mixed call: every operation in batch order,
-  // results by position.
+  // results by position. An ordered map's counts and ranges take their
+  // upper bounds; a hash table's are of one key (the traits refused others).
   void run_mixed(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
     const uint64_t n = b.size();
     hops_.reserve_discard(n);
@@ -430,8 +440,20 @@ class ContainerDictionary final : public Dictionary {
     copy_to_device(stream_, dk_.data(), hk_.data(), n * sizeof(K));
     const bool inserts = !plan.of(OpType::Insert).empty();
     if (inserts) copy_to_device(stream_, dv_.data(), hv_.data(), n * sizeof(V));
+    const K* upper = nullptr;
+    if constexpr (kOrdered) {
+      if (!plan.of(OpType::Count).empty() || !plan.of(OpType::Range).empty()) {
+        ha_.reserve_discard(n);
+        da_.reserve_discard(n, "query staging");
+        for (uint64_t i = 0; i < n; ++i)
+          ha_[i] = b.types[i] == OpType::Count || b.types[i] == OpType::Range ? static_cast<K>(b.args[i]) : K(0);
+        copy_to_device(stream_, da_.data(), ha_.data(), n * sizeof(K));
+        upper = da_.data();
+      }
+    }
     const bool queries = plan.queries() > 0;
     const uint64_t ranges = plan.of(OpType::Range).size();
+    const bool successors = !plan.of(OpType::Successor).empty();
     mixed_outputs<K, V> out;
     for (OpType type : kAllOpTypes)
       if (!plan.of(type).empty()) out.kinds_hint |= 1u << static_cast<int>(type);
@@ -444,14 +466,18 @@ class ContainerDictionary final : public Dictionary {
       out.values = d_vout_.data();
       out.counts = d_count_.data();
     }
+    if (successors) {
+      d_kout_.reserve_discard(n, "query results");
+      out.keys = d_kout_.data();
+    }
     if (ranges) {
       d_off_.reserve_discard(n, "query results");
       out.offsets = d_off_.data();
       out.range_hint = 4 * ranges;
     }
     const device_timing before = timing_;
-    const range_output<K, V> pairs =
-        map_.apply(dops_.data(), op_code::find, dk_.data(), inserts ? dv_.data() : nullptr, n, out, stream_);
+    const range_output<K, V> pairs = map_.apply(dops_.data(), op_code::find, dk_.data(),
+                                                inserts ? dv_.data() : nullptr, upper, n, out, stream_);
     t.add(Phase::Concurrent, timing_.ms - before.ms);
     t.add(Phase::Cleanup, timing_.cleanup_ms - before.cleanup_ms);
     if (!queries) return;
@@ -461,10 +487,15 @@ class ContainerDictionary final : public Dictionary {
     copy_to_host(stream_, hflag_.data(), d_found_.data(), n * sizeof(bool));
     copy_to_host(stream_, hv_.data(), d_vout_.data(), n * sizeof(V));
     copy_to_host(stream_, hu_.data(), d_count_.data(), n * sizeof(uint64_t));
+    if (successors) {
+      ha_.reserve_discard(n);
+      copy_to_host(stream_, ha_.data(), d_kout_.data(), n * sizeof(K));
+    }
     for (uint64_t i = 0; i < n; ++i) {
-      if (b.types[i] == OpType::Lookup) {
+      if (b.types[i] == OpType::Lookup || b.types[i] == OpType::Successor) {
         r.found[i] = hflag_[i];
         r.value[i] = hflag_[i] ? hv_[i] : 0;
+        if (b.types[i] == OpType::Successor) r.key[i] = hflag_[i] ? ha_[i] : 0;
       } else if (b.types[i] == OpType::Count) {
         r.value[i] = hu_[i];
       }

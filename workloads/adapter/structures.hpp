@@ -7,7 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "core/api/dictionary.hpp"
+#include "workloads/dictionary.hpp"
+#include "core/btree/options.hpp"
 #include "core/lsm/options.hpp"
 #include "core/slabhash/options.hpp"
 
@@ -19,6 +20,16 @@ namespace gpudict {
 Capabilities sorted_array_caps();
 // u32/u32, u32/u64 and u64/u64 (u64 keys with u32 values run on u64/u64).
 std::unique_ptr<Dictionary> make_sorted_array_dictionary(int device, KeyType key, KeyType value);
+
+// Ordered queries and deletes, no snapshots; native concurrent batches (one
+// kernel); u32 and u64 keys and values; several updates of one key in a
+// phased batch: any one wins (the operations kernel; merged lists keep the
+// last).
+Capabilities btree_caps();
+// u32/u32, u32/u64 and u64/u64 (u64 keys with u32 values run on u64/u64).
+// Throws InputError for invalid options (btree::validate).
+std::unique_ptr<Dictionary> make_btree_dictionary(const btree::Options& options, int device, KeyType key,
+                                                  KeyType value);
 
 // Ordered queries, deletes, snapshots; u32 and u64 keys and values; a
 // concurrent batch runs as its updates, then its queries; several updates

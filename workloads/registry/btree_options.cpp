@@ -4,7 +4,7 @@
 #include <cmath>
 #include <string>
 
-#include "core/btree/btree.hpp"
+#include "core/btree/options.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/registry/structures.hpp"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "workloads/dictionary.hpp"
 
 namespace gpudict {
 

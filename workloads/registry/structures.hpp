@@ -10,10 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
-#include "core/btree/btree.hpp"
-#include "workloads/adapter/structures.hpp"
-#include "workloads/adapter/structures.hpp"
+#include "workloads/dictionary.hpp"
 #include "workloads/adapter/structures.hpp"
 #include "workloads/registry/registry.hpp"
 

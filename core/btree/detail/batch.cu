@@ -1,39 +1,29 @@
-// execute(): a batch as lists of operations.
-//   phased:     the updates (inserts and deletes together) merged into the
-//               tree level by level (merge_updates.cu), or in one validated
-//               operations kernel (--phased-updates ops, and auto for short
-//               lists into large trees: merges_phased_updates); then
-//               each query type in its own list: lookups, successors and
-//               counts one thread per query (point_kernel.cuh; --query-tile
-//               4|8: the lock-step kernel, query_kernel.cuh; 0: the plain
-//               operations kernel). Ranges: one pass in the lock-step kernel
-//               (ranges.cu); in the operations kernel a count pass, the
-//               offsets, a copy pass
-//   concurrent: every operation in one validated kernel. A range writes its
-//               pairs into a slot sized by a count on the pre-batch tree plus
-//               slack (the batch's ranges picked from its sorted list,
-//               counted and given their slots on the device); a range that
-//               outgrows its slot (inserts of the batch landing in it) is
-//               answered again after the kernel, on the final tree, which
-//               the concurrent semantics also allow
+// The lists of operations: staging buffers, sorts (as CUDA graphs), the
+// operations kernel's rounds and update passes, phased query lists.
+//   updates:    merged into the tree level by level (merge_updates.cu), or
+//               in one validated operations kernel (phased_updates ops, and
+//               auto for short lists into large trees: merges_phased_updates)
+//   queries:    lookups, successors and counts one thread per query
+//               (point_kernel.cuh; query_tile 4|8: the lock-step kernel,
+//               query_kernel.cuh; 0: the plain operations kernel); ranges in
+//               one pass (ranges.cu), or with query_tile 0 a count pass, the
+//               offsets, a copy pass (two_pass_ranges)
+//   mixed:      every operation in one validated kernel (device_apply.cu)
 // Each list is staged by slot (its position in the list), sorted as (key,
-// slot) pairs when --sort on (the operations kernel's lists, with --op-words
-// on: as (key, operation word), OpsRef<Word>::op_words), and its results come
-// back by slot. Only device
-// work is timed (sort, kernels, pool growth); staging and copies are not.
-// Operations kernel: an automatic pool grows before an update list by an eighth of its inserts;
-// should the kernel still fill it, the updates that could not allocate are
-// abandoned cleanly (done flag 0) and run again after the pool has grown: a
-// phased batch's updates are then applied in two rounds, which the any-update
-// rule allows, and a concurrent batch's late updates look like updates that
-// ran last. A fixed pool that fills stops the run (exit 3).
+// slot) pairs when sort is on (the operations kernel's lists, with op_words
+// on: as (key, operation word), OpsRef<Word>::op_words), and its results
+// come back by slot. Only device work is timed (sort, kernels, pool growth).
+// Operations kernel: an automatic pool grows before an update list by an
+// eighth of its inserts; should the kernel still fill it, the updates that
+// could not allocate are abandoned cleanly (done flag 0) and run again after
+// the pool has grown: a phased list's updates are then applied in two
+// rounds, which the any-update rule allows, and a concurrent list's late
+// updates look like updates that ran last. A fixed pool that fills stops
+// the call (DeviceOutOfMemory).
 #include <cub/device/device_radix_sort.cuh>
-#include <cub/block/block_scan.cuh>
-#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <string>
 
 #include "core/btree/detail/btree_impl.cuh"
@@ -75,86 +65,6 @@ __global__ void scatter_offsets_kernel(const unsigned long long* scan, const uin
 }
 
 constexpr const char* kRangeScanName = "cub::DeviceScan::ExclusiveSum (btree range offsets)";
-constexpr const char* kSelectRangesName = "cub::DeviceSelect::If (btree concurrent ranges)";
-
-// A list position's slot and type: from its operation word, or from the
-// permutation and the types by slot.
-struct RangeAt {
-  const unsigned long long* words = nullptr;
-  const uint32_t* perm = nullptr;
-  const uint8_t* types = nullptr;
-  __device__ uint32_t slot(uint32_t pos) const {
-    return words ? word_slot(words[pos]) : perm ? perm[pos] : pos;
-  }
-  // Whether position pos holds a range.
-  __device__ bool operator()(uint32_t pos) const {
-    const uint32_t type = words ? word_type(words[pos]) : types[perm ? perm[pos] : pos];
-    return type == static_cast<uint32_t>(OpType::Range);
-  }
-};
-
-// The positions of a list's ranges, in list order (so still sorted by key):
-// positions 0 .. n - 1 (the constant iota) selected by RangeAt.
-auto select_ranges(RangeAt at, const uint32_t* iota, uint32_t* out, unsigned long long* selected, uint64_t n,
-                   cudaStream_t s) {
-  return [=](void* p, size_t& bytes) {
-    return cub::DeviceSelect::If(p, bytes, iota, out, selected, static_cast<int64_t>(n), at, s);
-  };
-}
-
-// Selected positions (in sub_slots) -> their keys, slots (in place) and
-// upper bounds (args: by slot; null: in the words).
-template <class Word>
-__global__ void gather_sub_list_kernel(RangeAt at, const Word* keys, const Word* args, Word* sub_keys,
-                                       uint32_t* sub_slots, Word* sub_hi, uint64_t m) {
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= m) return;
-  const uint32_t pos = sub_slots[i];
-  const uint32_t j = at.slot(pos);
-  sub_keys[i] = keys[pos];
-  sub_slots[i] = j;
-  sub_hi[i] = at.words ? static_cast<Word>(at.words[pos] >> 32) : args[j];
-}
-
-// A concurrent range's room: its pre-batch count and slack for inserts of
-// the same batch landing in it.
-template <class Word>
-__device__ __forceinline__ uint32_t range_room(Word count) {
-  const uint64_t room = static_cast<uint64_t>(count) + 16 + count / 4;
-  return static_cast<uint32_t>(room < 0xFFFFFFF0ull ? room : 0xFFFFFFF0ull);
-}
-
-// A concurrent batch's ranges, i < m in list order with slots sub_slots:
-// each one's room from its pre-batch count (value[i]) into cap, and its
-// first output position into off (both by slot) and sub_off (by list
-// position). Each block reserves its ranges' rooms with one atomicAdd on
-// the cursor (one per warp made 2^15 atomics on one address for 2^20
-// ranges), so the blocks' regions lie in no particular order (each range's
-// pairs are contiguous, which is all its offset promises).
-constexpr int kRoomBlock = 256;
-template <class Word>
-__global__ void __launch_bounds__(kRoomBlock) range_room_kernel(const Word* value, const uint32_t* sub_slots,
-                                                                uint32_t* cap, unsigned long long* off,
-                                                                unsigned long long* sub_off,
-                                                                unsigned long long* cursor, uint64_t m) {
-  using Scan = cub::BlockScan<unsigned long long, kRoomBlock>;
-  __shared__ typename Scan::TempStorage scan;
-  __shared__ unsigned long long base;
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * kRoomBlock + threadIdx.x;
-  const unsigned long long room = i < m ? range_room(value[i]) : 0u;
-  unsigned long long before = 0, total = 0;
-  Scan(scan).ExclusiveSum(room, before, total);
-  if (threadIdx.x == 0) base = atomicAdd(cursor, total);
-  __syncthreads();
-  if (i < m) {
-    const uint32_t j = sub_slots[i];
-    const unsigned long long o = base + before;
-    cap[j] = static_cast<uint32_t>(room);
-    off[j] = o;
-    sub_off[i] = o;
-  }
-}
-
 constexpr const char* kListSortName = "cub::DeviceRadixSort::SortPairs (btree operations)";
 
 // A list's sort by key (bits [0, key_bits): every bit of the key's width),
@@ -191,38 +101,6 @@ void BTree<Word>::reserve_list(uint64_t n) {
                                                                            d_iota_.capacity());
     GPUDICT_CHECK_LAUNCH("iota_kernel");
   }
-  h_keys_.reserve_discard(m);
-  h_args_.reserve_discard(m);
-  h_types_.reserve_discard(m);
-  h_found_.reserve_discard(m);
-  h_done_.reserve_discard(m);
-  h_value_.reserve_discard(m);
-  h_key_out_.reserve_discard(m);
-  h_cap_.reserve_discard(m);
-  h_u64_.reserve_discard(m + 1);
-}
-
-template <class Word>
-SortBits BTree<Word>::stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types) {
-  const uint64_t n = ops.size();
-  reserve_list(n);
-  Word lo = key_max<Word>, hi = 0;
-  for (uint64_t s = 0; s < n; ++s) {
-    const Word k = static_cast<Word>(b.keys[ops[s]]);
-    h_keys_[s] = k;
-    lo = std::min(lo, k);
-    hi = std::max(hi, k);
-  }
-  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(Word));
-  if (with_args) {
-    for (uint64_t s = 0; s < n; ++s) h_args_[s] = static_cast<Word>(b.args[ops[s]]);
-    copy_to_device(stream_, d_args_.data(), h_args_.data(), n * sizeof(Word));
-  }
-  if (with_types) {
-    for (uint64_t s = 0; s < n; ++s) h_types_[s] = static_cast<uint8_t>(b.types[ops[s]]);
-    copy_to_device(stream_, d_types_.data(), h_types_.data(), n);
-  }
-  return query_sort_bits_of(lo, hi, n);
 }
 
 // A query list's sort carries the constant slots 0, 1, ... (d_iota_) into perm.
@@ -271,20 +149,6 @@ OpsRef<Word> BTree<Word>::sort_list(uint64_t n, bool with_args, bool with_types,
   if (sort_staged(ops, list_graph_, kListSortName, d_iota_.data(), d_perm_[0].data(), n, bits))
     ops.perm = d_perm_[0].data();
   return ops;
-}
-
-template <class Word>
-SortBits BTree<Word>::stage_ops(const Batch& b, const std::vector<uint32_t>& ops) {
-  const uint64_t n = ops.size();
-  if (!worded(n)) return stage(b, ops, true, true);
-  const SortBits bits = stage(b, ops, false, false);
-  for (auto& d : d_words_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree operation words");
-  for (uint64_t s = 0; s < n; ++s) {
-    const uint32_t i = ops[s];
-    h_u64_[s] = op_word(static_cast<uint32_t>(s), static_cast<uint32_t>(b.types[i]), static_cast<uint32_t>(b.args[i]));
-  }
-  copy_to_device(stream_, d_words_[0].data(), h_u64_.data(), n * sizeof(unsigned long long));
-  return bits;
 }
 
 template <class Word>
@@ -387,61 +251,9 @@ void BTree<Word>::launch_rounds(const OpsRef<Word>& list, uint32_t top_nodes) {
 }
 
 template <class Word>
-void BTree<Word>::execute(const Batch& batch, BatchResults& r, DeviceTime& t) {
-  if (batch.keys.size() != batch.types.size() || batch.args.size() != batch.types.size())
-    throw InputError("btree: batch arrays differ in length");
-  if (!batch.snapshot.empty())
-    throw InputError("btree does not support snapshots (batch asks for snapshot '" + batch.snapshot + "')");
-  if (batch.size() >= 0xFFFFFFFFull) throw InputError("btree: a batch holds at most 2^32 - 2 operations");
-  require_pool();
-  r.reset(batch.size());
-  if (batch.size() == 0) return;
-  const BatchPlan plan(batch);
-  for (uint32_t i : plan.of(OpType::Insert)) {  // the keys' span (one-pass range sizing; deletes ignored)
-    key_lo_ = std::min<Word>(key_lo_, static_cast<Word>(batch.keys[i]));
-    key_hi_ = std::max<Word>(key_hi_, static_cast<Word>(batch.keys[i]));
-  }
-  const bool concurrent = batch.mode == ExecMode::Concurrent;
-  if (concurrent && plan.updates() > 0 && plan.queries() > 0) {
-    run_concurrent(batch, plan, r, t);
-    return;
-  }
-  // Phased, or concurrent with only updates or only queries (the same thing).
-  if (plan.updates() > 0) {
-    std::vector<uint32_t> ups = plan.of(OpType::Insert);
-    const auto& dels = plan.of(OpType::Delete);
-    ups.insert(ups.end(), dels.begin(), dels.end());
-    if (!concurrent && merges_phased_updates(opt_, ups.size(), h_hdr_[0].size)) {
-      ++merged_update_lists_;
-      run_merged_updates(batch, ups, t);
-    } else {
-      if (!concurrent) ++ops_update_lists_;
-      run_updates(batch, std::move(ups), concurrent ? Phase::Concurrent : Phase::Update, t);
-    }
-  }
-  for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
-    const auto& ops = plan.of(type);
-    if (!ops.empty()) run_queries(type, batch, ops, concurrent ? Phase::Concurrent : query_phase(type), r, t);
-  }
-}
-
-template <class Word>
-void BTree<Word>::run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t) {
-  std::vector<uint32_t> left;
-  while (!ops.empty()) {
-    uint64_t inserts = 0;
-    for (uint32_t i : ops) inserts += b.types[i] == OpType::Insert;
-    if (run_update_pass(ops.size(), inserts, [&] { return stage_ops(b, ops); }, phase, t, left)) return;
-    for (uint32_t& s : left) s = ops[s];  // list positions -> batch positions
-    ops.swap(left);
-  }
-}
-
-template <class Word>
-bool BTree<Word>::run_update_pass(uint64_t n, uint64_t inserts, const std::function<SortBits()>& stage, Phase phase,
-                                  DeviceTime& t, std::vector<uint32_t>& left) {
-  double ms = reserve_nodes(inserts / 8 + 64);
-  const SortBits bits = stage();
+bool BTree<Word>::run_update_pass(uint64_t n, uint64_t inserts, SortBits bits, double& ms,
+                                  std::vector<uint32_t>& left) {
+  ms += reserve_nodes(inserts / 8 + 64);
   prepare_ops_sort(n, bits);
   const uint32_t top_nodes = reserve_top_copy(n);
   GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
@@ -454,11 +266,11 @@ bool BTree<Word>::run_update_pass(uint64_t n, uint64_t inserts, const std::funct
   trace_.mark(stream_, "kernel");
   ms += timer_.stop(stream_);
   trace_.flush("btree update list");
-  t.add(phase, ms);
   sync_header();
   if (!h_hdr_[0].overflow) return true;
   if (opt_.node_pool != 0) throw_pool_full("an update batch of " + std::to_string(n) + " operations");
   // Run the updates that found the pool full again, after it has grown.
+  h_done_.reserve_discard(n);
   copy_to_host(stream_, h_done_.data(), d_done_.data(), n);
   left.clear();
   for (uint64_t s = 0; s < n; ++s)
@@ -467,80 +279,42 @@ bool BTree<Word>::run_update_pass(uint64_t n, uint64_t inserts, const std::funct
   // Counted before growing: a growth that fails still leaves this fill
   // counted (the structural checker allows a lost node per fill).
   ++retries_;
-  t.add(phase, grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + left.size() + 1024)));
+  ms += grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + left.size() + 1024));
   return false;
 }
 
 template <class Word>
-void BTree<Word>::run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
-                        DeviceTime& t) {
-  const uint64_t n = ops.size();
-  if (n == 0) return;
-  if (type == OpType::Range && opt_.query_tile != 0) {  // one pass (ranges.cu)
-    RangeLayout layout;
-    const double ms = run_ranges(b, ops, layout);
-    collect_ranges(ops, r, layout);
-    t.add(phase, ms);
-    return;
-  }
-  const bool two_keys = type == OpType::Count || type == OpType::Range;
-  const SortBits bits = stage(b, ops, two_keys, false);
+double BTree<Word>::two_pass_ranges(uint64_t n, SortBits bits) {
+  // The operations kernel (query_tile 0): a count pass, then offsets in the
+  // sorted list's order (neighbouring ranges write neighbouring output),
+  // computed on the device (gather by position, scan, scatter back by
+  // slot), then a copy pass. Sizes are exact: nothing changes the tree
+  // between the passes.
   double ms = 0.0;
-  OpsRef<Word> list = run_query_list(type, n, bits, two_keys, ms);
-
-  switch (type) {
-    case OpType::Lookup:
-    case OpType::Successor: {
-      copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
-      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
-      if (type == OpType::Successor) copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(Word));
-      for (uint64_t s = 0; s < n; ++s) {
-        const uint32_t i = ops[s];
-        r.found[i] = h_found_[s];
-        r.value[i] = h_found_[s] ? h_value_[s] : 0;
-        if (type == OpType::Successor) r.key[i] = h_found_[s] ? h_key_out_[s] : 0;
-      }
-      break;
-    }
-    case OpType::Count: {
-      copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
-      for (uint64_t s = 0; s < n; ++s) r.value[ops[s]] = h_value_[s];
-      break;
-    }
-    case OpType::Range: {
-      // Sizes are exact (nothing changes between the passes). Offsets follow
-      // the sorted list order (neighbouring ranges write neighbouring
-      // output); computed on the device (gather by position, scan, scatter
-      // back by slot).
-      timer_.start(stream_);
-      gather_counts_kernel<<<blocks_for(n + 1, 256), 256, 0, stream_>>>(d_value_.data(), list.perm,
-                                                                        d_range_off_.data(), n);
-      GPUDICT_CHECK_LAUNCH("gather_counts_kernel");
-      temp_.run(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
-      scatter_offsets_kernel<<<blocks_for(n + 1, 256), 256, 0, stream_>>>(d_range_scan_.data(), list.perm,
-                                                                          d_range_off_.data(), n);
-      GPUDICT_CHECK_LAUNCH("scatter_offsets_kernel");
-      ms += timer_.stop(stream_);
-      copy_to_host(stream_, h_u64_.data(), d_range_off_.data() + n, sizeof(unsigned long long));
-      const uint64_t total = h_u64_[0];
-      if (total > 0) {
-        d_range_keys_.reserve_discard(total, "btree range results");
-        d_range_values_.reserve_discard(total, "btree range results");
-        list.type = static_cast<uint8_t>(OpType::Range);
-        list.range_cap = nullptr;
-        list.range_keys = d_range_keys_.data();
-        list.range_values = d_range_values_.data();
-        timer_.start(stream_);
-        launch_phased_queries(ref(), list);
-        ms += timer_.stop(stream_);
-        sync_header();
-      }
-      collect_ranges(ops, r, RangeLayout{});  // by slot, contiguous
-      break;
-    }
-    default: throw InputError("btree: " + std::string(op_name(type)) + " is not a query");
+  OpsRef<Word> list = run_query_list(OpType::Range, n, bits, true, ms);
+  timer_.start(stream_);
+  gather_counts_kernel<<<blocks_for(n + 1, 256), 256, 0, stream_>>>(d_value_.data(), list.perm, d_range_off_.data(),
+                                                                    n);
+  GPUDICT_CHECK_LAUNCH("gather_counts_kernel");
+  temp_.run(kRangeScanName, exclusive_sum_u64(d_range_off_.data(), d_range_scan_.data(), n + 1, stream_));
+  scatter_offsets_kernel<<<blocks_for(n + 1, 256), 256, 0, stream_>>>(d_range_scan_.data(), list.perm,
+                                                                      d_range_off_.data(), n);
+  GPUDICT_CHECK_LAUNCH("scatter_offsets_kernel");
+  ms += timer_.stop(stream_);
+  copy_to_host(stream_, h_u64_.data(), d_range_off_.data() + n, sizeof(unsigned long long));
+  const uint64_t total = h_u64_[0];
+  if (total > 0) {
+    reserve_range_pairs(total);
+    list.type = static_cast<uint8_t>(OpType::Range);
+    list.range_cap = nullptr;
+    list.range_keys = d_range_keys_.data();
+    list.range_values = d_range_values_.data();
+    timer_.start(stream_);
+    launch_phased_queries(ref(), list);
+    ms += timer_.stop(stream_);
+    sync_header();
   }
-  t.add(phase, ms);
+  return ms;
 }
 
 template <class Word>
@@ -577,147 +351,6 @@ OpsRef<Word> BTree<Word>::run_query_list(OpType type, uint64_t n, SortBits bits,
   sync_header();
 
   return list;
-}
-
-template <class Word>
-void BTree<Word>::run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
-  const uint64_t n = b.size();
-  const uint64_t m = plan.of(OpType::Range).size();
-
-  std::vector<uint32_t> all(n);
-  std::iota(all.begin(), all.end(), 0u);
-  double ms = reserve_nodes(plan.of(OpType::Insert).size() / 8 + 64);
-  const SortBits bits = stage_ops(b, all);
-  if (m > 0) {
-    d_sub_keys_.reserve_discard(m, "btree range list");
-    d_sub_slots_.reserve_discard(m, "btree range list");
-    d_sub_hi_.reserve_discard(m, "btree range list");
-    d_sub_off_.reserve_discard(m, "btree range list");
-    temp_.prepare(kSelectRangesName, select_ranges(RangeAt{}, d_iota_.data(), d_sub_slots_.data(),
-                                                   d_scalars_.data() + kSelectedCount, n, stream_));
-    GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kRangeCursor, 0, sizeof(unsigned long long), stream_));
-  }
-  prepare_ops_sort(n, bits);  // after the other CUB sizing: the sort's graph keys on the CUB buffer
-  const uint32_t top_nodes = reserve_top_copy(n);
-  GPUDICT_CUDA(cudaMemsetAsync(d_done_.data(), 0, n, stream_));
-  timer_.start(stream_);
-  trace_.mark(stream_, "start");
-  OpsRef<Word> list = sort_ops(n, bits);
-  trace_.mark(stream_, "sort");
-
-  // Range slots: a count on the tree as it is before the batch, plus slack
-  // (range_room). The counts run over the sorted list's ranges, picked out
-  // in list order (no sort of their own).
-  uint64_t slots = 0;
-  if (m > 0) {
-    const RangeAt at{list.op_words, list.perm, list.types};
-    temp_.run(kSelectRangesName, select_ranges(at, d_iota_.data(), d_sub_slots_.data(),
-                                               d_scalars_.data() + kSelectedCount, n, stream_));
-    gather_sub_list_kernel<<<blocks_for(m, 256), 256, 0, stream_>>>(at, list.keys, list.args, d_sub_keys_.data(),
-                                                                      d_sub_slots_.data(), d_sub_hi_.data(), m);
-    GPUDICT_CHECK_LAUNCH("gather_sub_list_kernel");
-    trace_.mark(stream_, "range list");
-    // The counts by position in the sub-list, in d_value_[0, m): read by
-    // the room kernel before the batch's kernel writes its results there.
-    OpsRef<Word> sizing = list_ref(m, false, false, static_cast<uint8_t>(OpType::Count));
-    sizing.keys = d_sub_keys_.data();
-    sizing.args = d_sub_hi_.data();
-    sizing.use_finger = list.use_finger;
-    launch_phased_queries(ref(), sizing);
-    trace_.mark(stream_, "range counts");
-    range_room_kernel<<<blocks_for(m, kRoomBlock), kRoomBlock, 0, stream_>>>(
-        d_value_.data(), d_sub_slots_.data(), d_range_cap_.data(), d_range_off_.data(), d_sub_off_.data(),
-        d_scalars_.data() + kRangeCursor, m);
-    GPUDICT_CHECK_LAUNCH("range_room_kernel");
-    trace_.mark(stream_, "range rooms");
-    ms += timer_.stop(stream_);
-    trace_.flush("btree concurrent, before the kernel");
-    sync_header();
-    copy_to_host(stream_, h_u64_.data(), d_scalars_.data() + kRangeCursor, sizeof(unsigned long long));
-    slots = h_u64_[0];
-    // Outside the timed region: the results may need a larger buffer. The
-    // device then idles; settled, the timer does not count the wait for
-    // the host's next launch.
-    d_range_keys_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
-    d_range_values_.reserve_discard(std::max<uint64_t>(slots, 1), "btree range results");
-    timer_.start_settled(stream_);
-    trace_.mark(stream_, "start");
-  }
-
-  list.done = d_done_.data();
-  list.range_cap = d_range_cap_.data();
-  list.range_keys = d_range_keys_.data();
-  list.range_values = d_range_values_.data();
-  launch_rounds(list, top_nodes);
-  trace_.mark(stream_, "kernel");
-  ms += timer_.stop(stream_);
-  trace_.flush("btree concurrent");
-  sync_header();
-
-  // Results by batch index; each range's first output position by slot.
-  std::vector<unsigned long long> offset;
-  if (m > 0) {
-    offset.assign(n, 0);
-    copy_to_host(stream_, h_u64_.data(), d_sub_off_.data(), m * sizeof(unsigned long long));
-    copy_to_host(stream_, h_cap_.data(), d_sub_slots_.data(), m * sizeof(uint32_t));
-    for (uint64_t x = 0; x < m; ++x) offset[h_cap_[x]] = h_u64_[x];
-  }
-  copy_to_host(stream_, h_found_.data(), d_found_.data(), n);
-  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
-  copy_to_host(stream_, h_key_out_.data(), d_key_out_.data(), n * sizeof(Word));
-  std::vector<uint32_t> rerun;
-  for (uint64_t i = 0; i < n; ++i) {
-    switch (b.types[i]) {
-      case OpType::Lookup:
-        r.found[i] = h_found_[i];
-        r.value[i] = h_found_[i] ? h_value_[i] : 0;
-        break;
-      case OpType::Successor:
-        r.found[i] = h_found_[i];
-        r.key[i] = h_found_[i] ? h_key_out_[i] : 0;
-        r.value[i] = h_found_[i] ? h_value_[i] : 0;
-        break;
-      case OpType::Count: r.value[i] = h_value_[i]; break;
-      case OpType::Range:
-        if (h_value_[i] == kRangeOverflow) {
-          rerun.push_back(static_cast<uint32_t>(i));
-        } else {
-          r.key[i] = offset[i];
-          r.value[i] = h_value_[i];
-        }
-        break;
-      default: break;
-    }
-  }
-  if (slots > 0) {
-    h_keys_.reserve_discard(slots);
-    h_args_.reserve_discard(slots);
-    copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), slots * sizeof(Word));
-    copy_to_host(stream_, h_args_.data(), d_range_values_.data(), slots * sizeof(Word));
-    r.range_keys.resize(slots);
-    r.range_values.resize(slots);
-    for (uint64_t x = 0; x < slots; ++x) {
-      r.range_keys[x] = h_keys_[x];
-      r.range_values[x] = h_args_[x];
-    }
-  }
-  // Slots between ranges hold unused words; each range's pairs are contiguous.
-
-  std::vector<uint32_t> late;
-  if (h_hdr_[0].overflow) {
-    if (opt_.node_pool != 0) throw_pool_full("a concurrent batch of " + std::to_string(n) + " operations");
-    copy_to_host(stream_, h_done_.data(), d_done_.data(), n);
-    for (uint64_t i = 0; i < n; ++i)
-      if (is_update(b.types[i]) && !h_done_[i]) late.push_back(static_cast<uint32_t>(i));
-    clear_overflow();
-    ++retries_;  // before growing, as in run_updates
-    ms += grow_pool(std::max<uint64_t>(capacity_ * 2, used_nodes() + late.size() + 1024));
-  }
-  t.add(Phase::Concurrent, ms);
-  if (!late.empty()) run_updates(b, std::move(late), Phase::Concurrent, t);
-  // Ranges that outgrew their slots: answered on the final tree.
-  concurrent_range_reruns_ += rerun.size();
-  if (!rerun.empty()) run_queries(OpType::Range, b, rerun, Phase::Concurrent, r, t);
 }
 
 template class BTree<uint32_t>;

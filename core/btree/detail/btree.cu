@@ -1,13 +1,12 @@
-// The B-Tree: construction, the node pool (sizing, growth,
-// overflow), parameters, stats and the memory bound. build.cu builds,
-// batch.cu executes batches, ops_kernel.cuh holds the device operations.
-#include "core/btree/btree.hpp"
+// The B-Tree: validate(Options), construction, the node pool (sizing,
+// growth, overflow), stats and the memory bound. build.cu builds,
+// device_api.cu and device_apply.cu serve the bulk calls, ops_kernel.cuh
+// holds the device operations.
 
 #include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "core/btree/detail/btree_impl.cuh"
@@ -21,57 +20,9 @@ namespace {
 constexpr uint64_t kInitialPool = 1024;  // nodes of an automatic pool before the first build
 }  // namespace
 
-Capabilities btree_caps() {
-  Capabilities c;
-  c.ordered = true;
-  c.deletes = true;
-  c.snapshots = false;
-  c.native_concurrent = true;
-  c.phased_duplicates = DuplicateRule::AnyUpdate;  // a phased batch's updates run concurrently in one kernel
-  c.key_types = {KeyType::U32, KeyType::U64};
-  c.semantics = Semantics::Map;
-  return c;
-}
-
-std::unique_ptr<Dictionary> make_btree_dictionary(const btree::Options& o, int device, KeyType key, KeyType value) {
-  btree::validate(o);
-  // The node's word: the wider of the key and value types (node.hpp).
-  return with_kv_types(key, value, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
-    using K = typename decltype(k)::type;
-    using V = typename decltype(v)::type;
-    using Word = std::conditional_t<sizeof(K) == 8 || sizeof(V) == 8, uint64_t, uint32_t>;
-    return std::make_unique<btree::BTree<Word>>(device, o, kv_name<K, V>(), static_cast<int>(KeyTraits<K>::bits));
-  });
-}
-
 namespace btree {
 
-static_assert(kPointRangeMaxMean == 48.0, "the parameters (and --query-tile's help) say 48");
-static_assert(kAutoOpsMaxUpdates == 131072 && kAutoOpsTreeRatio == 16, "the parameters say 131072 and 16");
-
-namespace {
-
-const char* const kMergeText =
-    "merge: sorted, routed to their leaves, merged into each touched node by one thread; splits level by level "
-    "(split nodes filled like the bulk build)";
-const char* const kOpsText = "ops: the operations kernel (ops_kernel), with latches";
-const char* const kMergeDuplicates =
-    "the last of a key's updates in a phased batch wins (the deletes after the inserts, each in batch order)";
-const char* const kOpsDuplicates = "any one of a key's updates in a phased batch wins (they run concurrently)";
-
-// What the parameters say of the path --phased-updates takes: `merge` or
-// `ops` for one path, `both` for auto.
-std::string by_phased_path(const Options& o, const std::string& merge, const std::string& ops,
-                           const std::string& both) {
-  switch (effective_phased_updates(o)) {
-    case PhasedUpdates::Merge: return merge;
-    case PhasedUpdates::Ops: return ops;
-    case PhasedUpdates::Auto: break;
-  }
-  return both;
-}
-
-}  // namespace
+static_assert(kPointRangeMaxMean == 48.0, "the engine's parameters (and --query-tile's help) say 48");
 
 void validate(const Options& o) {
   auto bad = [](const std::string& what) { throw InputError("btree options: " + what); };
@@ -118,14 +69,13 @@ int BTree<Word>::use_device(int device) {
 }
 
 template <class Word>
-BTree<Word>::BTree(int device, const Options& options, std::string_view kv, int key_bits)
-    : device_(use_device(device)), kv_(kv), key_bits_(key_bits), caps_(btree_caps()), opt_(options) {
+BTree<Word>::BTree(int device, const Options& options, int key_bits)
+    : device_(use_device(device)), key_bits_(key_bits), opt_(options) {
   GPUDICT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-  GPUDICT_CUDA(cudaDeviceGetAttribute(&max_pitch_, cudaDevAttrMaxPitch, device_));
   hdr_ = DeviceBuffer<TreeHeader>(1, "btree header");
   h_hdr_.reserve_discard(1);
   h_hdr_[0] = TreeHeader{};
-  d_scalars_ = DeviceBuffer<unsigned long long>(kDeferredCount + 1, "btree counters");
+  d_scalars_ = DeviceBuffer<unsigned long long>(kScalars, "btree counters");
   h_u64_.reserve_discard(kMergeFlags);
   capacity_ = opt_.node_pool ? opt_.node_pool : kInitialPool;
   if (capacity_ == 0) capacity_ = 1;
@@ -275,81 +225,6 @@ void BTree<Word>::dump(std::vector<Node<Word>>& nodes, TreeHeader& header) const
 }
 
 template <class Word>
-void BTree<Word>::snapshot(const std::string&, DeviceTime&) {
-  throw InputError("btree does not support snapshots");
-}
-
-template <class Word>
-void BTree<Word>::drop_snapshot(const std::string&) {
-  throw InputError("btree does not support snapshots");
-}
-
-template <class Word>
-Params BTree<Word>::parameters() const {
-  char fill[64];
-  std::snprintf(fill, sizeof fill, "%g: %d keys per leaf, %d children per inner node", opt_.fill,
-                leaf_fill(opt_.fill), inner_fill(opt_.fill));
-  const std::string node_text =
-      sizeof(Word) == 4 ? std::string("128 B: 14 (key, value) or (pivot, child) pairs of 4-byte words, high key, side "
-                                      "link, low key, meta word (count, leaf flag, latch, version); every u32 key and "
-                                      "value legal")
-                        : std::string("256 B: 32 words of 8 bytes, 14 (key, value) or (pivot, child) pairs, high key, "
-                                      "side link, low key, meta word (count, leaf flag, latch, 58-bit version); every "
-                                      "key and value of ") + kv_ + " legal (a u32 key or value zero-extended)";
-  return {
-      {"kv", kv_},
-      {"node", node_text},
-      {"tile", std::to_string(opt_.tile) + " lanes per operation (one coalesced access of a " +
-                   std::to_string(sizeof(Node<Word>)) + "-byte node)" +
-                   (opt_.thread_ops ? std::string(" in query_tile 0 and ops_kernel tile") : std::string())},
-      {"ops_kernel", opt_.thread_ops
-                         ? "thread: one thread per operation of a concurrent or ops-updated list (leaf splits "
-                           "included); its warp serves root splits, full parents and lost races (tiles of 32 lanes)"
-                         : std::string("tile: ") + std::to_string(opt_.tile) +
-                               " lanes per operation, one operation at a time (the paper's kernel)"},
-      {"query_tile", opt_.query_tile == 1 ? std::string("1: one thread per phased query (lookup, successor, count, "
-                                                        "range), from the root; lists of ranges expected to "
-                                                        "hold more than 48 pairs each on average in tiles of 4 lanes")
-                     : opt_.query_tile ? std::to_string(opt_.query_tile) + " lanes per phased query; "
-                                         "the tiles of a warp advance in lock-step (one node read per tile per step)"
-                                       : std::string("0: phased queries in the operations kernel (tile lanes)")},
-      {"sort", opt_.sort ? "on: each list sorted by key (CUB radix sort of (key, slot), or of (key, operation "
-                           "word) with op_words on); operations start from the previous one's parent"
-                         : "off: batch order, every operation from the root"},
-      {"op_words", sizeof(Word) == 8 ? "off: 64-bit arguments do not fit an operation word; the operations "
-                                       "kernel reads each operation's type and argument by slot"
-                   : opt_.op_words ? "on: concurrent and ops-updated lists of fewer than 2^29 operations carry "
-                                   "(argument, type, slot) in one 8-byte word through the sort"
-                                 : "off: the operations kernel reads each operation's type and argument by slot"},
-      {"leaf_groups", opt_.leaf_groups ? "on: a warp's updates that fall into one leaf are applied together where "
-                                         "they fit, under one latch (thread kernel)"
-                                       : "off: one leaf latch per update"},
-      {"leaf_directory", sizeof(Word) == 8 ? "none: the directory reads 128-byte nodes of 32-bit words (u32/u32 "
-                                             "trees only); phased point queries descend from the root"
-                         : opt_.leaf_directory
-                             ? "on: phased lookups and successors (query_tile 1) of a bulk-built tree "
-                               "find their leaf in the build's leaf directory, in batch order (no sort)"
-                             : "off: phased point queries descend from the root"},
-      {"node_pool", opt_.node_pool ? std::to_string(opt_.node_pool) + " nodes (fixed)"
-                                   : std::string("automatic (bulk build x 1.25 + 1024, grown before update "
-                                                 "batches)")},
-      {"bulk_fill", fill},
-      {"reads", "seqlock snapshots (acquire meta, relaxed node, fence, meta again) in the operations kernel "
-                "(concurrent batches, phased_updates ops); read-only cache in phased query kernels"},
-      {"updates", "in the operations kernel: one latch per node (CAS from the snapshot's version), proactive "
-                  "splits, restarts from the last parent or the root; no merges"},
-      {"phased_updates",
-       by_phased_path(opt_, kMergeText, kOpsText,
-                      std::string("auto: batches of at most 131072 updates into a tree of at least 16 times as many "
-                                  "keys as ") + kOpsText + "; others as " + kMergeText)},
-      {"duplicates", by_phased_path(opt_, kMergeDuplicates, kOpsDuplicates,
-                                    std::string("batches run in the operations kernel: ") + kOpsDuplicates +
-                                        "; merged ones: " + kMergeDuplicates)},
-      {"concurrent", "native: one kernel over all of the batch's operations"},
-  };
-}
-
-template <class Word>
 uint64_t BTree<Word>::scratch_bytes() const {
   uint64_t s = temp_.bytes() + d_scalars_.bytes() + hdr_.bytes() + d_args_.bytes() + d_types_.bytes() +
                d_found_.bytes() + d_done_.bytes() + d_value_.bytes() + d_key_out_.bytes() + d_range_cap_.bytes() +
@@ -365,7 +240,7 @@ uint64_t BTree<Word>::scratch_bytes() const {
 }
 
 template <class Word>
-uint64_t BTree<Word>::device_bytes_needed(const WorkloadBounds& wb) const {
+uint64_t BTree<Word>::device_bytes_needed(const capacity_bounds& wb) const {
   const uint64_t R = std::max<uint64_t>(wb.max_resident, 1), B = wb.max_batch, Q = wb.max_queries;
   // Nodes: a leaf holds at least min(7, bulk fill) keys unless deletes
   // emptied it (they never add leaves); inner nodes add at most 1/6 more.
@@ -431,35 +306,29 @@ uint64_t BTree<Word>::device_bytes_needed(const WorkloadBounds& wb) const {
 }
 
 template <class Word>
-Stats BTree<Word>::stats() const {
+btree_stats BTree<Word>::stats() const {
   const TreeHeader& h = h_hdr_[0];
-  Stats s;
+  btree_stats s;
   s.size = h.size;
   s.device_bytes = pool_.bytes() + dir_.bytes() + scratch_bytes();
-  const uint64_t nodes = used_nodes();
-  char fill[32];
-  std::snprintf(fill, sizeof fill, "%.3f",
-                h.leaves ? static_cast<double>(h.size) / (static_cast<double>(h.leaves) * kCapacity) : 0.0);
-  s.extra = {
-      {"height", std::to_string(h.height)},
-      {"nodes", std::to_string(nodes)},
-      {"leaves", std::to_string(h.leaves)},
-      {"fill", fill},
-      {"node-bytes", std::to_string(nodes * sizeof(Node<Word>))},
-      {"pool-nodes", std::to_string(capacity_)},
-      {"pool-grows", std::to_string(grows_)},
-      {"pool-retries", std::to_string(retries_)},
-      {"range-reruns", std::to_string(range_reruns_)},
-      {"merged-update-lists", std::to_string(merged_update_lists_)},
-      {"ops-update-lists", std::to_string(ops_update_lists_)},
-      {"point-range-lists", std::to_string(point_range_lists_)},
-      {"tile-range-lists", std::to_string(tile_range_lists_)},
-      {"concurrent-range-reruns", std::to_string(concurrent_range_reruns_)},
-      {"grouped-updates", std::to_string(h.grouped)},
-      {"warp-taken-ops", std::to_string(h.warp_taken)},
-      {"directory-leaves", std::to_string(dir_.entries())},
-      {"directory-lists", std::to_string(directory_lists_)},
-  };
+  s.height = h.height;
+  s.nodes = used_nodes();
+  s.leaves = h.leaves;
+  s.node_bytes = s.nodes * sizeof(Node<Word>);
+  s.pool_nodes = capacity_;
+  s.pool_grows = grows_;
+  s.pool_retries = retries_;
+  s.range_reruns = range_reruns_;
+  s.merged_update_lists = merged_update_lists_;
+  s.ops_update_lists = ops_update_lists_;
+  s.point_range_lists = point_range_lists_;
+  s.tile_range_lists = tile_range_lists_;
+  s.concurrent_range_reruns = concurrent_range_reruns_;
+  s.grouped_updates = h.grouped;
+  s.warp_taken_ops = h.warp_taken;
+  s.directory_leaves = dir_.entries();
+  s.directory_lists = directory_lists_;
+  s.scratch_bytes = scratch_bytes();
   return s;
 }
 

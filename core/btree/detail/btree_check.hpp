@@ -9,37 +9,41 @@
 //     their links, the last with no link, and each high key equals the right
 //     sibling's low key;
 //   - every key in exactly one leaf (the leaves' keys, in chain order, are
-//     strictly increasing), their number equals stats().size, and the height
-//     and leaf count equal the tree's counters.
+//     strictly increasing), their number equals the map's size, and the
+//     height and leaf count equal the tree's counters.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "core/btree/btree_map.hpp"
 #include "core/btree/detail/node.hpp"
 
 namespace gpudict {
 
-// "" when the structure is sound, else the first problems found (a
-// Dictionary that is not a B-Tree is reported as such). Trees of either
-// word width (node.hpp).
-std::string check_btree_structure(const Dictionary& d);
+namespace btree {
+// What the checker reads of a map (btree_map grants it; defined in btree_map.cu).
+template <class Key, class Value>
+struct Inspect {
+  using Word = std::conditional_t<sizeof(Key) == 8 || sizeof(Value) == 8, std::uint64_t, std::uint32_t>;
+  // The used part of the node pool and the counters.
+  static void dump(const btree_map<Key, Value>& map, std::vector<Node<Word>>& nodes, TreeHeader& header);
+};
+}  // namespace btree
+
+// "" when the map's tree is sound, else the first problems found.
+template <class Key, class Value>
+std::string check_btree_structure(const btree_map<Key, Value>& map);
 
 // The same checks on a copy of the used pool and the counters (what
-// dump_btree gives), with `reported_size` as stats().size and
-// `pool_retries` the times the pool filled in a batch and grew (at most
+// Inspect::dump gives), with `reported_size` as the map's size and
+// `pool_retries` the times the pool filled in a call and grew (at most
 // one node lost each). Tests corrupt a copy to show the checker sees it.
 // Word: uint32_t or uint64_t (instantiated for both in check.cu).
 template <class Word>
 std::string check_btree_nodes(const std::vector<btree::Node<Word>>& nodes, const btree::TreeHeader& header,
                               uint64_t reported_size, uint64_t pool_retries);
-
-// The used part of the node pool and the counters, for tests that run
-// device code on a copy of a tree; false when `d` is not a B-Tree of
-// nodes of Word.
-template <class Word>
-bool dump_btree(const Dictionary& d, std::vector<btree::Node<Word>>& nodes, btree::TreeHeader& header);
 
 }  // namespace gpudict

@@ -1,12 +1,17 @@
-// The B-Tree's Dictionary implementation (internal). Its members are defined
-// across small files:
-//   btree.cu              the factory, validate(Options), construction, the
-//                         node pool (sizing, growth, overflow), stats, the
-//                         memory bound
-//   build.cu              build(): sort, keep-last dedupe, bottom-up nodes
-//   batch.cu              execute(): staging, sorting, the kernels' lists,
-//                         results, concurrent ranges and retries
-//   ranges.cu             phased ranges in one lock-step pass, the results
+// The B-Tree behind btree_map (internal). Its members are defined across
+// small files:
+//   btree.cu              validate(Options), construction, the node pool
+//                         (sizing, growth, overflow), stats, the memory bound
+//   staging.cu            a caller's device arrays into a list, and what the
+//                         list's planning needs to know of it
+//   device_api.cu         build, updates, lookups/successors/counts
+//   device_ranges.cu      ranges, their output laid out for the caller
+//   device_apply.cu       mixed calls: every operation in one kernel
+//   build.cu              the bulk build: sort, keep-last dedupe, bottom-up nodes
+//   batch.cu              the lists: buffers, sorts, the operations kernel's
+//                         rounds and update passes, phased query lists
+//   ranges.cu             phased ranges in one pass
+//   merge_updates.cu      phased updates merged level by level
 //   check.cu              the structural checker (btree_check.hpp)
 //   ops_kernel.cuh        the operations (device), kernels_*.cu instantiate them
 //   point_kernel.cuh      phased lookups, successors, counts: a thread each (kernels_query.cu)
@@ -20,12 +25,13 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <functional>
 #include <string>
-#include <string_view>
 #include <vector>
 
-#include "core/api/dictionary.hpp"
+#include "core/common/ops.hpp"
+#include "core/btree/btree_map.hpp"
+#include "core/common/capacity_bounds.hpp"
+#include "core/common/device_timing.hpp"
 #include "core/btree/detail/leaf_directory.cuh"
 #include "core/btree/detail/node.hpp"
 #include "core/btree/options.hpp"
@@ -57,11 +63,6 @@ inline auto exclusive_sum_u64(const unsigned long long* in, unsigned long long* 
   };
 }
 
-// The path --phased-updates takes: auto with --ops-kernel tile always
-// merges (the paper's kernel was not measured on short lists).
-inline PhasedUpdates effective_phased_updates(const Options& o) {
-  return o.phased_updates == PhasedUpdates::Auto && !o.thread_ops ? PhasedUpdates::Merge : o.phased_updates;
-}
 // Whether a phased list of `updates` inserts and deletes into a tree of
 // `keys` keys is merged (merge_updates.cu) rather than run by the
 // operations kernel.
@@ -73,9 +74,6 @@ inline bool merges_phased_updates(const Options& o, uint64_t updates, uint64_t k
   }
   return updates > kAutoOpsMaxUpdates || updates > keys / kAutoOpsTreeRatio;
 }
-// Keys (children) per bulk-built leaf (inner node).
-int leaf_fill(double fill);
-int inner_fill(double fill);
 
 // The shape of a bulk-built tree: level sizes (0 = leaves) and where each
 // level's nodes start in the pool. The single top node is the root, node 0.
@@ -110,63 +108,110 @@ inline constexpr double kPointRangeMaxMean = 48.0;
 uint64_t checked_list(uint64_t n, const char* what);
 
 // Operations staged from a caller's device arrays (the library's bulk
-// calls, btree_map.hpp): n keys of key_bytes (4 or 8) each, arguments (an
-// insert's value, a count's upper bound) of arg_bytes, every operation of
-// type `type`; index (device, optional): the array positions to take, in
-// list order (an update list's re-run); null: 0 .. n - 1.
+// calls, btree_map.hpp): n keys of key_bytes (4 or 8) each. An operation's
+// type: types[i] (OpType codes) when given, else Delete where erase[i] and
+// Insert elsewhere when erase is given, else `type` for all. An insert's
+// value is args[i] (arg_bytes wide; null: 0); a count's or range's upper
+// bound upper[i] (upper_bytes wide; null: its own key). index (device,
+// optional): the array positions to take, in list order (a re-run of some
+// of a list's operations); null: 0 .. n - 1.
 struct DeviceSource {
   const void* keys = nullptr;
   int key_bytes = 4;
   const void* args = nullptr;
   int arg_bytes = 4;
+  const void* upper = nullptr;
+  int upper_bytes = 4;
   uint8_t type = 0;
+  const uint8_t* types = nullptr;
+  const bool* erase = nullptr;
   const uint32_t* index = nullptr;
   uint64_t n = 0;
 };
 
-// Word: the node's word type (node.hpp), the wider of the key and value
-// types: uint32_t for u32 keys and values, uint64_t when either is 64-bit
-// (make_btree_dictionary picks it; `kv` names the pair for parameters()). Keys,
-// arguments and results are of that width on the device.
+// What staging a list learned of it on the device (staging.cu): its keys'
+// span, its inserts' span and number, its ranges, and which types occur
+// (bit 1 << type; kBadType: a code that is no OpType).
 template <class Word>
-class BTree final : public Dictionary {
+struct Staged {
+  Word lo = key_max<Word>, hi = 0;
+  Word insert_lo = key_max<Word>, insert_hi = 0;
+  uint64_t inserts = 0, ranges = 0;
+  uint32_t kinds = 0;
+  static constexpr uint32_t kBadType = 1u << 7;
+  bool has(OpType t) const { return (kinds >> static_cast<int>(t)) & 1u; }
+  bool has_updates() const { return has(OpType::Insert) || has(OpType::Delete); }
+  bool has_queries() const { return (kinds & ~3u) != 0; }
+};
+
+// A mixed call's per-operation outputs (btree_map::apply, mixed_batch.hpp),
+// narrowed to the caller's widths; any may be null.
+struct MixedOutputs {
+  bool* found = nullptr;
+  void* values = nullptr;
+  int value_bytes = 4;
+  void* keys = nullptr;
+  int key_bytes = 4;
+  unsigned long long* counts = nullptr;
+  unsigned long long* offsets = nullptr;
+  uint32_t kinds_hint = 0;  // bit 1 << op_code of every code in the call (0: unknown)
+};
+
+// A mixed call's range pairs, as words in the tree's memory: a range's
+// pairs are contiguous at its offset; between ranges lie unused words.
+template <class Word>
+struct MixedPairs {
+  const Word* keys = nullptr;
+  const Word* values = nullptr;
+  uint64_t size = 0;
+};
+
+// The B-Tree behind btree_map<K, V> (btree_map.cu). Word: the node's word
+// type (node.hpp), the wider of the key and value types: uint32_t for u32
+// keys and values, uint64_t when either is 64-bit. Keys, arguments and
+// results are of that width on the device. Every call works on the tree's
+// own stream and returns when its results are written.
+template <class Word>
+class BTree {
  public:
-  BTree(int device, const Options& options, std::string_view kv, int key_bits);
-  ~BTree() override;
+  BTree(int device, const Options& options, int key_bits);
+  ~BTree();
   BTree(const BTree&) = delete;
   BTree& operator=(const BTree&) = delete;
 
-  const Capabilities& caps() const override { return caps_; }
-  Params parameters() const override;
-  uint64_t device_bytes_needed(const WorkloadBounds& b) const override;
-  void build(const KeyValues& initial, DeviceTime& t) override;
-  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override;
-  void snapshot(const std::string& name, DeviceTime& t) override;
-  void drop_snapshot(const std::string& name) override;
-  Stats stats() const override;
+  const Options& options() const { return opt_; }
+  // Device bytes for contents and calls within `b` (btree.cu).
+  uint64_t device_bytes_needed(const capacity_bounds& b) const;
+  // The counters as of the last call, the pool and the lists' paths.
+  btree_stats stats() const;
+  // Every later call adds the device time of its sorts, kernels and pool
+  // copies to *timing (null: none).
+  void set_timing(device_timing* timing) { timing_ = timing; }
 
   // The used part of the node pool and the counters (the structural checker).
   void dump(std::vector<Node<Word>>& nodes, TreeHeader& header) const;
 
-  // device_api.cu: the library's bulk calls on device arrays (btree_map),
-  // on this tree's stream; each returns when its results are written.
-  // Replaces the contents with the pairs (keys, values): the later pair of a key wins.
+  // device_api.cu: the library's bulk calls on device arrays.
+  // Replaces the contents with the pairs (keys, args): the later pair of a key wins.
   void build_device(const DeviceSource& pairs);
-  // Inserts (upserts) or deletes src's keys (src.type), as a phased batch.
+  // Inserts (upserts) and deletes, as a phased batch: merged, or through
+  // the operations kernel (merges_phased_updates).
   void update_device(const DeviceSource& src);
-  // Lookups, successors or counts (src.type; a count's upper bounds in
-  // src.args): value_out[i] (found's value, a successor's value, a count),
-  // key_out[i] (a successor's key), found_out[i]; null outputs are skipped,
-  // a value or key not found is 0.
+  // Lookups, successors or counts (src.type): value_out[i] (found's value,
+  // a successor's value, a count), key_out[i] (a successor's key),
+  // found_out[i]; null outputs are skipped, a value or key not found is 0.
   void query_device(const DeviceSource& src, void* value_out, int value_bytes, void* key_out, int key_bytes,
                     bool* found_out);
-  // device_ranges.cu: ranges [lo, hi] (src.keys: lo, src.args: hi):
-  // offsets_out (n + 1 entries, may be null) the exclusive sum of their
-  // sizes in array order; their pairs into keys_out and values_out (of
-  // key_bytes and value_bytes; either may be null) when the total fits
-  // `capacity`. Returns the total.
+  // device_ranges.cu: ranges [key, upper]: offsets_out (n + 1 entries, may
+  // be null) the exclusive sum of their sizes in list order; their pairs
+  // into keys_out and values_out (of key_bytes and value_bytes; either may
+  // be null) when the total fits `capacity`. Returns the total.
   uint64_t range_device(const DeviceSource& src, unsigned long long* offsets_out, void* keys_out, int key_bytes,
                         void* values_out, int value_bytes, uint64_t capacity);
+  // device_apply.cu: operations of any types as one concurrent pass
+  // (docs/semantics.md, "concurrent"): results by position into `out`,
+  // range pairs returned (valid until the next call).
+  MixedPairs<Word> apply_device(const DeviceSource& src, const MixedOutputs& out);
   // The device view for a caller's kernels (btree_ref.cuh). The host no
   // longer knows the span of the keys inserted (range estimates assume the
   // whole domain) nor the counters until refresh().
@@ -186,6 +231,12 @@ class BTree final : public Dictionary {
   static int use_device(int device);
   TreeRef<Word> ref() const;
   uint64_t used_nodes() const;
+  void add_time(double ms) const {
+    if (timing_) timing_->add(ms);
+  }
+  // The whole key domain as the inserted keys' span (after calls whose
+  // keys the host cannot know: a caller's kernels).
+  void forget_key_span();
   // An empty tree: the root as an empty leaf.
   void reset_empty();
   // A header for a new tree (reset_empty, build): zero but for the run-long
@@ -212,31 +263,41 @@ class BTree final : public Dictionary {
   void clear_overflow();
 
   // build.cu: the bulk build of n pairs staged in d_keys_[0] and the
-  // values' half of the slot buffers (build_buffers()).
-  void build_staged(uint64_t n, DeviceTime& t);
+  // values' half of the slot buffers (build_buffers()); adds its device
+  // time to ms.
+  void build_staged(uint64_t n, double& ms);
   void build_buffers(uint64_t n, Word* vals[2]);
+
+  // staging.cu: src into the list's arrays (keys always; args, types and
+  // operation words where not null), and what the device learned of it
+  // (waits for it). An insert's key widens the span of the keys ever
+  // inserted (key_lo_, key_hi_).
+  Staged<Word> stage_source(const DeviceSource& src, Word* keys, Word* args, uint8_t* types,
+                            unsigned long long* words);
+  // Into the list buffers (reserve_list(src.n)): keys, and args and types
+  // when asked.
+  Staged<Word> stage_list(const DeviceSource& src, bool with_args, bool with_types);
+  // An operations-kernel list: op_words when worded(n), else args and types
+  // (with types also when asked: a mixed call reads them after the kernel).
+  Staged<Word> stage_ops_list(const DeviceSource& src, bool with_types = false);
 
   // batch.cu
   void reserve_list(uint64_t n);
-  // Copies the keys (and args, types) of batch operations `ops` to the
-  // device; returns the bits a query list of those keys is sorted on.
-  SortBits stage(const Batch& b, const std::vector<uint32_t>& ops, bool with_args, bool with_types);
-  // Sorts the staged list (when sorting is on) on key bits `bits` (stage()'s)
-  // and returns its descriptor with the result arrays; device work on the
+  // Sorts the staged list (when sorting is on) on key bits `bits` and
+  // returns its descriptor with the result arrays; device work on the
   // stream, not timed here.
   OpsRef<Word> sort_list(uint64_t n, bool with_args, bool with_types, uint8_t type, SortBits bits);
   // The staged list's descriptor as staged (unsorted, no finger).
   OpsRef<Word> list_ref(uint64_t n, bool with_args, bool with_types, uint8_t type);
-  // The operations kernel's list (updates, concurrent batches): stages
-  // operations `ops` (slot = position in `ops`) and returns the key bits to
-  // sort on (locality only: its operations run concurrently, any order is
-  // correct); its sort, prepared outside a timed region; the sorted list's
-  // descriptor. A list of fewer than kMaxWordList operations with
-  // --op-words on carries one op_word per operation through the sort
-  // (OpsRef::op_words); others carry slots, with args and types by slot.
-  // 64-bit arguments do not fit the word: such a tree's lists carry slots.
+  // The operations kernel's list (updates, concurrent batches): staged by
+  // stage_ops_list and sorted on key bits `bits` for locality only (its
+  // operations run concurrently, any order is correct); its sort, prepared
+  // outside a timed region; the sorted list's descriptor. A list of fewer
+  // than kMaxWordList operations with --op-words on carries one op_word
+  // per operation through the sort (OpsRef::op_words); others carry
+  // slots, with args and types by slot. 64-bit arguments do not fit the
+  // word: such a tree's lists carry slots.
   bool worded(uint64_t n) const { return sizeof(Word) == 4 && opt_.op_words && n < kMaxWordList; }
-  SortBits stage_ops(const Batch& b, const std::vector<uint32_t>& ops);
   void prepare_ops_sort(uint64_t n, SortBits bits);
   OpsRef<Word> sort_ops(uint64_t n, SortBits bits);
   // The staged update list sorted for merged updates (whatever --sort says):
@@ -281,26 +342,28 @@ class BTree final : public Dictionary {
   // A query list while no writer runs: one thread per query (--query-tile
   // 1), the lock-step query kernel, or with --query-tile 0 the operations kernel.
   void launch_phased_queries(const TreeRef<Word>& tree, const OpsRef<Word>& list);
-  void run_updates(const Batch& b, std::vector<uint32_t> ops, Phase phase, DeviceTime& t);
-  // One pass of an update list of n operations (inserts of them) through
-  // the operations kernel, staged by `stage` (it returns the sort bits);
+  // One pass of an update list of n operations (inserts of them), staged
+  // (stage_ops_list) with sort bits `bits`, through the operations kernel;
   // true when every update took effect. False: an automatic pool filled,
-  // has grown, and `left` holds the list positions to run again.
-  bool run_update_pass(uint64_t n, uint64_t inserts, const std::function<SortBits()>& stage, Phase phase,
-                       DeviceTime& t, std::vector<uint32_t>& left);
+  // has grown, and `left` holds the list positions to run again. Adds its
+  // device time to ms.
+  bool run_update_pass(uint64_t n, uint64_t inserts, SortBits bits, double& ms, std::vector<uint32_t>& left);
+  // src's updates through the operations kernel, in passes until every
+  // one took effect (an automatic pool grows between them); `staged`: src
+  // already staged by stage_ops_list. Returns the device time.
+  double ops_update_passes(DeviceSource src, const Staged<Word>* staged = nullptr);
   // A staged query list (lookups, successors, counts; ranges with
   // --query-tile 0: their count pass) of n operations: sorted (or by the
   // leaf directory) and run; returns the list, its device time added to ms.
   OpsRef<Word> run_query_list(OpType type, uint64_t n, SortBits bits, bool two_keys, double& ms);
-  // device_api.cu: a DeviceSource into the list buffers (stage()'s and
-  // stage_ops()'s counterparts); the sort bits assume keys anywhere in the
-  // key domain.
-  SortBits stage_device(const DeviceSource& src, bool with_args, bool with_types);
-  SortBits stage_ops_device(const DeviceSource& src);
-  SortBits domain_sort_bits(uint64_t n) const;
-  void run_queries(OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase, BatchResults& r,
-                   DeviceTime& t);
-  void run_concurrent(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t);
+  // A staged range list (keys, upper bounds in d_args_) through the
+  // operations kernel (query_tile 0): a count pass, the offsets, a copy
+  // pass; sizes (d_value_) and offsets (d_range_off_) by slot, the pairs
+  // contiguous. Returns the device time.
+  double two_pass_ranges(uint64_t n, SortBits bits);
+  // device_apply.cu: a staged mixed list (stage_ops_list with types) with
+  // queries, in one operations kernel; the results into `out`.
+  MixedPairs<Word> run_concurrent(const DeviceSource& src, const Staged<Word>& staged, const MixedOutputs& out);
 
   // ranges.cu
   // Room for `pairs` pairs of range output; `list`, made before, is pointed
@@ -314,15 +377,12 @@ class BTree final : public Dictionary {
   struct RangeLayout {
     const HiSlot<Word>* hi_slot = nullptr;
     uint64_t region_lines = 0, used_lines = 0;
-    double expect = -1.0;  // the list's estimated pairs (run_ranges); negative: none
+    double expect = -1.0;  // the list's estimated pairs; negative: none
   };
-  // Stages range list `ops`: keys as stage() does, and each range's upper
-  // bound with its slot, (hi, slot), in d_hi_slot_[0] (the value its sort
-  // carries).
-  SortBits stage_ranges(const Batch& b, const std::vector<uint32_t>& ops);
-  // A staged range list (stage_ranges, or range_device's staging) of n
-  // ranges expected to hold `expect` pairs: one thread per range or the
-  // lock-step kernel (ranges.cu says which when). Returns the milliseconds.
+  // A staged list of n ranges (keys in d_keys_[0], (hi, slot) in
+  // d_hi_slot_[0]) expected to hold `expect` pairs: one thread per range
+  // or the lock-step kernel (ranges.cu says which when). Returns the
+  // milliseconds.
   double run_range_list(uint64_t n, SortBits bits, double expect, RangeLayout& layout);
   // The range list's sort (prepared by prepare_range_sort, like
   // prepare_list_sort) and its descriptor; `sorted`: whether it sorted (the
@@ -332,49 +392,50 @@ class BTree final : public Dictionary {
   // Starts a range list's timed segment: the timer, and the list's sort;
   // records in layout where its sizes and offsets will lie.
   OpsRef<Word> start_range_list(uint64_t n, SortBits bits, RangeLayout& layout);
-  // A staged list of n ranges: the pairs expected in all (the keys' span
-  // and mean density), the output room to reserve for them at a scale, and
-  // a path's scale learned from a list that needed `used` pairs (lines)
-  // where it was given `given` (ranges.cu).
-  double range_expect(uint64_t n) const;
+  // The output room to reserve for a list of n ranges expected to hold
+  // `expect` pairs at a scale, and a path's scale learned from a list that
+  // needed `used` pairs (lines) where it was given `given` (ranges.cu).
   double range_output_room(uint64_t n, double expect, double scale);
   void learn_range_scale(double& scale, double used, double given);
-  // Range list `ops` in one pass (staging, sort included): with one thread
-  // per range (--query-tile 1 while the ranges expect at most
-  // kPointRangeMaxMean pairs each, the estimate corrected by range_ratio_)
-  // or in lock-step tiles, the staged list's output sized from its estimate
-  // `expect`. Return the device time.
-  double run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout);
   double run_point_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout);
   double run_lockstep_ranges(uint64_t n, SortBits bits, double expect, RangeLayout& layout);
   // The lock-step tile of ranges: --query-tile, or 4 when it is 1 (long
   // ranges; a range's output is staged per tile).
   int range_tile() const { return opt_.query_tile == 1 ? 4 : opt_.query_tile; }
-  // The staged range list's results (sizes, offsets and pairs on the
-  // device, as `layout` says) into r, in batch order.
-  void collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, const RangeLayout& layout);
+  // device_ranges.cu: src's ranges run as a phased list (staged, sorted,
+  // one pass or two); each range's size by array position in
+  // d_range_slot_size_, their exclusive sum (n + 1 entries) in `offsets`
+  // (null: d_range_slot_off_, and offsets points there after). Returns the
+  // total; adds the device time to ms.
+  uint64_t run_range_source(const DeviceSource& src, unsigned long long*& offsets, double& ms);
+  // The pairs of the list run_range_source ran, to the caller's arrays at
+  // `offsets` (one warp per range), narrowed to key_bytes and value_bytes.
+  void copy_range_output(uint64_t n, const unsigned long long* offsets, void* keys_out, int key_bytes,
+                         void* values_out, int value_bytes, double& ms);
+  // A mixed call of ranges only: the phased list (no writer runs), its
+  // pairs contiguous in d_mixed_keys_/values_, sizes and offsets into out.
+  MixedPairs<Word> mixed_ranges(const DeviceSource& src, const MixedOutputs& out);
 
   // merge_updates.cu: a phased batch's updates merged into the tree level by
   // level. merge_levels runs the levels on the sorted list (dry: counts the
   // new nodes without writing) and returns the nodes they take.
-  void run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t);
-  // The same for a list of n updates already staged (keys, args, types).
-  void merge_staged(uint64_t n, DeviceTime& t);
+  // merge_staged: a list of n updates already staged (keys, args, types);
+  // adds its device time to ms.
+  void merge_staged(uint64_t n, double& ms);
   uint64_t merge_levels(const Word* keys, const uint32_t* perm, uint64_t n, bool dry, double& ms,
                         bool timing = false);
   void reserve_merge(uint64_t items);
   uint64_t scratch_bytes() const;
 
   int device_;
-  std::string kv_;  // the (key, value) types, as kv_name<K, V>() names them
   // The key's width in bits (32 or 64; less than Word's for u32 keys with
   // u64 values): the update sort covers these bits only.
   int key_bits_ = static_cast<int>(8 * sizeof(Word));
-  Capabilities caps_;
   Options opt_;
   cudaStream_t stream_ = nullptr;
+  device_timing* timing_ = nullptr;
   EventTimer timer_;
-  TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a batch on stderr
+  TraceEvents trace_;  // GPUDICT_TRACE=1: per-step device times of a call on stderr
 
   DeviceBuffer<Node<Word>> pool_;
   DeviceBuffer<Node<Word>> d_top_;  // the thread ops kernel's copy of the upper levels (top_copy.cuh)
@@ -400,6 +461,12 @@ class BTree final : public Dictionary {
   static constexpr int kSelectedCount = kRangeMaxLines + 1;  // d_scalars_[5]: a concurrent batch's ranges selected
   static constexpr int kRangeCursor = kSelectedCount + 1;    // d_scalars_[6]: their output reserved so far
   static constexpr int kDeferredCount = kRangeCursor + 1;    // d_scalars_[7]: directory lookups left to the root
+  static constexpr int kRerunCount = kDeferredCount + 1;     // d_scalars_[8]: a mixed call's ranges to run again
+  static constexpr int kLateCount = kRerunCount + 1;         // d_scalars_[9]: its updates to run again
+  static constexpr int kScalars = kLateCount + 1;
+  // What staging learned (staging.cu): 7 words, lows stored inverted.
+  DeviceBuffer<unsigned long long> d_staged_;
+  PinnedBuffer<unsigned long long> h_staged_;
 
   // One list of operations (also the bulk build's sort buffers).
   DeviceBuffer<Word> d_keys_[2];
@@ -421,11 +488,17 @@ class BTree final : public Dictionary {
   DeviceBuffer<Word> d_sub_keys_, d_sub_hi_;
   DeviceBuffer<uint32_t> d_sub_slots_;
   DeviceBuffer<unsigned long long> d_sub_off_;
+  // A mixed call's late work: positions of ranges that outgrew their room
+  // and of updates that found the pool full; the pairs returned when some
+  // ranges ran again (the kernel's, then theirs), and those ranges' offsets.
+  DeviceBuffer<uint32_t> d_rerun_ranges_, d_late_updates_;
+  DeviceBuffer<Word> d_mixed_keys_, d_mixed_values_;
+  DeviceBuffer<unsigned long long> d_rerun_off_;
   DeviceBuffer<HiSlot<Word>> d_hi_slot_[2];  // a one-pass range list's (hi, slot): staged, sorted
   // One-pass ranges (ranges.cu): the tiles' stream lengths and, for a list
   // run again, their first lines; what sizes the output.
   DeviceBuffer<unsigned long long> d_tile_lines_, d_tile_base_;
-  DeviceBuffer<uint32_t> d_rerun_index_;  // device_api.cu: an update list's re-run positions
+  DeviceBuffer<uint32_t> d_rerun_index_;  // an update list's re-run positions (ops_update_passes)
   StreamFollower follower_;  // follow()
   Word key_lo_ = key_max<Word>, key_hi_ = 0;  // every key ever inserted lies in [key_lo_, key_hi_]
   double range_scale_ = 1.0;        // lock-step ranges: the regions' scale over the estimate, in [1, 16] (ranges.cu)
@@ -435,8 +508,6 @@ class BTree final : public Dictionary {
   uint64_t point_range_lists_ = 0, tile_range_lists_ = 0;  // phased range lists by kernel (--query-tile 1, 4, 8)
   uint64_t range_reruns_ = 0;         // range lists run again because their output outgrew the estimate
   uint64_t concurrent_range_reruns_ = 0;  // concurrent ranges answered after their batch (outgrew their room)
-  int max_pitch_ = 0;                  // cudaDevAttrMaxPitch: the widest strided copy of range output
-  std::vector<uint32_t> at_of_;        // collect_ranges: the list position of each slot
   // Merged updates: per item of a level, its node, new nodes and N of the
   // sub-segment starting there, their scan; each level's new nodes (low
   // key, id) for the next level.
@@ -444,11 +515,8 @@ class BTree final : public Dictionary {
   DeviceBuffer<unsigned long long> d_mfresh_, d_mbase_;
   DeviceBuffer<Word> d_sep_keys_[2], d_sep_vals_[2];  // (low key, node id) of each level's new nodes
 
-  // Pinned host staging (reused across batches).
-  PinnedBuffer<Word> h_keys_, h_args_, h_value_, h_key_out_;
-  PinnedBuffer<uint32_t> h_cap_;
-  PinnedBuffer<HiSlot<Word>> h_hi_slot_;  // stage_ranges(), then collect_ranges()
-  PinnedBuffer<uint8_t> h_types_, h_found_, h_done_;
+  // Pinned host staging (reused across calls).
+  PinnedBuffer<uint8_t> h_done_;
   PinnedBuffer<unsigned long long> h_u64_;
 };
 

@@ -132,39 +132,7 @@ void BTree<Word>::build_buffers(uint64_t n, Word* vals[2]) {
 }
 
 template <class Word>
-void BTree<Word>::build(const KeyValues& initial, DeviceTime& t) {
-  if (initial.keys.size() != initial.values.size())
-    throw InputError("btree: initial keys and values differ in length");
-  const uint64_t n = initial.size();
-  if (n >= 0xFFFFFFFFull) throw RuntimeFailure("btree: builds at most 2^32 - 2 pairs");
-  if (capacity_ == 0) fall_back_to_first_pool();  // a build after a failed one tries again
-  require_pool();
-  if (n == 0) {
-    reset_empty();
-    t.add(Phase::Build, 0.0);
-    return;
-  }
-  key_lo_ = key_max<Word>;
-  key_hi_ = 0;
-  for (uint64_t k : initial.keys) {
-    key_lo_ = std::min<Word>(key_lo_, static_cast<Word>(k));
-    key_hi_ = std::max<Word>(key_hi_, static_cast<Word>(k));
-  }
-  Word* vals[2];
-  build_buffers(n, vals);
-  h_keys_.reserve_discard(n);
-  h_args_.reserve_discard(n);
-  for (uint64_t i = 0; i < n; ++i) {
-    h_keys_[i] = static_cast<Word>(initial.keys[i]);
-    h_args_[i] = static_cast<Word>(initial.values[i]);
-  }
-  copy_to_device(stream_, d_keys_[0].data(), h_keys_.data(), n * sizeof(Word));
-  copy_to_device(stream_, vals[0], h_args_.data(), n * sizeof(Word));
-  build_staged(n, t);
-}
-
-template <class Word>
-void BTree<Word>::build_staged(uint64_t n, DeviceTime& t) {
+void BTree<Word>::build_staged(uint64_t n, double& total_ms) {
   dir_.clear();  // the old tree's leaves
   Word* vals[2];
   build_buffers(n, vals);
@@ -218,7 +186,7 @@ void BTree<Word>::build_staged(uint64_t n, DeviceTime& t) {
   h.height = static_cast<unsigned long long>(plan.levels);
   GPUDICT_CUDA(cudaMemcpyAsync(hdr_.data(), &h, sizeof(TreeHeader), cudaMemcpyHostToDevice, stream_));
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
-  t.add(Phase::Build, ms);
+  total_ms += ms;
 }
 
 template class BTree<uint32_t>;

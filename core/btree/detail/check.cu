@@ -40,36 +40,14 @@ struct Problems {
 
 }  // namespace
 
-template <class Word>
-bool dump_btree(const Dictionary& d, std::vector<Node<Word>>& nodes, btree::TreeHeader& header) {
-  const auto* tree = dynamic_cast<const btree::BTree<Word>*>(&d);
-  if (!tree) return false;
-  tree->dump(nodes, header);
-  return true;
-}
-
-namespace {
-
-template <class Word>
-std::string check_dumped(const Dictionary& d, std::vector<Node<Word>>& nodes) {
+template <class Key, class Value>
+std::string check_btree_structure(const btree_map<Key, Value>& map) {
+  using I = btree::Inspect<Key, Value>;
+  std::vector<Node<typename I::Word>> nodes;
   btree::TreeHeader h{};
-  if (!dump_btree(d, nodes, h)) return "not a btree";
-  const Stats st = d.stats();
-  uint64_t retries = 0;
-  for (const auto& kv : st.extra)
-    if (kv.first == "pool-retries") retries = std::stoull(kv.second);
-  return check_btree_nodes(nodes, h, st.size, retries);
-}
-
-}  // namespace
-
-std::string check_btree_structure(const Dictionary& d) {
-  if (dynamic_cast<const btree::BTree<uint64_t>*>(&d) != nullptr) {
-    std::vector<Node<uint64_t>> nodes;
-    return check_dumped(d, nodes);
-  }
-  std::vector<Node<uint32_t>> nodes;
-  return check_dumped(d, nodes);
+  I::dump(map, nodes, h);
+  const btree_stats st = map.stats();
+  return check_btree_nodes(nodes, h, st.size, st.pool_retries);
 }
 
 template <class Word>
@@ -177,8 +155,10 @@ std::string check_btree_nodes(const std::vector<Node<Word>>& nodes, const btree:
   return bad.str();
 }
 
-template bool dump_btree<uint32_t>(const Dictionary&, std::vector<Node<uint32_t>>&, btree::TreeHeader&);
-template bool dump_btree<uint64_t>(const Dictionary&, std::vector<Node<uint64_t>>&, btree::TreeHeader&);
+template std::string check_btree_structure(const btree_map<uint32_t, uint32_t>&);
+template std::string check_btree_structure(const btree_map<uint32_t, uint64_t>&);
+template std::string check_btree_structure(const btree_map<uint64_t, uint32_t>&);
+template std::string check_btree_structure(const btree_map<uint64_t, uint64_t>&);
 template std::string check_btree_nodes<uint32_t>(const std::vector<Node<uint32_t>>&, const btree::TreeHeader&,
                                                  uint64_t, uint64_t);
 template std::string check_btree_nodes<uint64_t>(const std::vector<Node<uint64_t>>&, const btree::TreeHeader&,

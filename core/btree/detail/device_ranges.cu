@@ -1,6 +1,7 @@
 // Ranges on a caller's device arrays (btree_map::range): the phased range
 // list of ranges.cu (sorted, one pass, reruns with exact room when its
-// estimate fell short), then its output laid out for the caller on the
+// estimate fell short; query_tile 0: the operations kernel's two passes,
+// batch.cu), then its output laid out for the caller on the
 // device: sizes and sources by array position, their exclusive sum as the
 // offsets, and one warp per range copying its pairs narrowed to the
 // caller's widths. Nothing of the bounds or pairs goes through the host: the
@@ -23,8 +24,7 @@ namespace {
 constexpr const char* kSlotScanName = "cub::DeviceScan::ExclusiveSum (btree range offsets)";
 constexpr const char* kExpectSumName = "cub::DeviceReduce::Sum (btree range estimate)";
 
-// A range's expected pairs, as range_expect() estimates them on the host:
-// its overlap with [key_lo, key_hi] times the tree's mean density, at most
+// A range's expected pairs: its overlap with [key_lo, key_hi] times the tree's mean density, at most
 // the tree's size.
 template <class Word>
 struct RangeExpect {
@@ -42,14 +42,11 @@ struct RangeExpect {
   }
 };
 
-// d_hi_slot_[0] for the caller's upper bounds: (hi, array position).
+// d_hi_slot_[0] from the staged upper bounds: (hi, list position).
 template <class Word>
-__global__ void stage_hi_slots_kernel(const void* hi, int hi_bytes, HiSlot<Word>* out, uint64_t n) {
+__global__ void stage_hi_slots_kernel(const Word* hi, HiSlot<Word>* out, uint64_t n) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const Word h = hi_bytes == 4 ? static_cast<Word>(static_cast<const uint32_t*>(hi)[i])
-                               : static_cast<Word>(static_cast<const uint64_t*>(hi)[i]);
-  out[i] = make_hs<Word>(h, static_cast<uint32_t>(i));
+  if (i < n) out[i] = make_hs<Word>(hi[i], static_cast<uint32_t>(i));
 }
 
 // Each range's size and where its pairs start, by array position (the list
@@ -90,7 +87,79 @@ __global__ void copy_range_pairs_kernel(const Word* keys, const Word* values, co
   }
 }
 
+// Each range's size and first output position, by array position, into
+// the caller's counts and offsets (a mixed call's outputs).
+__global__ void sizes_offsets_out_kernel(const unsigned long long* size, const unsigned long long* offsets,
+                                         unsigned long long* counts_out, unsigned long long* offsets_out,
+                                         uint64_t n) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  if (counts_out) counts_out[i] = size[i];
+  if (offsets_out) offsets_out[i] = offsets[i];
+}
+
 }  // namespace
+
+template <class Word>
+uint64_t BTree<Word>::run_range_source(const DeviceSource& src, unsigned long long*& offsets, double& ms) {
+  const uint64_t n = src.n;
+  refresh();
+  const Staged<Word> staged = stage_list(src, true, false);  // the upper bounds in d_args_
+  const SortBits bits = query_sort_bits_of(staged.lo, staged.hi, n);
+  RangeLayout layout;
+  if (opt_.query_tile == 0) {
+    // The operations kernel's two passes: sizes and offsets by slot, the pairs contiguous.
+    ms += two_pass_ranges(n, bits);
+  } else {
+    for (auto& d : d_hi_slot_) d.reserve_discard(n, "btree range bounds");
+    stage_hi_slots_kernel<Word><<<blocks_for(n, 256), 256, 0, stream_>>>(d_args_.data(), d_hi_slot_[0].data(), n);
+    GPUDICT_CHECK_LAUNCH("stage_hi_slots_kernel");
+    // The list's estimate: each range's overlap with the span of the keys
+    // ever inserted times the tree's mean density, summed on the device.
+    double expect = 0.0;
+    if (h_hdr_[0].size > 0 && key_lo_ <= key_hi_) {
+      const double size = static_cast<double>(h_hdr_[0].size);
+      const RangeExpect<Word> f{d_keys_[0].data(), d_hi_slot_[0].data(), key_lo_, key_hi_, size,
+                                size / (static_cast<double>(key_hi_) - static_cast<double>(key_lo_) + 1.0)};
+      auto items = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), f);
+      d_range_expect_.reserve_discard(1, "btree range estimate");
+      temp_.run(kExpectSumName, [&](void* p, size_t& bytes) {
+        return cub::DeviceReduce::Sum(p, bytes, items, d_range_expect_.data(), static_cast<int64_t>(n), stream_);
+      });
+      copy_to_host(stream_, &expect, d_range_expect_.data(), sizeof expect);
+    }
+    ms += run_range_list(n, bits, expect, layout);
+  }
+
+  d_range_slot_size_.reserve_discard(n + 1, "btree range sizes");
+  d_range_slot_src_.reserve_discard(n, "btree range sources");
+  if (!offsets) {
+    d_range_slot_off_.reserve_discard(n + 1, "btree range offsets");
+    offsets = d_range_slot_off_.data();
+  }
+  timer_.start(stream_);
+  sizes_by_slot_kernel<Word><<<blocks_for(n, 256), 256, 0, stream_>>>(
+      d_value_.data(), d_range_off_.data(), layout.hi_slot, n, d_range_slot_size_.data(), d_range_slot_src_.data());
+  GPUDICT_CHECK_LAUNCH("sizes_by_slot_kernel");
+  temp_.run(kSlotScanName, exclusive_sum_u64(d_range_slot_size_.data(), offsets, n + 1, stream_));
+  ms += timer_.stop(stream_);
+  unsigned long long total = 0;
+  copy_to_host(stream_, &total, offsets + n, sizeof total);
+  // What the next list's choice of kernel corrects its estimate by.
+  if (layout.expect >= 0.0) range_ratio_ = (static_cast<double>(total) + 1.0) / (layout.expect + 1.0);
+  return total;
+}
+
+template <class Word>
+void BTree<Word>::copy_range_output(uint64_t n, const unsigned long long* offsets, void* keys_out, int key_bytes,
+                                    void* values_out, int value_bytes, double& ms) {
+  timer_.start(stream_);
+  copy_range_pairs_kernel<Word><<<blocks_for(n * 32, 256), 256, 0, stream_>>>(
+      d_range_keys_.data(), d_range_values_.data(), d_range_slot_size_.data(), d_range_slot_src_.data(), offsets, n,
+      keys_out, key_bytes, values_out, value_bytes);
+  GPUDICT_CHECK_LAUNCH("copy_range_pairs_kernel");
+  ms += timer_.stop(stream_);
+}
 
 template <class Word>
 uint64_t BTree<Word>::range_device(const DeviceSource& src, unsigned long long* offsets_out, void* keys_out,
@@ -102,51 +171,33 @@ uint64_t BTree<Word>::range_device(const DeviceSource& src, unsigned long long* 
     GPUDICT_CUDA(cudaStreamSynchronize(stream_));
     return 0;
   }
-  refresh();
-  const SortBits bits = stage_device(src, false, false);
-  for (auto& d : d_hi_slot_) d.reserve_discard(n, "btree range bounds");
-  stage_hi_slots_kernel<Word><<<blocks_for(n, 256), 256, 0, stream_>>>(src.args, src.arg_bytes,
-                                                                       d_hi_slot_[0].data(), n);
-  GPUDICT_CHECK_LAUNCH("stage_hi_slots_kernel");
-  // The list's estimate, as run_ranges() makes it from host bounds.
-  double expect = 0.0;
-  if (h_hdr_[0].size > 0 && key_lo_ <= key_hi_) {
-    const double size = static_cast<double>(h_hdr_[0].size);
-    const RangeExpect<Word> f{d_keys_[0].data(), d_hi_slot_[0].data(), key_lo_, key_hi_, size,
-                              size / (static_cast<double>(key_hi_) - static_cast<double>(key_lo_) + 1.0)};
-    auto items = thrust::make_transform_iterator(thrust::counting_iterator<uint64_t>(0), f);
-    d_range_expect_.reserve_discard(1, "btree range estimate");
-    temp_.run(kExpectSumName, [&](void* p, size_t& bytes) {
-      return cub::DeviceReduce::Sum(p, bytes, items, d_range_expect_.data(), static_cast<int64_t>(n), stream_);
-    });
-    copy_to_host(stream_, &expect, d_range_expect_.data(), sizeof expect);
-  }
-  RangeLayout layout;
-  run_range_list(n, bits, expect, layout);
-
-  d_range_slot_size_.reserve_discard(n + 1, "btree range sizes");
-  d_range_slot_src_.reserve_discard(n, "btree range sources");
+  double ms = 0.0;
   unsigned long long* offsets = offsets_out;
-  if (!offsets) {
-    d_range_slot_off_.reserve_discard(n + 1, "btree range offsets");
-    offsets = d_range_slot_off_.data();
-  }
-  sizes_by_slot_kernel<Word><<<blocks_for(n, 256), 256, 0, stream_>>>(
-      d_value_.data(), d_range_off_.data(), layout.hi_slot, n, d_range_slot_size_.data(), d_range_slot_src_.data());
-  GPUDICT_CHECK_LAUNCH("sizes_by_slot_kernel");
-  temp_.run(kSlotScanName, exclusive_sum_u64(d_range_slot_size_.data(), offsets, n + 1, stream_));
-  unsigned long long total = 0;
-  copy_to_host(stream_, &total, offsets + n, sizeof total);
-  // What the next list's choice of kernel corrects its estimate by (as collect_ranges()).
-  range_ratio_ = (static_cast<double>(total) + 1.0) / (expect + 1.0);
-  if (total > 0 && total <= capacity && (keys_out || values_out)) {
-    copy_range_pairs_kernel<Word><<<blocks_for(n * 32, 256), 256, 0, stream_>>>(
-        d_range_keys_.data(), d_range_values_.data(), d_range_slot_size_.data(), d_range_slot_src_.data(), offsets, n,
-        keys_out, key_bytes, values_out, value_bytes);
-    GPUDICT_CHECK_LAUNCH("copy_range_pairs_kernel");
-  }
+  const uint64_t total = run_range_source(src, offsets, ms);
+  if (total > 0 && total <= capacity && (keys_out || values_out))
+    copy_range_output(n, offsets, keys_out, key_bytes, values_out, value_bytes, ms);
+  add_time(ms);
   GPUDICT_CUDA(cudaStreamSynchronize(stream_));
   return total;
+}
+
+template <class Word>
+MixedPairs<Word> BTree<Word>::mixed_ranges(const DeviceSource& src, const MixedOutputs& out) {
+  const uint64_t n = src.n;
+  double ms = 0.0;
+  unsigned long long* offsets = nullptr;
+  const uint64_t total = run_range_source(src, offsets, ms);
+  if (total > 0) {
+    d_mixed_keys_.reserve_discard(total, "btree range results");
+    d_mixed_values_.reserve_discard(total, "btree range results");
+    copy_range_output(n, offsets, d_mixed_keys_.data(), sizeof(Word), d_mixed_values_.data(), sizeof(Word), ms);
+  }
+  sizes_offsets_out_kernel<<<blocks_for(n, 256), 256, 0, stream_>>>(d_range_slot_size_.data(), offsets, out.counts,
+                                                                    out.offsets, n);
+  GPUDICT_CHECK_LAUNCH("sizes_offsets_out_kernel");
+  add_time(ms);
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  return {d_mixed_keys_.data(), d_mixed_values_.data(), total};
 }
 
 template class BTree<uint32_t>;

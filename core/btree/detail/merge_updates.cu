@@ -672,13 +672,7 @@ uint64_t BTree<Word>::merge_levels(const Word* keys, const uint32_t* perm, uint6
 }
 
 template <class Word>
-void BTree<Word>::run_merged_updates(const Batch& b, const std::vector<uint32_t>& ops, DeviceTime& t) {
-  stage(b, ops, true, true);
-  merge_staged(ops.size(), t);
-}
-
-template <class Word>
-void BTree<Word>::merge_staged(uint64_t n, DeviceTime& t) {
+void BTree<Word>::merge_staged(uint64_t n, double& total_ms) {
   sync_header();
   // Level 0's arrays and scan storage first (the sort's graph keys on the
   // CUB buffer): the timed segment can run on from the sort into level 0.
@@ -703,7 +697,7 @@ void BTree<Word>::merge_staged(uint64_t n, DeviceTime& t) {
                       " new nodes, " + std::to_string(capacity_ - used) + " free)");
   }
   merge_levels(keys, perm, n, false, ms, !fixed_pool);  // an automatic pool: the sort's segment goes on
-  t.add(Phase::Update, ms);
+  total_ms += ms;
   trace_.flush("btree merged updates");
   sync_header();
 }

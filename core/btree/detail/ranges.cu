@@ -12,7 +12,7 @@
 //   lines, in a region of the output of its own, and each range's offset
 //   when it starts.
 //
-// Both size the output from an estimate (range_expect): each range's
+// Both size the output from an estimate (range_device, device_ranges.cu): each range's
 // overlap with the span of the keys ever inserted times the tree's mean
 // density, x 1.25, + 4 pairs per range, times a scale learned from the
 // lists before (learn_range_scale), at most half the free device memory;
@@ -22,7 +22,6 @@
 // more with exact room (the stats' range-reruns).
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 #include "core/btree/detail/btree_impl.cuh"
 #include "core/btree/detail/launch.cuh"
@@ -37,18 +36,6 @@ constexpr const char* kTileScanName = "cub::DeviceScan::ExclusiveSum (btree rang
 constexpr const char* kRangeSortName = "cub::DeviceRadixSort::SortPairs (btree range list)";
 
 }  // namespace
-
-template <class Word>
-SortBits BTree<Word>::stage_ranges(const Batch& b, const std::vector<uint32_t>& ops) {
-  const uint64_t n = ops.size();
-  const SortBits bits = stage(b, ops, false, false);
-  h_hi_slot_.reserve_discard(n);
-  for (uint64_t s = 0; s < n; ++s)
-    h_hi_slot_[s] = make_hs<Word>(static_cast<Word>(b.args[ops[s]]), static_cast<uint32_t>(s));
-  for (auto& d : d_hi_slot_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree range bounds");
-  copy_to_device(stream_, d_hi_slot_[0].data(), h_hi_slot_.data(), n * sizeof(HiSlot<Word>));
-  return bits;
-}
 
 // A range list's sort carries the (hi, slot) words (a graph cache of its own).
 template <class Word>
@@ -87,23 +74,6 @@ OpsRef<Word> BTree<Word>::start_range_list(uint64_t n, SortBits bits, RangeLayou
 }
 
 template <class Word>
-double BTree<Word>::range_expect(uint64_t n) const {
-  // Each range's overlap with the span of the keys ever inserted times the
-  // tree's mean density (from the staged keys and bounds).
-  double expect = 0.0;
-  if (h_hdr_[0].size > 0 && key_lo_ <= key_hi_) {
-    const double size = static_cast<double>(h_hdr_[0].size);
-    const double density = size / (static_cast<double>(key_hi_) - key_lo_ + 1.0);
-    for (uint64_t s = 0; s < n; ++s) {
-      const Word lo = std::max(h_keys_[s], key_lo_);
-      const Word hi = std::min(static_cast<Word>(hs_hi(h_hi_slot_[s])), key_hi_);
-      if (lo <= hi) expect += std::min(size, (static_cast<double>(hi) - lo + 1.0) * density);
-    }
-  }
-  return expect;
-}
-
-template <class Word>
 double BTree<Word>::range_output_room(uint64_t n, double expect, double scale) {
   const double room = (expect * 1.25 + 4.0 * static_cast<double>(n)) * scale;
   // Never more than half of the free device memory (2 arrays of a word per
@@ -111,13 +81,6 @@ double BTree<Word>::range_output_room(uint64_t n, double expect, double scale) {
   size_t free_bytes = 0, total_bytes = 0;
   GPUDICT_CUDA(cudaMemGetInfo(&free_bytes, &total_bytes));
   return std::min(room, 0.5 * static_cast<double>(free_bytes) / (2.0 * sizeof(Word)));
-}
-
-template <class Word>
-double BTree<Word>::run_ranges(const Batch& b, const std::vector<uint32_t>& ops, RangeLayout& layout) {
-  const uint64_t n = ops.size();
-  const SortBits bits = stage_ranges(b, ops);
-  return run_range_list(n, bits, range_expect(n), layout);
 }
 
 template <class Word>
@@ -231,76 +194,6 @@ double BTree<Word>::run_lockstep_ranges(uint64_t n, SortBits bits, double expect
   trace_.flush("btree one-pass ranges");
   learn_range_scale(range_scale_, static_cast<double>(longest), static_cast<double>(region));
   return ms;
-}
-
-template <class Word>
-void BTree<Word>::collect_ranges(const std::vector<uint32_t>& ops, BatchResults& r, const RangeLayout& layout) {
-  const uint64_t n = ops.size();
-  copy_to_host(stream_, h_value_.data(), d_value_.data(), n * sizeof(Word));
-  copy_to_host(stream_, h_u64_.data(), d_range_off_.data(), n * sizeof(unsigned long long));
-  // Sizes and offsets by list position: position p holds the slot in
-  // hi_slot[p]; at_of[s] = the position of slot s.
-  if (layout.hi_slot != nullptr) {
-    h_hi_slot_.reserve_discard(n);
-    copy_to_host(stream_, h_hi_slot_.data(), layout.hi_slot, n * sizeof(HiSlot<Word>));
-    at_of_.resize(n);
-    for (uint64_t p = 0; p < n; ++p) at_of_[hs_slot(h_hi_slot_[p])] = static_cast<uint32_t>(p);
-  }
-  // Each range's pairs are contiguous at its offset. Contiguous output: the
-  // pairs up to the furthest range end come over. Tile regions of R lines
-  // (a tile's stream never longer than W <= R lines): the first W lines of
-  // each region, one strided copy, and offsets map region by region - unless
-  // that is no smaller than the plain copy up to the furthest end (uneven
-  // streams) or a region's pitch exceeds what a strided copy accepts.
-  uint64_t total = 0, extent = 0;
-  for (uint64_t s = 0; s < n; ++s) {
-    total += h_value_[s];
-    if (h_value_[s] > 0) extent = std::max<uint64_t>(extent, h_u64_[s] + h_value_[s]);
-  }
-  // In pairs: a region's size on the device, the part of it copied.
-  uint64_t region = layout.region_lines * kLineWords, width = layout.used_lines * kLineWords;
-  if (region != 0 && extent > 0) {
-    const uint64_t regions = (extent + region - 1) / region;
-    if (regions * width >= extent || region * sizeof(Word) > static_cast<uint64_t>(max_pitch_)) region = 0;
-  }
-  auto host_offset = [&](uint64_t off) { return region == 0 ? off : off / region * width + off % region; };
-  if (extent > 0) {
-    if (region == 0) {
-      h_keys_.reserve_discard(extent);
-      h_args_.reserve_discard(extent);
-      copy_to_host(stream_, h_keys_.data(), d_range_keys_.data(), extent * sizeof(Word));
-      copy_to_host(stream_, h_args_.data(), d_range_values_.data(), extent * sizeof(Word));
-    } else {
-      const uint64_t regions = (extent + region - 1) / region;
-      h_keys_.reserve_discard(regions * width);
-      h_args_.reserve_discard(regions * width);
-      const size_t wb = width * sizeof(Word), rb = region * sizeof(Word);
-      GPUDICT_CUDA(cudaMemcpy2DAsync(h_keys_.data(), wb, d_range_keys_.data(), rb, wb, regions,
-                                     cudaMemcpyDeviceToHost, stream_));
-      GPUDICT_CUDA(cudaMemcpy2DAsync(h_args_.data(), wb, d_range_values_.data(), rb, wb, regions,
-                                     cudaMemcpyDeviceToHost, stream_));
-      GPUDICT_CUDA(cudaStreamSynchronize(stream_));
-    }
-  }
-  // The results list ranges in batch order: each range's pairs are moved
-  // from its device offset to the running offset here.
-  if (layout.expect >= 0.0)  // what the next list's choice of kernel corrects its estimate by
-    range_ratio_ = (static_cast<double>(total) + 1.0) / (layout.expect + 1.0);
-  const uint64_t base = r.range_keys.size();
-  r.range_keys.resize(base + total);
-  r.range_values.resize(base + total);
-  uint64_t at = base;
-  for (uint64_t s = 0; s < n; ++s) {
-    const uint32_t i = ops[s];
-    const uint64_t p = layout.hi_slot != nullptr ? at_of_[s] : s;
-    const uint64_t from = host_offset(h_u64_[p]);
-    r.key[i] = at;
-    r.value[i] = h_value_[p];
-    if (h_value_[p] == 0) continue;  // an empty range's offset may lie past the copied extent
-    std::copy_n(h_keys_.data() + from, h_value_[p], r.range_keys.begin() + static_cast<std::ptrdiff_t>(at));
-    std::copy_n(h_args_.data() + from, h_value_[p], r.range_values.begin() + static_cast<std::ptrdiff_t>(at));
-    at += h_value_[p];
-  }
 }
 
 template class BTree<uint32_t>;

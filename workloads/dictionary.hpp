@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/api/ops.hpp"
+#include "workloads/batch.hpp"
 #include "core/common/capacity_bounds.hpp"
 
 namespace gpudict {

@@ -1,4 +1,4 @@
-#include "core/api/dictionary.hpp"
+#include "workloads/dictionary.hpp"
 
 namespace gpudict {
 
