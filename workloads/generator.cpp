@@ -11,6 +11,7 @@
 #include "workloads/keyfile.hpp"
 #include "workloads/kv_sort.hpp"
 #include "workloads/parallel.hpp"
+#include "workloads/parallel_sort.hpp"
 #include "workloads/rng.hpp"
 #include "workloads/sorted_index.hpp"
 
@@ -37,30 +38,15 @@ constexpr int kMissAttempts = 64;
 
 uint64_t scramble_seed(uint64_t seed) { return splitmix64(seed ^ kScrambleTag); }
 
-// LSD radix sort of 64-bit keys, 16-bit digits, skipping the digits above
-// the largest key. Same result as std::sort, several times faster on the
-// 2^26-key vectors of the benchmarks.
+// Sorts 64-bit keys (parallel_sort.hpp): the same result as std::sort.
 void radix_sort(std::vector<uint64_t>& v) {
   if (v.size() < (size_t{1} << 16)) {
     std::sort(v.begin(), v.end());
     return;
   }
-  uint64_t all = 0;
-  for (uint64_t x : v) all |= x;
-  std::vector<uint64_t> tmp(v.size());
-  std::vector<size_t> count(size_t{1} << 16);
-  for (int shift = 0; shift < 64 && (all >> shift) != 0; shift += 16) {
-    std::fill(count.begin(), count.end(), 0);
-    for (uint64_t x : v) ++count[(x >> shift) & 0xFFFF];
-    size_t sum = 0;
-    for (size_t& c : count) {
-      const size_t n = c;
-      c = sum;
-      sum += n;
-    }
-    for (uint64_t x : v) tmp[count[(x >> shift) & 0xFFFF]++] = x;
-    v.swap(tmp);
-  }
+  const auto key_of = [](uint64_t k) { return k; };
+  const auto [varying, ascending] = varying_bits(v, key_of);
+  if (!ascending) parallel_radix_sort(v, varying, key_of);
 }
 
 // The generator's model of which keys are present: a sorted vector plus the
@@ -112,26 +98,70 @@ class PresentModel {
     pending_.keys.shrink_to_fit();
     pending_.values.clear();
     pending_.values.shrink_to_fit();
-    std::vector<uint64_t> out;
-    out.reserve(present_.size() + last.size());
-    size_t i = 0, j = 0;
-    while (i < present_.size() && j < last.size()) {
-      if (present_[i] < last[j].first) {
-        out.push_back(present_[i++]);
-      } else if (present_[i] > last[j].first) {
-        if (last[j].second) out.push_back(last[j].first);
-        ++j;
+    present_ = merge_updates(present_, last);
+    index_valid_ = false;
+  }
+
+  // The keys of `present` with the updates `last` (sorted by key, one per
+  // key) applied, in pieces of the key space on the host's threads: each
+  // piece is counted, then written at its place (one result whatever the
+  // pieces).
+  static std::vector<uint64_t> merge_updates(const std::vector<uint64_t>& present,
+                                             const std::vector<std::pair<uint64_t, uint64_t>>& last) {
+    // Splitters from the longer list; piece p covers keys in [split[p], split[p + 1]).
+    const bool by_present = present.size() >= last.size();
+    const uint64_t longer = by_present ? present.size() : last.size();
+    const uint64_t pieces = parallel_pieces(longer, uint64_t{1} << 18);
+    std::vector<size_t> pi(pieces + 1), li(pieces + 1);  // each piece's first position in present, in last
+    pi[pieces] = present.size();
+    li[pieces] = last.size();
+    for (uint64_t p = 0; p < pieces; ++p) {
+      const uint64_t at = piece_begin(longer, pieces, p);
+      if (p == 0) {
+        pi[0] = li[0] = 0;
+      } else if (by_present) {
+        pi[p] = at;
+        li[p] = std::lower_bound(last.begin(), last.end(), present[at],
+                                 [](const std::pair<uint64_t, uint64_t>& u, uint64_t k) { return u.first < k; }) -
+                last.begin();
       } else {
-        if (last[j].second) out.push_back(present_[i]);
-        ++i;
-        ++j;
+        li[p] = at;
+        pi[p] = std::lower_bound(present.begin(), present.end(), last[at].first) - present.begin();
       }
     }
-    while (i < present_.size()) out.push_back(present_[i++]);
-    for (; j < last.size(); ++j)
-      if (last[j].second) out.push_back(last[j].first);
-    present_.swap(out);
-    index_valid_ = false;
+    // Merges piece p: emit(key) for every key present after the updates.
+    auto merge_piece = [&](uint64_t p, auto&& emit) {
+      size_t i = pi[p], j = li[p];
+      const size_t ie = pi[p + 1], je = li[p + 1];
+      while (i < ie && j < je) {
+        if (present[i] < last[j].first) {
+          emit(present[i++]);
+        } else if (present[i] > last[j].first) {
+          if (last[j].second) emit(last[j].first);
+          ++j;
+        } else {
+          if (last[j].second) emit(present[i]);
+          ++i;
+          ++j;
+        }
+      }
+      for (; i < ie; ++i) emit(present[i]);
+      for (; j < je; ++j)
+        if (last[j].second) emit(last[j].first);
+    };
+    std::vector<uint64_t> start(pieces + 1, 0);
+    parallel_each(pieces, [&](uint64_t p) {
+      uint64_t c = 0;
+      merge_piece(p, [&](uint64_t) { ++c; });
+      start[p + 1] = c;
+    });
+    for (uint64_t p = 0; p < pieces; ++p) start[p + 1] += start[p];
+    std::vector<uint64_t> out(start[pieces]);
+    parallel_each(pieces, [&](uint64_t p) {
+      uint64_t w = start[p];
+      merge_piece(p, [&](uint64_t k) { out[w++] = k; });
+    });
+    return out;
   }
 
   std::vector<uint64_t> present_;

@@ -53,4 +53,15 @@ void parallel_for(uint64_t n, uint64_t grain, const std::function<void(uint64_t,
   if (error) std::rethrow_exception(error);
 }
 
+uint64_t parallel_pieces(uint64_t n, uint64_t grain) {
+  grain = std::max<uint64_t>(grain, 1);
+  return std::max<uint64_t>(1, std::min<uint64_t>(host_threads(), n / grain));
+}
+
+void parallel_each(uint64_t pieces, const std::function<void(uint64_t)>& body) {
+  parallel_for(pieces, 1, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t p = lo; p < hi; ++p) body(p);
+  });
+}
+
 }  // namespace gpudict

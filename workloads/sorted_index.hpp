@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "workloads/parallel.hpp"
+
 namespace gpudict {
 
 class SortedIndex {
@@ -26,13 +28,19 @@ class SortedIndex {
     const int table_bits = std::min(24, std::max(10, size_bits - 2));
     shift_ = std::max(0, span_bits - table_bits);
     const uint64_t buckets = (span >> shift_) + 1;
-    start_.assign(buckets + 1, 0);
-    uint64_t b = 0;
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const uint64_t kb = (keys[i] - front) >> shift_;
-      while (b <= kb) start_[b++] = static_cast<uint32_t>(i);
-    }
-    while (b <= buckets) start_[b++] = static_cast<uint32_t>(keys.size());
+    start_.resize(buckets + 1);
+    // Bucket b starts at the first key of a bucket >= b: key i writes the
+    // buckets after its predecessor's, up to its own (each entry written
+    // once, so the pieces run on the host's threads).
+    const uint64_t n = keys.size();
+    parallel_for(n, uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+      uint64_t b = lo == 0 ? 0 : ((keys[lo - 1] - front) >> shift_) + 1;
+      for (uint64_t i = lo; i < hi; ++i) {
+        const uint64_t kb = (keys[i] - front) >> shift_;
+        while (b <= kb) start_[b++] = static_cast<uint32_t>(i);
+      }
+    });
+    for (uint64_t b = ((keys.back() - front) >> shift_) + 1; b <= buckets; ++b) start_[b] = static_cast<uint32_t>(n);
   }
 
   // The first position of `keys` (the array indexed) with a key >= `key`.

@@ -1,0 +1,106 @@
+// Sorting and merging the engine's large host arrays on the host's threads
+// (parallel.hpp), with results that do not depend on the number of threads:
+// a stable sort and a merge of sets have one result whatever the pieces.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "workloads/parallel.hpp"
+
+namespace gpudict {
+
+// Stable LSD radix sort of `a` by key_of(element) (u64), 8 bits a pass,
+// skipping the bytes in which every key agrees (`varying`: the bits in
+// which some keys differ). Each pass counts digits per piece, lays the
+// pieces out digit-major, and scatters each piece on its own thread.
+template <class T, class KeyOf>
+void parallel_radix_sort(std::vector<T>& a, uint64_t varying, KeyOf key_of) {
+  const uint64_t n = a.size();
+  if (n < 2 || varying == 0) return;
+  std::vector<T> b(n);
+  const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 16);
+  std::vector<std::array<uint64_t, 256>> at(pieces);
+  for (unsigned shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 0xFF) == 0) continue;
+    parallel_each(pieces, [&](uint64_t p) {
+      auto& h = at[p];
+      h.fill(0);
+      for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i)
+        ++h[(key_of(a[i]) >> shift) & 0xFF];
+    });
+    uint64_t sum = 0;  // digit d of piece p starts after every smaller digit and digit d of pieces before p
+    for (int d = 0; d < 256; ++d)
+      for (uint64_t p = 0; p < pieces; ++p) {
+        const uint64_t c = at[p][d];
+        at[p][d] = sum;
+        sum += c;
+      }
+    parallel_each(pieces, [&](uint64_t p) {
+      auto& h = at[p];
+      for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i)
+        b[h[(key_of(a[i]) >> shift) & 0xFF]++] = a[i];
+    });
+    a.swap(b);
+  }
+}
+
+// The bits in which some of the n keys key_of(a[i]) differ, and whether
+// they are strictly ascending already.
+template <class T, class KeyOf>
+std::pair<uint64_t, bool> varying_bits(const std::vector<T>& a, KeyOf key_of) {
+  const uint64_t n = a.size();
+  const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 16);
+  std::vector<uint64_t> any(pieces, 0), all(pieces, ~uint64_t{0});
+  std::vector<char> ascending(pieces, 1);
+  parallel_each(pieces, [&](uint64_t p) {
+    const uint64_t lo = piece_begin(n, pieces, p), hi = piece_begin(n, pieces, p + 1);
+    uint64_t any_p = 0, all_p = ~uint64_t{0};  // (locals: the pieces' words share cache lines)
+    bool up = true;
+    uint64_t prev = lo > 0 ? key_of(a[lo - 1]) : 0;
+    for (uint64_t i = lo; i < hi; ++i) {
+      const uint64_t k = key_of(a[i]);
+      any_p |= k;
+      all_p &= k;
+      up = up && (i == 0 || prev < k);
+      prev = k;
+    }
+    any[p] = any_p;
+    all[p] = all_p;
+    ascending[p] = up;
+  });
+  uint64_t any_set = 0, all_set = ~uint64_t{0};
+  bool sorted = true;
+  for (uint64_t p = 0; p < pieces; ++p) {
+    any_set |= any[p];
+    all_set &= all[p];
+    sorted = sorted && ascending[p];
+  }
+  return {n ? any_set ^ all_set : 0, sorted};
+}
+
+// Keeps, of each run of equal keys in `a` (sorted by key), its last element.
+template <class T, class KeyOf>
+void keep_last_of_runs(std::vector<T>& a, KeyOf key_of) {
+  const uint64_t n = a.size();
+  const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 16);
+  auto kept = [&](uint64_t i) { return i + 1 == n || key_of(a[i + 1]) != key_of(a[i]); };
+  std::vector<uint64_t> count(pieces + 1, 0);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t c = 0;
+    for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i) c += kept(i);
+    count[p + 1] = c;
+  });
+  for (uint64_t p = 0; p < pieces; ++p) count[p + 1] += count[p];
+  std::vector<T> out(count[pieces]);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t w = count[p];
+    for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i)
+      if (kept(i)) out[w++] = a[i];
+  });
+  a.swap(out);
+}
+
+}  // namespace gpudict
