@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -577,4 +578,68 @@ TEST_CASE("verifier: a large batch checked on several threads reports what one t
     CHECK(one.second == many.second);
     for (size_t i = 1; i < one.second.size(); ++i) CHECK(one.second[i - 1].first < one.second[i].first);
   }
+}
+
+TEST_CASE("verifier: with ambiguous cells, a large batch reports what the same queries in small batches report") {
+  // Ambiguous cells on every 13th key (two inserts of it in one any-update
+  // batch); queries of every type meet them, their answers collapse some
+  // (a lookup or range seeing one value) and later queries of the batch
+  // read the collapsed cells, agreeing or not. One batch of 2^15 queries
+  // (checked in parallel, the queries that meet an ambiguous cell after
+  // them in batch order) against the same queries in batches of 2^12 (the
+  // one-thread loop): the same mismatches, at the same positions.
+  std::vector<uint64_t> keys, values;
+  for (uint64_t k = 0; k < 40000; ++k) {
+    keys.push_back(2 * k);
+    values.push_back(k * 7);
+  }
+  std::mt19937_64 rng(17);
+  std::vector<std::function<void(Run&)>> queries;
+  for (int i = 0; i < (1 << 15); ++i) {
+    const uint64_t j = rng() % 40000, k = 2 * j;
+    const bool amb = j % 13 == 0;
+    const uint64_t v = amb ? (rng() % 2 ? 100 + j : 200 + j) : j * 7;  // an ambiguous key: either of its values
+    const bool wrong = i % 501 == 0;
+    switch (i % 4) {
+      case 0: queries.push_back([=](Run& q) { q.lookup(k, wrong ? std::optional<uint64_t>(1) : std::optional<uint64_t>(v)); }); break;
+      case 1: queries.push_back([=](Run& q) { q.count(k, k + 1, wrong ? 3 : 1); }); break;
+      case 2: queries.push_back([=](Run& q) { q.range(k, k, wrong ? std::vector<P>{} : std::vector<P>{P{k, v}}); }); break;
+      default: {
+        const uint64_t s = k + 2 < 80000 ? k + 2 : 0;
+        const uint64_t sv = (s / 2) % 13 == 0 ? 100 + s / 2 : s / 2 * 7;
+        queries.push_back([=](Run& q) {
+          q.successor(k, s ? std::optional<P>(P{s, sv + (wrong ? 5 : 0)}) : std::nullopt);
+        });
+      }
+    }
+  }
+  auto run_in = [&](size_t batch, unsigned threads) {
+    set_host_threads(threads);
+    Verifier v(KeyType::U64, KeyType::U64, DuplicateRule::AnyUpdate, 1000);
+    v.build(kv(keys, values));
+    Run dup;
+    for (uint64_t j = 0; j < 40000; j += 13) dup.insert(2 * j, 100 + j).insert(2 * j, 200 + j);
+    check(v, dup, 0);
+    std::vector<std::pair<uint64_t, std::string>> got;
+    uint64_t first = 0;
+    for (uint64_t b = 1; first < queries.size(); ++b) {
+      Run q;
+      const size_t end = std::min(queries.size(), first + batch);
+      for (size_t i = first; i < end; ++i) queries[i](q);
+      const size_t before = v.first_mismatches().size();
+      check(v, q, b);
+      for (size_t m = before; m < v.first_mismatches().size(); ++m) {
+        const Mismatch& x = v.first_mismatches()[m];
+        got.emplace_back(first + x.op, x.expected + " / " + x.got);
+      }
+      first = end;
+    }
+    set_host_threads(0);
+    return std::make_pair(v.mismatches(), got);
+  };
+  const auto serial = run_in(1 << 12, 1);
+  const auto parallel = run_in(1 << 15, 4);
+  CHECK(serial.first > 60);
+  CHECK(serial.first == parallel.first);
+  CHECK(serial.second == parallel.second);
 }

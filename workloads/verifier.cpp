@@ -199,22 +199,54 @@ struct Verifier::Impl {
     uint64_t queries = 0;
     for (size_t i = 0; i < n; ++i) queries += is_update(b.types[i]) ? 0 : 1;
     if (!multi) queried.settle(queries);
-    // With no ambiguous cell in the queried state, no answer can collapse
-    // one (touched cells never collapse): every check only reads the model,
-    // so the queries are checked in parallel, and their problems reported
-    // in batch order as the serial loop would.
-    if (!multi && queried.ambiguous().empty() && queries >= kParallelChecks) {
+    // Only an ambiguous cell can be collapsed by what a query observes
+    // (touched cells never are, and collapsing a definite key changes
+    // nothing), and a check reads cells only inside the keys its answer
+    // covers. So a query whose keys hold no ambiguous cell only reads the
+    // model, and no collapse by another query changes what it reads: those
+    // are checked in parallel, the others after them on one thread in batch
+    // order, and every problem is reported in batch order, as the serial
+    // loop would.
+    if (!multi && queries >= kParallelChecks) {
+      const AmbiguousMap& amb = queried.ambiguous();
+      auto meets_ambiguous = [&](size_t i) {
+        if (amb.empty() || !slots_ok) return false;
+        const uint64_t key = b.keys[i], arg = b.args[i];
+        switch (b.types[i]) {
+          case OpType::Lookup: return amb.count(key) != 0;
+          case OpType::Count:
+          case OpType::Range: {
+            if (key > arg) return false;
+            auto it = amb.lower_bound(key);
+            return it != amb.end() && it->first <= arg;
+          }
+          case OpType::Successor: {  // cells between key and the answer, the answer included
+            auto it = amb.upper_bound(key);
+            return it != amb.end() && (r.found[i] == 0 || it->first <= r.key[i]);
+          }
+          default: return false;
+        }
+      };
+      std::vector<uint8_t> later(n, 0);
       std::vector<std::vector<std::pair<size_t, Problem>>> found(host_threads());
       std::atomic<size_t> next_slot{0};
       parallel_for(n, uint64_t{1} << 12, [&](uint64_t lo, uint64_t hi) {
         std::vector<std::pair<size_t, Problem>>& mine = found[next_slot++];
-        for (uint64_t i = lo; i < hi; ++i)
-          if (!is_update(b.types[i]))
-            if (auto p = check_one(i)) mine.emplace_back(i, std::move(*p));
+        for (uint64_t i = lo; i < hi; ++i) {
+          if (is_update(b.types[i])) continue;
+          if (meets_ambiguous(i)) {
+            later[i] = 1;
+            continue;
+          }
+          if (auto p = check_one(i)) mine.emplace_back(i, std::move(*p));
+        }
       });
       std::vector<std::pair<size_t, Problem>> all;
       for (auto& f : found)
         for (auto& e : f) all.push_back(std::move(e));
+      for (size_t i = 0; i < n; ++i)
+        if (later[i])
+          if (auto p = check_one(i)) all.emplace_back(i, std::move(*p));
       std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
       for (auto& [i, p] : all) report(batch_index, i, b, std::move(p));
     } else {
