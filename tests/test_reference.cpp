@@ -1,6 +1,7 @@
 // The reference model (workloads/reference.hpp): what it considers possible.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <map>
@@ -10,6 +11,8 @@
 
 #include "core/common/errors.hpp"
 #include "workloads/definite_store.hpp"
+#include "workloads/parallel.hpp"
+#include "workloads/parallel_sort.hpp"
 #include "workloads/reference.hpp"
 
 using namespace gpudict;
@@ -429,4 +432,45 @@ TEST_CASE("reference: the definite store against an ordered map (puts, deletes, 
   CHECK(s.size() == 0);
   CHECK(s.find(0) == nullptr);
   CHECK(!s.lower_bound(0).valid());
+}
+
+TEST_CASE("merge_with_updates: in pieces on eight threads, the sorted set a sequential merge gives") {
+  // Base and updates each longer than the other in turn (the splitters come
+  // from the longer), updates below, inside and above the base's keys,
+  // deletes of present and absent keys, the domain's ends. The expected
+  // set: (base minus every updated key) united with the kept updates.
+  std::mt19937_64 rng(29);
+  auto sorted_unique = [](std::vector<uint64_t> v) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return v;
+  };
+  set_host_threads(8);
+  for (const auto& [n, m] : {std::pair<uint64_t, uint64_t>{3u << 20, 40000}, {50000, 3u << 20}, {3u << 20, 3u << 20}}) {
+    CAPTURE(n);
+    CAPTURE(m);
+    std::vector<uint64_t> base = {0, UINT64_MAX};
+    for (uint64_t i = 0; i < n; ++i) base.push_back(rng() % (uint64_t{1} << 40));
+    base = sorted_unique(base);
+    std::vector<uint64_t> touched = {0, UINT64_MAX - 1};
+    for (uint64_t i = 0; i < m; ++i)
+      touched.push_back(rng() % 4 == 0 ? base[rng() % base.size()] : rng() % (uint64_t{1} << 41));
+    touched = sorted_unique(touched);
+    std::vector<std::pair<uint64_t, bool>> ups;
+    std::vector<uint64_t> kept;
+    for (uint64_t k : touched) {
+      ups.push_back({k, k == UINT64_MAX - 1 || (k != 0 && rng() % 3 != 0)});
+      if (ups.back().second) kept.push_back(k);
+    }
+    std::vector<uint64_t> rest, expect;
+    std::set_difference(base.begin(), base.end(), touched.begin(), touched.end(), std::back_inserter(rest));
+    std::set_union(rest.begin(), rest.end(), kept.begin(), kept.end(), std::back_inserter(expect));
+    std::vector<uint64_t> got;
+    merge_with_updates(
+        base.size(), [&](uint64_t i) { return base[i]; }, ups.size(), [&](uint64_t j) { return ups[j].first; },
+        [&](uint64_t j) { return ups[j].second; }, [&](uint64_t total) { got.assign(total, 1); },
+        [&](uint64_t at, bool from_base, uint64_t i) { got[at] = from_base ? base[i] : ups[i].first; });
+    CHECK(got == expect);
+  }
+  set_host_threads(0);
 }

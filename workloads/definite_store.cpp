@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "workloads/parallel_sort.hpp"
+
 namespace gpudict {
 
 namespace {
@@ -74,25 +76,29 @@ void DefiniteStore::settle(uint64_t reads) {
 }
 
 void DefiniteStore::merge() {
+  // The overlay as arrays (its tree cannot be split into pieces), then the
+  // base and the overlay merged on the host's threads.
+  std::vector<uint64_t> keys;
+  std::vector<const std::optional<uint64_t>*> changes;
+  keys.reserve(overlay_.size());
+  changes.reserve(overlay_.size());
+  for (const auto& [k, v] : overlay_) {
+    keys.push_back(k);
+    changes.push_back(&v);
+  }
   auto b = std::make_shared<Base>();
   const Base& old = *base_;
-  b->keys.reserve(old.keys.size() + overlay_.size());
-  b->values.reserve(old.keys.size() + overlay_.size());
-  size_t i = 0;
-  for (const auto& [k, v] : overlay_) {
-    while (i < old.keys.size() && old.keys[i] < k) {
-      b->keys.push_back(old.keys[i]);
-      b->values.push_back(old.values[i]);
-      ++i;
-    }
-    if (i < old.keys.size() && old.keys[i] == k) ++i;  // replaced or deleted
-    if (v) {
-      b->keys.push_back(k);
-      b->values.push_back(*v);
-    }
-  }
-  b->keys.insert(b->keys.end(), old.keys.begin() + static_cast<std::ptrdiff_t>(i), old.keys.end());
-  b->values.insert(b->values.end(), old.values.begin() + static_cast<std::ptrdiff_t>(i), old.values.end());
+  merge_with_updates(
+      old.keys.size(), [&](uint64_t i) { return old.keys[i]; }, keys.size(), [&](uint64_t j) { return keys[j]; },
+      [&](uint64_t j) { return changes[j]->has_value(); },
+      [&](uint64_t total) {
+        b->keys.resize(total);
+        b->values.resize(total);
+      },
+      [&](uint64_t at, bool from_base, uint64_t i) {
+        b->keys[at] = from_base ? old.keys[i] : keys[i];
+        b->values[at] = from_base ? old.values[i] : **changes[i];
+      });
   b->index();
   base_ = std::move(b);
   overlay_.clear();

@@ -98,70 +98,14 @@ class PresentModel {
     pending_.keys.shrink_to_fit();
     pending_.values.clear();
     pending_.values.shrink_to_fit();
-    present_ = merge_updates(present_, last);
+    std::vector<uint64_t> out;
+    merge_with_updates(
+        present_.size(), [&](uint64_t i) { return present_[i]; }, last.size(),
+        [&](uint64_t j) { return last[j].first; }, [&](uint64_t j) { return last[j].second != 0; },
+        [&](uint64_t total) { out.resize(total); },
+        [&](uint64_t at, bool from_base, uint64_t i) { out[at] = from_base ? present_[i] : last[i].first; });
+    present_.swap(out);
     index_valid_ = false;
-  }
-
-  // The keys of `present` with the updates `last` (sorted by key, one per
-  // key) applied, in pieces of the key space on the host's threads: each
-  // piece is counted, then written at its place (one result whatever the
-  // pieces).
-  static std::vector<uint64_t> merge_updates(const std::vector<uint64_t>& present,
-                                             const std::vector<std::pair<uint64_t, uint64_t>>& last) {
-    // Splitters from the longer list; piece p covers keys in [split[p], split[p + 1]).
-    const bool by_present = present.size() >= last.size();
-    const uint64_t longer = by_present ? present.size() : last.size();
-    const uint64_t pieces = parallel_pieces(longer, uint64_t{1} << 18);
-    std::vector<size_t> pi(pieces + 1), li(pieces + 1);  // each piece's first position in present, in last
-    pi[pieces] = present.size();
-    li[pieces] = last.size();
-    for (uint64_t p = 0; p < pieces; ++p) {
-      const uint64_t at = piece_begin(longer, pieces, p);
-      if (p == 0) {
-        pi[0] = li[0] = 0;
-      } else if (by_present) {
-        pi[p] = at;
-        li[p] = std::lower_bound(last.begin(), last.end(), present[at],
-                                 [](const std::pair<uint64_t, uint64_t>& u, uint64_t k) { return u.first < k; }) -
-                last.begin();
-      } else {
-        li[p] = at;
-        pi[p] = std::lower_bound(present.begin(), present.end(), last[at].first) - present.begin();
-      }
-    }
-    // Merges piece p: emit(key) for every key present after the updates.
-    auto merge_piece = [&](uint64_t p, auto&& emit) {
-      size_t i = pi[p], j = li[p];
-      const size_t ie = pi[p + 1], je = li[p + 1];
-      while (i < ie && j < je) {
-        if (present[i] < last[j].first) {
-          emit(present[i++]);
-        } else if (present[i] > last[j].first) {
-          if (last[j].second) emit(last[j].first);
-          ++j;
-        } else {
-          if (last[j].second) emit(present[i]);
-          ++i;
-          ++j;
-        }
-      }
-      for (; i < ie; ++i) emit(present[i]);
-      for (; j < je; ++j)
-        if (last[j].second) emit(last[j].first);
-    };
-    std::vector<uint64_t> start(pieces + 1, 0);
-    parallel_each(pieces, [&](uint64_t p) {
-      uint64_t c = 0;
-      merge_piece(p, [&](uint64_t) { ++c; });
-      start[p + 1] = c;
-    });
-    for (uint64_t p = 0; p < pieces; ++p) start[p + 1] += start[p];
-    std::vector<uint64_t> out(start[pieces]);
-    parallel_each(pieces, [&](uint64_t p) {
-      uint64_t w = start[p];
-      merge_piece(p, [&](uint64_t k) { out[w++] = k; });
-    });
-    return out;
   }
 
   std::vector<uint64_t> present_;

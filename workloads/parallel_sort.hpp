@@ -103,4 +103,65 @@ void keep_last_of_runs(std::vector<T>& a, KeyOf key_of) {
   a.swap(out);
 }
 
+// A sorted set of n unique keys (base_key(i)) with m updates applied
+// (update_key(j), sorted and unique; keeps(j): the key is present after
+// it), in pieces of the key space on the host's threads: each piece is
+// merged twice, counted, then written. resize(total) sizes the output;
+// write(at, from_base, index) puts base key `index` (from_base) or update
+// `index` at output position `at`, in key order.
+template <class BaseKey, class UpdateKey, class Keeps, class Resize, class Write>
+void merge_with_updates(uint64_t n, BaseKey base_key, uint64_t m, UpdateKey update_key, Keeps keeps, Resize resize,
+                        Write write) {
+  // Splitters from the longer list; piece p covers the keys from its first base
+  // position bi[p] and first update ui[p] up to the next piece's.
+  const bool by_base = n >= m;
+  const uint64_t longer = by_base ? n : m;
+  const uint64_t pieces = parallel_pieces(longer, uint64_t{1} << 18);
+  std::vector<uint64_t> bi(pieces + 1, 0), ui(pieces + 1, 0);
+  bi[pieces] = n;
+  ui[pieces] = m;
+  for (uint64_t p = 1; p < pieces; ++p) {
+    const uint64_t at = piece_begin(longer, pieces, p);
+    const uint64_t split = by_base ? base_key(at) : update_key(at);
+    uint64_t lo = 0, hi = by_base ? m : n;  // the first position of the other list with a key >= split
+    while (lo < hi) {
+      const uint64_t mid = lo + (hi - lo) / 2;
+      if ((by_base ? update_key(mid) : base_key(mid)) < split) lo = mid + 1;
+      else hi = mid;
+    }
+    (by_base ? bi : ui)[p] = at;
+    (by_base ? ui : bi)[p] = lo;
+  }
+  // Piece p's merge: emit(from_base, index) for every key present after the updates.
+  auto merge_piece = [&](uint64_t p, auto&& emit) {
+    uint64_t i = bi[p], j = ui[p];
+    const uint64_t ie = bi[p + 1], je = ui[p + 1];
+    while (i < ie && j < je) {
+      const uint64_t a = base_key(i), u = update_key(j);
+      if (a < u) {
+        emit(true, i++);
+      } else {
+        if (keeps(j)) emit(false, j);
+        i += a == u;  // replaced or deleted
+        ++j;
+      }
+    }
+    for (; i < ie; ++i) emit(true, i);
+    for (; j < je; ++j)
+      if (keeps(j)) emit(false, j);
+  };
+  std::vector<uint64_t> start(pieces + 1, 0);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t c = 0;
+    merge_piece(p, [&](bool, uint64_t) { ++c; });
+    start[p + 1] = c;
+  });
+  for (uint64_t p = 0; p < pieces; ++p) start[p + 1] += start[p];
+  resize(start[pieces]);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t at = start[p];
+    merge_piece(p, [&](bool from_base, uint64_t index) { write(at++, from_base, index); });
+  });
+}
+
 }  // namespace gpudict
