@@ -181,7 +181,8 @@ std::uint64_t btree_map<Key, Value>::device_bytes_needed(const capacity_bounds& 
   return impl_->tree.device_bytes_needed(bounds) +
          (std::is_same_v<Key, typename impl::Word> && std::is_same_v<Value, typename impl::Word>
               ? 0
-              : bounds.max_queries * 26 * (sizeof(Key) + sizeof(Value)));
+              : bounds.max_queries * btree::BTree<typename impl::Word>::kBoundRangePairs *
+                    (sizeof(Key) + sizeof(Value)));  // the narrowed copy of the range pairs
 }
 
 template <class Key, class Value>

@@ -284,7 +284,7 @@ bool BTree<Word>::run_update_pass(uint64_t n, uint64_t inserts, SortBits bits, d
 }
 
 template <class Word>
-double BTree<Word>::two_pass_ranges(uint64_t n, SortBits bits) {
+double BTree<Word>::two_pass_ranges(uint64_t n, SortBits bits, uint64_t* pairs) {
   // The operations kernel (query_tile 0): a count pass, then offsets in the
   // sorted list's order (neighbouring ranges write neighbouring output),
   // computed on the device (gather by position, scan, scatter back by
@@ -303,6 +303,7 @@ double BTree<Word>::two_pass_ranges(uint64_t n, SortBits bits) {
   ms += timer_.stop(stream_);
   copy_to_host(stream_, h_u64_.data(), d_range_off_.data() + n, sizeof(unsigned long long));
   const uint64_t total = h_u64_[0];
+  if (pairs) *pairs = total;
   if (total > 0) {
     reserve_range_pairs(total);
     list.type = static_cast<uint8_t>(OpType::Range);

@@ -106,8 +106,7 @@ uint64_t BTree<Word>::used_nodes() const { return std::min<uint64_t>(h_hdr_[0].n
 
 template <class Word>
 void BTree<Word>::reset_empty() {
-  key_lo_ = key_max<Word>;
-  key_hi_ = 0;
+  set_key_span(key_max<Word>, 0);
   Node<Word> root{};
   root.w[kHighWord] = 0;
   root.w[kLinkWord] = kNil;
@@ -296,7 +295,7 @@ uint64_t BTree<Word>::device_bytes_needed(const capacity_bounds& wb) const {
   // And the (hi, slot) words of a range list, staged and sorted, and a
   // concurrent batch's range list (key, slot, bound, offset). A pair is 2 W
   // bytes.
-  const uint64_t ranges = Q * (26 * 2 * W + 2 * sizeof(HiSlot<Word>) + (W + 4 + W + 8)) +
+  const uint64_t ranges = Q * (kBoundRangePairs * 2 * W + 2 * sizeof(HiSlot<Word>) + (W + 4 + W + 8)) +
                           std::min<uint64_t>(Q, uint64_t{1} << 16) * (32 * 2 * W + 16);
   // The thread ops kernel's copy of the upper levels (top_copy.cuh).
   const uint64_t top = opt_.thread_ops ? uint64_t{top_copy_nodes(B)} * sizeof(Node<Word>) : 0;

@@ -66,6 +66,11 @@ inline auto exclusive_sum_u64(const unsigned long long* in, unsigned long long* 
 // Whether a phased list of `updates` inserts and deletes into a tree of
 // `keys` keys is merged (merge_updates.cu) rather than run by the
 // operations kernel.
+// Update lists of at most this many operations (without types) are
+// planned without reading the staging pass's facts: a wait for the device
+// costs more than their sort saves from knowing the keys' span.
+constexpr uint64_t kUnreadFactsMaxList = 1ull << 16;
+
 inline bool merges_phased_updates(const Options& o, uint64_t updates, uint64_t keys) {
   switch (effective_phased_updates(o)) {
     case PhasedUpdates::Merge: return true;
@@ -216,8 +221,13 @@ class BTree {
   // longer knows the span of the keys inserted (range estimates assume the
   // whole domain) nor the counters until refresh().
   TreeRef<Word> device_view();
+  // Range pairs per query that device_bytes_needed allows for (its comment
+  // says why), also in the narrowed copy of btree_map's mixed calls.
+  static constexpr uint64_t kBoundRangePairs = 26;
   // Reads the counters (size, leaves, height) after a caller's kernels and
   // clears a full pool's flag (their inserts that found it full failed).
+  // Until a view was handed out, only this tree's calls change them, and
+  // each call that does reads them after itself: nothing to read.
   void refresh();
   // Grows an automatic or fixed pool so that at least `nodes` are free.
   void reserve_free_nodes(uint64_t nodes);
@@ -270,16 +280,20 @@ class BTree {
 
   // staging.cu: src into the list's arrays (keys always; args, types and
   // operation words where not null), and what the device learned of it
-  // (waits for it). An insert's key widens the span of the keys ever
-  // inserted (key_lo_, key_hi_).
+  // (read: waits for it; else, for update lists without types, bounds the
+  // host knows). An insert's key widens the span of the keys ever inserted
+  // on the device; a read brings it to key_lo_, key_hi_.
   Staged<Word> stage_source(const DeviceSource& src, Word* keys, Word* args, uint8_t* types,
-                            unsigned long long* words);
+                            unsigned long long* words, bool read = true);
+  void reserve_staged_words();
+  // The span of the keys ever inserted, on the host and the device (lo > hi: none).
+  void set_key_span(Word lo, Word hi);
   // Into the list buffers (reserve_list(src.n)): keys, and args and types
   // when asked.
   Staged<Word> stage_list(const DeviceSource& src, bool with_args, bool with_types);
   // An operations-kernel list: op_words when worded(n), else args and types
   // (with types also when asked: a mixed call reads them after the kernel).
-  Staged<Word> stage_ops_list(const DeviceSource& src, bool with_types = false);
+  Staged<Word> stage_ops_list(const DeviceSource& src, bool with_types = false, bool read = true);
 
   // batch.cu
   void reserve_list(uint64_t n);
@@ -359,8 +373,8 @@ class BTree {
   // A staged range list (keys, upper bounds in d_args_) through the
   // operations kernel (query_tile 0): a count pass, the offsets, a copy
   // pass; sizes (d_value_) and offsets (d_range_off_) by slot, the pairs
-  // contiguous. Returns the device time.
-  double two_pass_ranges(uint64_t n, SortBits bits);
+  // contiguous (their number in *pairs). Returns the device time.
+  double two_pass_ranges(uint64_t n, SortBits bits, uint64_t* pairs = nullptr);
   // device_apply.cu: a staged mixed list (stage_ops_list with types) with
   // queries, in one operations kernel; the results into `out`.
   MixedPairs<Word> run_concurrent(const DeviceSource& src, const Staged<Word>& staged, const MixedOutputs& out);
@@ -374,11 +388,24 @@ class BTree {
   // (d_range_off_) being stored by position; null: by slot. region_lines >
   // 0: tile t's pairs lie in lines [t R, t R + used_lines) of
   // d_range_keys_/values_ (R = region_lines); 0: the pairs are contiguous.
+  // pairs: their number when they fill d_range_keys_/values_ from 0 without
+  // holes (kUnknownPairs: they may not).
+  static constexpr uint64_t kUnknownPairs = ~uint64_t{0};
   struct RangeLayout {
     const HiSlot<Word>* hi_slot = nullptr;
     uint64_t region_lines = 0, used_lines = 0;
+    uint64_t pairs = kUnknownPairs;
+    bool by_slot_written = false;  // the sizes and offsets are in range_slot_out_ too
     double expect = -1.0;  // the list's estimated pairs; negative: none
   };
+  // Where a range list run while they are set writes each range's size and
+  // offset by slot, when its kernel can (the one-thread-per-range kernel;
+  // RangeLayout::by_slot_written).
+  struct RangeSlotOut {
+    unsigned long long* sizes = nullptr;
+    unsigned long long* offsets = nullptr;
+  };
+  RangeSlotOut range_slot_out_;
   // A staged list of n ranges (keys in d_keys_[0], (hi, slot) in
   // d_hi_slot_[0]) expected to hold `expect` pairs: one thread per range
   // or the lock-step kernel (ranges.cu says which when). Returns the
@@ -403,17 +430,23 @@ class BTree {
   // ranges; a range's output is staged per tile).
   int range_tile() const { return opt_.query_tile == 1 ? 4 : opt_.query_tile; }
   // device_ranges.cu: src's ranges run as a phased list (staged, sorted,
-  // one pass or two); each range's size by array position in
-  // d_range_slot_size_, their exclusive sum (n + 1 entries) in `offsets`
-  // (null: d_range_slot_off_, and offsets points there after). Returns the
-  // total; adds the device time to ms.
-  uint64_t run_range_source(const DeviceSource& src, unsigned long long*& offsets, double& ms);
-  // The pairs of the list run_range_source ran, to the caller's arrays at
-  // `offsets` (one warp per range), narrowed to key_bytes and value_bytes.
-  void copy_range_output(uint64_t n, const unsigned long long* offsets, void* keys_out, int key_bytes,
-                         void* values_out, int value_bytes, double& ms);
-  // A mixed call of ranges only: the phased list (no writer runs), its
-  // pairs contiguous in d_mixed_keys_/values_, sizes and offsets into out.
+  // one pass or two); where their results lie. Adds the device time to ms.
+  RangeLayout run_source_ranges(const DeviceSource& src, double& ms);
+  // A list's total pairs: what the next list's choice of kernel corrects
+  // its estimate by (range_ratio_).
+  void note_range_total(const RangeLayout& layout, uint64_t total);
+  // The n ranges run_source_ranges ran (its layout): each range's size by
+  // array position in d_range_slot_size_, their exclusive sum (n + 1
+  // entries) in `offsets` (null: d_range_slot_off_, and offsets points
+  // there after). Returns the total; adds the device time to ms.
+  uint64_t lay_out_ranges(uint64_t n, const RangeLayout& layout, unsigned long long*& offsets, double& ms);
+  // The `total` pairs of the list lay_out_ranges laid out, to the caller's
+  // arrays at `offsets`, narrowed to key_bytes and value_bytes.
+  void copy_range_output(uint64_t n, uint64_t total, const unsigned long long* offsets, void* keys_out,
+                         int key_bytes, void* values_out, int value_bytes, double& ms);
+  // A mixed call of ranges only: the phased list (no writer runs), sizes
+  // and offsets into out; the pairs where the list left them when it left
+  // no holes (in list order), else laid out in d_mixed_keys_/values_.
   MixedPairs<Word> mixed_ranges(const DeviceSource& src, const MixedOutputs& out);
 
   // merge_updates.cu: a phased batch's updates merged into the tree level by
@@ -431,6 +464,7 @@ class BTree {
   // The key's width in bits (32 or 64; less than Word's for u32 keys with
   // u64 values): the update sort covers these bits only.
   int key_bits_ = static_cast<int>(8 * sizeof(Word));
+  bool views_out_ = false;  // device_view was called: a caller's kernels may change the tree
   Options opt_;
   cudaStream_t stream_ = nullptr;
   device_timing* timing_ = nullptr;

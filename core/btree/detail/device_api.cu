@@ -23,8 +23,7 @@ uint64_t checked_list(uint64_t n, const char* what) {
 
 template <class Word>
 void BTree<Word>::forget_key_span() {
-  key_lo_ = 0;
-  key_hi_ = key_bits_ == 32 ? Word{0xFFFFFFFFu} : key_max<Word>;
+  set_key_span(0, key_bits_ == 32 ? Word{0xFFFFFFFFu} : key_max<Word>);
 }
 
 template <class Word>
@@ -38,8 +37,7 @@ void BTree<Word>::build_device(const DeviceSource& pairs) {
   }
   Word* vals[2];
   build_buffers(n, vals);
-  key_lo_ = key_max<Word>;  // the new contents' span (stage_source widens it)
-  key_hi_ = 0;
+  set_key_span(key_max<Word>, 0);  // the new contents' span (stage_source widens it)
   stage_source(pairs, d_keys_[0].data(), vals[0], nullptr, nullptr);
   double ms = 0.0;
   build_staged(n, ms);
@@ -70,7 +68,10 @@ double BTree<Word>::ops_update_passes(DeviceSource pass, const Staged<Word>* sta
   double ms = 0.0;
   std::vector<uint32_t> left, positions;  // positions: the array position of each list position (re-runs)
   for (;;) {
-    const Staged<Word> s = staged ? *staged : stage_ops_list(pass);
+    // A small list's plan needs none of the device's facts (stage_source):
+    // no wait between staging and the kernel.
+    const bool read = pass.types != nullptr || pass.n > kUnreadFactsMaxList;
+    const Staged<Word> s = staged ? *staged : stage_ops_list(pass, false, read);
     staged = nullptr;
     if (s.has_queries()) throw InputError("btree_map: an update list holds an operation that is no update");
     if (run_update_pass(pass.n, s.inserts, query_sort_bits_of(s.lo, s.hi, pass.n), ms, left)) return ms;
@@ -115,11 +116,13 @@ template <class Word>
 TreeRef<Word> BTree<Word>::device_view() {
   require_pool();
   forget_key_span();  // the caller's kernels may insert anywhere
+  views_out_ = true;
   return ref();
 }
 
 template <class Word>
 void BTree<Word>::refresh() {
+  if (!views_out_) return;
   sync_header();
   if (h_hdr_[0].overflow) clear_overflow();
 }

@@ -97,7 +97,8 @@ void launch_points(const TreeRef<Word>& tree, const OpsRef<Word>& ops, cudaStrea
 // block on `cursor` give each range its offset: the block's ranges lie
 // contiguously in list order, and the output has no holes. Sizes (value)
 // and offsets (range_offset) are written by list position, as the lock-step
-// kernel writes them (ranges.cu maps them back by the slots in hi_slot).
+// kernel writes them (ranges.cu maps them back by the slots in hi_slot),
+// and by slot into slot_sizes and slot_offsets where asked.
 //
 // The second walk stores the pairs, from the first leaf again (read moments
 // before: an L1 or L2 hit), through a ring of kRangeRing pairs per warp in
@@ -171,6 +172,11 @@ __global__ void __launch_bounds__(kBlock)
   if (mine) {
     ops.value[pos] = static_cast<Word>(count);
     ops.range_offset[pos] = offset;
+    if (ops.slot_sizes || ops.slot_offsets) {
+      const uint32_t slot = hs_slot(ops.hi_slot[pos]);  // unsorted lists: the position
+      if (ops.slot_sizes) ops.slot_sizes[slot] = count;
+      if (ops.slot_offsets) ops.slot_offsets[slot] = offset;
+    }
   }
   if (block_total == 0 || block_base + block_total > room) return;  // the same for the whole block
 

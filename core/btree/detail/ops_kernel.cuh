@@ -98,6 +98,11 @@ struct OpsRef {
   // (query_kernel.cuh, "Range output", which also writes ranges' sizes in
   // `value` by list position).
   unsigned long long* range_offset = nullptr;
+  // The one-thread-per-range kernel (kernels_query.cu) also writes each
+  // range's size and offset by slot here, where not null (a mixed call's
+  // outputs, by array position).
+  unsigned long long* slot_sizes = nullptr;
+  unsigned long long* slot_offsets = nullptr;
   const uint32_t* range_cap = nullptr;  // by slot: room at that offset; null: as large as needed
   Word* range_keys = nullptr;
   Word* range_values = nullptr;

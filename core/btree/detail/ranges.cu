@@ -119,6 +119,9 @@ double BTree<Word>::run_point_ranges(uint64_t n, SortBits bits, double expect, R
   GPUDICT_CUDA(cudaMemsetAsync(cursor, 0, sizeof(unsigned long long), stream_));
 
   OpsRef<Word> list = start_range_list(n, bits, layout);  // output pointers: list_ref's, reserved above
+  list.slot_sizes = range_slot_out_.sizes;
+  list.slot_offsets = range_slot_out_.offsets;
+  layout.by_slot_written = list.slot_sizes || list.slot_offsets;
   launch_point_ranges(ref(), list, cursor, room, stream_);
   trace_.mark(stream_, "ranges");
   double ms = timer_.stop(stream_);
@@ -139,6 +142,7 @@ double BTree<Word>::run_point_ranges(uint64_t n, SortBits bits, double expect, R
     sync_header();
   }
   trace_.flush("btree point ranges");
+  layout.pairs = total;
   learn_range_scale(point_range_scale_, static_cast<double>(total), static_cast<double>(room));
   return ms;
 }

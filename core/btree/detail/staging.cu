@@ -5,7 +5,10 @@
 // range estimates' density, ranges.cu) and number (the pool's growth), the
 // ranges' number and the types present. The host waits for those few words
 // once per list; the engine's host staging knew them for free, a caller's
-// device arrays do not.
+// device arrays do not. Small update lists skip that wait (stage_source's
+// `read`): their plan needs nothing the host cannot bound, and the span of
+// the keys ever inserted is kept on the device, where every list widens it,
+// and read with the next list's words that are waited for.
 #include <cub/block/block_reduce.cuh>
 
 #include <algorithm>
@@ -22,7 +25,10 @@ namespace {
 
 // The reduced words: lows are kept inverted so that every word reduces by
 // max (and atomicMax), or by sum and or.
+// kSpanNotLo and kSpanHi, after the list's words, are the span of the keys
+// ever inserted: not cleared per list (set_key_span).
 enum StagedWord { kNotLo, kHi, kNotInsertLo, kInsertHi, kInserts, kRanges, kKinds, kStagedWords };
+constexpr int kSpanNotLo = kStagedWords, kSpanHi = kStagedWords + 1, kFactWords = kStagedWords + 2;
 
 struct Facts {
   unsigned long long w[kStagedWords];
@@ -93,6 +99,8 @@ __global__ void __launch_bounds__(kStageBlock)
     atomicMax(&staged[kNotInsertLo], b.w[kNotInsertLo]);
     atomicMax(&staged[kInsertHi], b.w[kInsertHi]);
     atomicAdd(&staged[kInserts], b.w[kInserts]);
+    atomicMax(&staged[kSpanNotLo], b.w[kNotInsertLo]);
+    atomicMax(&staged[kSpanHi], b.w[kInsertHi]);
   }
   if (b.w[kRanges]) atomicAdd(&staged[kRanges], b.w[kRanges]);
   atomicOr(&staged[kKinds], b.w[kKinds]);
@@ -101,19 +109,45 @@ __global__ void __launch_bounds__(kStageBlock)
 }  // namespace
 
 template <class Word>
+void BTree<Word>::reserve_staged_words() {
+  if (d_staged_.capacity() >= kFactWords) return;
+  d_staged_.reserve_discard(kFactWords, "btree staging counters");
+  h_staged_.reserve_discard(kFactWords);
+  set_key_span(key_lo_, key_hi_);
+}
+
+template <class Word>
+void BTree<Word>::set_key_span(Word lo, Word hi) {
+  key_lo_ = lo;
+  key_hi_ = hi;
+  if (d_staged_.capacity() < kFactWords) return;  // reserve_staged_words writes it
+  // Inverted low, as the kernel reduces it (lo > hi: no key, both words 0).
+  const unsigned long long span[2] = {lo <= hi ? ~static_cast<unsigned long long>(lo) : 0ull,
+                                      lo <= hi ? static_cast<unsigned long long>(hi) : 0ull};
+  copy_to_device(stream_, d_staged_.data() + kSpanNotLo, span, sizeof span);
+}
+
+template <class Word>
 Staged<Word> BTree<Word>::stage_source(const DeviceSource& src, Word* keys, Word* args, uint8_t* types,
-                                       unsigned long long* words) {
+                                       unsigned long long* words, bool read) {
   Staged<Word> s;
   if (src.n == 0) return s;
-  if (d_staged_.capacity() < kStagedWords) {
-    d_staged_.reserve_discard(kStagedWords, "btree staging counters");
-    h_staged_.reserve_discard(kStagedWords);
-  }
+  reserve_staged_words();
   GPUDICT_CUDA(cudaMemsetAsync(d_staged_.data(), 0, kStagedWords * sizeof(unsigned long long), stream_));
   const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(blocks_for(src.n, kStageBlock), kStageMaxBlocks));
   stage_source_kernel<Word><<<blocks, kStageBlock, 0, stream_>>>(src, keys, args, types, words, d_staged_.data());
   GPUDICT_CHECK_LAUNCH("stage_source_kernel");
-  copy_to_host(stream_, h_staged_.data(), d_staged_.data(), kStagedWords * sizeof(unsigned long long));
+  if (!read) {
+    // What the host can bound without the device: every key of the domain,
+    // every operation an insert; the types are derived (inserts, deletes).
+    if (src.types) throw InputError("btree_map: internal error: a mixed list's facts must be read");
+    s.lo = 0;
+    s.hi = key_bits_ == 32 ? Word{0xFFFFFFFFu} : key_max<Word>;
+    s.inserts = src.n;
+    s.kinds = 1u << static_cast<int>(OpType::Insert) | 1u << static_cast<int>(OpType::Delete);
+    return s;
+  }
+  copy_to_host(stream_, h_staged_.data(), d_staged_.data(), kFactWords * sizeof(unsigned long long));
   const unsigned long long* w = h_staged_.data();
   s.lo = static_cast<Word>(~w[kNotLo]);
   s.hi = static_cast<Word>(w[kHi]);
@@ -123,8 +157,10 @@ Staged<Word> BTree<Word>::stage_source(const DeviceSource& src, Word* keys, Word
   if (s.inserts) {
     s.insert_lo = static_cast<Word>(~w[kNotInsertLo]);
     s.insert_hi = static_cast<Word>(w[kInsertHi]);
-    key_lo_ = std::min(key_lo_, s.insert_lo);
-    key_hi_ = std::max(key_hi_, s.insert_hi);
+  }
+  if (w[kSpanNotLo] != 0 || w[kSpanHi] != 0) {  // some key was inserted (the lists unread too)
+    key_lo_ = static_cast<Word>(~w[kSpanNotLo]);
+    key_hi_ = static_cast<Word>(w[kSpanHi]);
   }
   if (s.kinds & Staged<Word>::kBadType)
     throw InputError("btree_map: an operation code that is no op_code (0 to 5) in a mixed call's ops");
@@ -139,12 +175,13 @@ Staged<Word> BTree<Word>::stage_list(const DeviceSource& src, bool with_args, bo
 }
 
 template <class Word>
-Staged<Word> BTree<Word>::stage_ops_list(const DeviceSource& src, bool with_types) {
+Staged<Word> BTree<Word>::stage_ops_list(const DeviceSource& src, bool with_types, bool read) {
   const uint64_t n = src.n;
-  if (!worded(n)) return stage_list(src, true, true);
   reserve_list(n);
+  if (!worded(n)) return stage_source(src, d_keys_[0].data(), d_args_.data(), d_types_.data(), nullptr, read);
   for (auto& d : d_words_) d.reserve_discard(std::max<uint64_t>(n, 1), "btree operation words");
-  return stage_source(src, d_keys_[0].data(), nullptr, with_types ? d_types_.data() : nullptr, d_words_[0].data());
+  return stage_source(src, d_keys_[0].data(), nullptr, with_types ? d_types_.data() : nullptr, d_words_[0].data(),
+                      read);
 }
 
 template class BTree<uint32_t>;
