@@ -126,6 +126,7 @@ class ContainerDictionary final : public Dictionary {
     if (initial.keys.size() != initial.values.size())
       throw InputError(std::string(Traits::name) + ": initial keys and values differ in length");
     const uint64_t n = initial.size();
+    wait();
     hk_.reserve_discard(n);
     hv_.reserve_discard(n);
     for (uint64_t i = 0; i < n; ++i) {
@@ -135,8 +136,8 @@ class ContainerDictionary final : public Dictionary {
     // Build staging of its own, freed when the build is done.
     DeviceBuffer<K> keys(n, "build staging");
     DeviceBuffer<V> values(n, "build staging");
-    copy_to_device(stream_, keys.data(), hk_.data(), n * sizeof(K));
-    copy_to_device(stream_, values.data(), hv_.data(), n * sizeof(V));
+    copy_to_device_queued(stream_, keys.data(), hk_.data(), n * sizeof(K));
+    copy_to_device_queued(stream_, values.data(), hv_.data(), n * sizeof(V));
     const double before = timing_.ms;
     map_.build(keys.data(), values.data(), n, stream_);
     t.add(Phase::Build, timing_.ms - before);
@@ -243,6 +244,7 @@ class ContainerDictionary final : public Dictionary {
 
   // The batch's inserts and deletes in batch order, as one call.
   void run_updates(const Batch& b, uint64_t m, Phase phase, DeviceTime& t) {
+    wait();
     hk_.reserve_discard(m);
     hv_.reserve_discard(m);
     hflag_.reserve_discard(m);
@@ -257,9 +259,9 @@ class ContainerDictionary final : public Dictionary {
       deletes += del;
       ++j;
     }
-    copy_to_device(stream_, dk_.data(), hk_.data(), m * sizeof(K));  // (staging reserved by execute)
-    if (deletes < m) copy_to_device(stream_, dv_.data(), hv_.data(), m * sizeof(V));
-    copy_to_device(stream_, dflag_.data(), hflag_.data(), m * sizeof(bool));
+    copy_to_device_queued(stream_, dk_.data(), hk_.data(), m * sizeof(K));  // (staging reserved by execute)
+    if (deletes < m) copy_to_device_queued(stream_, dv_.data(), hv_.data(), m * sizeof(V));
+    copy_to_device_queued(stream_, dflag_.data(), hflag_.data(), m * sizeof(bool));
     const device_timing before = timing_;
     map_.update(dk_.data(), deletes < m ? dv_.data() : nullptr, dflag_.data(), m, stream_);
     // A cleanup the container's policy ran after the updates is reported
@@ -274,14 +276,15 @@ class ContainerDictionary final : public Dictionary {
   void run_queries(Target& on, OpType type, const Batch& b, const std::vector<uint32_t>& ops, Phase phase,
                    BatchResults& r, DeviceTime& t) {
     const uint64_t q = ops.size();
+    wait();
     hk_.reserve_discard(q);
     for (uint64_t j = 0; j < q; ++j) hk_[j] = static_cast<K>(b.keys[ops[j]]);
-    copy_to_device(stream_, dk_.data(), hk_.data(), q * sizeof(K));
+    copy_to_device_queued(stream_, dk_.data(), hk_.data(), q * sizeof(K));
     if (type == OpType::Count || type == OpType::Range) {
       ha_.reserve_discard(q);
       da_.reserve_discard(q, "query staging");
       for (uint64_t j = 0; j < q; ++j) ha_[j] = static_cast<K>(b.args[ops[j]]);
-      copy_to_device(stream_, da_.data(), ha_.data(), q * sizeof(K));
+      copy_to_device_queued(stream_, da_.data(), ha_.data(), q * sizeof(K));
     }
     if (type == OpType::Lookup) return lookup(on, ops, phase, r, t);
     if constexpr (kOrdered) {
@@ -310,8 +313,9 @@ class ContainerDictionary final : public Dictionary {
     t.add(phase, timing_.ms - before);
     hflag_.reserve_discard(q);
     hv_.reserve_discard(q);
-    copy_to_host(stream_, hflag_.data(), d_found_.data(), q * sizeof(bool));
-    copy_to_host(stream_, hv_.data(), d_vout_.data(), q * sizeof(V));
+    copy_to_host_queued(stream_, hflag_.data(), d_found_.data(), q * sizeof(bool));
+    copy_to_host_queued(stream_, hv_.data(), d_vout_.data(), q * sizeof(V));
+    wait();
     for (uint64_t j = 0; j < q; ++j) {
       const uint32_t i = ops[j];
       r.found[i] = hflag_[j];
@@ -331,9 +335,10 @@ class ContainerDictionary final : public Dictionary {
     hflag_.reserve_discard(q);
     hv_.reserve_discard(q);
     ha_.reserve_discard(q);
-    copy_to_host(stream_, hflag_.data(), d_found_.data(), q * sizeof(bool));
-    copy_to_host(stream_, hv_.data(), d_vout_.data(), q * sizeof(V));
-    copy_to_host(stream_, ha_.data(), d_kout_.data(), q * sizeof(K));
+    copy_to_host_queued(stream_, hflag_.data(), d_found_.data(), q * sizeof(bool));
+    copy_to_host_queued(stream_, hv_.data(), d_vout_.data(), q * sizeof(V));
+    copy_to_host_queued(stream_, ha_.data(), d_kout_.data(), q * sizeof(K));
+    wait();
     for (uint64_t j = 0; j < q; ++j) {
       const uint32_t i = ops[j];
       r.found[i] = hflag_[j];
@@ -383,8 +388,9 @@ class ContainerDictionary final : public Dictionary {
     if (total == 0) return;
     hk_.reserve_discard(total);
     hv_.reserve_discard(total);
-    copy_to_host(stream_, hk_.data(), d_rk_.data(), total * sizeof(K));
-    copy_to_host(stream_, hv_.data(), d_rv_.data(), total * sizeof(V));
+    copy_to_host_queued(stream_, hk_.data(), d_rk_.data(), total * sizeof(K));
+    copy_to_host_queued(stream_, hv_.data(), d_rv_.data(), total * sizeof(V));
+    wait();
     for (uint64_t x = 0; x < total; ++x) {
       r.range_keys[x] = hk_[x];
       r.range_values[x] = hv_[x];
@@ -427,6 +433,7 @@ class ContainerDictionary final : public Dictionary {
   // upper bounds; a hash table's are of one key (the traits refused others).
   void run_mixed(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
     const uint64_t n = b.size();
+    wait();
     hops_.reserve_discard(n);
     hk_.reserve_discard(n);
     hv_.reserve_discard(n);
@@ -436,10 +443,10 @@ class ContainerDictionary final : public Dictionary {
       hv_[i] = b.types[i] == OpType::Insert ? static_cast<V>(b.args[i]) : V(0);
     }
     dops_.reserve_discard(n, "batch staging");
-    copy_to_device(stream_, dops_.data(), hops_.data(), n);
-    copy_to_device(stream_, dk_.data(), hk_.data(), n * sizeof(K));
+    copy_to_device_queued(stream_, dops_.data(), hops_.data(), n);
+    copy_to_device_queued(stream_, dk_.data(), hk_.data(), n * sizeof(K));
     const bool inserts = !plan.of(OpType::Insert).empty();
-    if (inserts) copy_to_device(stream_, dv_.data(), hv_.data(), n * sizeof(V));
+    if (inserts) copy_to_device_queued(stream_, dv_.data(), hv_.data(), n * sizeof(V));
     const K* upper = nullptr;
     if constexpr (kOrdered) {
       if (!plan.of(OpType::Count).empty() || !plan.of(OpType::Range).empty()) {
@@ -447,7 +454,7 @@ class ContainerDictionary final : public Dictionary {
         da_.reserve_discard(n, "query staging");
         for (uint64_t i = 0; i < n; ++i)
           ha_[i] = b.types[i] == OpType::Count || b.types[i] == OpType::Range ? static_cast<K>(b.args[i]) : K(0);
-        copy_to_device(stream_, da_.data(), ha_.data(), n * sizeof(K));
+        copy_to_device_queued(stream_, da_.data(), ha_.data(), n * sizeof(K));
         upper = da_.data();
       }
     }
@@ -484,13 +491,12 @@ class ContainerDictionary final : public Dictionary {
     hflag_.reserve_discard(n);
     hv_.reserve_discard(n);
     hu_.reserve_discard(n);
-    copy_to_host(stream_, hflag_.data(), d_found_.data(), n * sizeof(bool));
-    copy_to_host(stream_, hv_.data(), d_vout_.data(), n * sizeof(V));
-    copy_to_host(stream_, hu_.data(), d_count_.data(), n * sizeof(uint64_t));
-    if (successors) {
-      ha_.reserve_discard(n);
-      copy_to_host(stream_, ha_.data(), d_kout_.data(), n * sizeof(K));
-    }
+    if (successors) ha_.reserve_discard(n);
+    copy_to_host_queued(stream_, hflag_.data(), d_found_.data(), n * sizeof(bool));
+    copy_to_host_queued(stream_, hv_.data(), d_vout_.data(), n * sizeof(V));
+    copy_to_host_queued(stream_, hu_.data(), d_count_.data(), n * sizeof(uint64_t));
+    if (successors) copy_to_host_queued(stream_, ha_.data(), d_kout_.data(), n * sizeof(K));
+    wait();
     for (uint64_t i = 0; i < n; ++i) {
       if (b.types[i] == OpType::Lookup || b.types[i] == OpType::Successor) {
         r.found[i] = hflag_[i];
@@ -515,11 +521,12 @@ class ContainerDictionary final : public Dictionary {
     r.range_values.resize(pairs.size);
     if (pairs.size == 0) return;
     hv_.reserve_discard(pairs.size);
-    copy_to_host(stream_, hv_.data(), pairs.values, pairs.size * sizeof(V));
+    if (pairs.keys) hk_.reserve_discard(pairs.size);
+    copy_to_host_queued(stream_, hv_.data(), pairs.values, pairs.size * sizeof(V));
+    if (pairs.keys) copy_to_host_queued(stream_, hk_.data(), pairs.keys, pairs.size * sizeof(K));
+    wait();
     for (uint64_t x = 0; x < pairs.size; ++x) r.range_values[x] = hv_[x];
     if (pairs.keys) {
-      hk_.reserve_discard(pairs.size);
-      copy_to_host(stream_, hk_.data(), pairs.keys, pairs.size * sizeof(K));
       for (uint64_t x = 0; x < pairs.size; ++x) r.range_keys[x] = hk_[x];
       keyed_pairs_ = true;
     } else {
@@ -532,6 +539,12 @@ class ContainerDictionary final : public Dictionary {
     if (keyed_pairs_) return;
     for (uint64_t x = offset; x < offset + count && x < r.range_keys.size(); ++x) r.range_keys[x] = key;
   }
+
+  // Staging copies from the pinned buffers are queued, and results are read
+  // back with one wait for their copies: each staging step waits first, so
+  // that no queued copy still reads a buffer the host is about to refill or
+  // reallocate (a container's call may return before the stream has run).
+  void wait() { GPUDICT_CUDA(cudaStreamSynchronize(stream_)); }
 
   Capabilities caps_;
   Params params_;
