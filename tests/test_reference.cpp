@@ -354,7 +354,7 @@ TEST_CASE("reference: a copied state is independent of its original (pooled maps
   CHECK(copy.definite() == DefiniteMap{{1, 10}, {2, 20}, {3, 30}});
 }
 
-TEST_CASE("reference: the definite store against an ordered map (puts, deletes, counts, walks, copies, merges)") {
+TEST_CASE("reference: the definite store against an ordered map (puts, deletes, sorted lists, counts, walks, copies, merges)") {
   // Random operations on a base of 2^17 keys (indexed) with overlays that
   // cross the merge threshold, walks and counts over ranges of every width,
   // the domain's ends, and copies that must not see later changes.
@@ -396,6 +396,24 @@ TEST_CASE("reference: the definite store against an ordered map (puts, deletes, 
     if (round == 2) {
       copy.emplace(s);
       copy_oracle = oracle;
+    }
+    {
+      // A sorted list of puts and deletes (present and absent keys): key by
+      // key into the overlay when short, merged into the base when long.
+      std::map<uint64_t, std::optional<uint64_t>> list;
+      const int n = round % 2 ? 3000 : 60000;  // 60000 of 2^17: merged
+      for (int i = 0; i < n; ++i) list[draw_key()] = rng() % 3 ? std::optional<uint64_t>(rng()) : std::nullopt;
+      std::vector<uint64_t> lk;
+      std::vector<std::optional<uint64_t>> lo;
+      for (const auto& [k, o] : list) {
+        lk.push_back(k);
+        lo.push_back(o);
+        if (o)
+          oracle[k] = *o;
+        else
+          oracle.erase(k);
+      }
+      s.apply_sorted(lk, lo);
     }
     if (round == 4) s.settle(UINT64_MAX);  // a read-heavy batch folds the overlay in
     for (int q = 0; q < 5000; ++q) {

@@ -65,6 +65,27 @@ uint64_t DefiniteStore::count(uint64_t lo, uint64_t hi) const {
   return static_cast<uint64_t>(n);
 }
 
+void DefiniteStore::apply_sorted(const std::vector<uint64_t>& keys,
+                                 const std::vector<std::optional<uint64_t>>& outcomes) {
+  // Key by key into the overlay costs a tree insert each, and the overlay
+  // is merged into the base once it holds a sixteenth of it; a list that
+  // large on its own is merged at once (a read and write of the base, on
+  // every thread), skipping the tree.
+  if (keys.size() <= kMergeMin / 16 || keys.size() * 16 < base_->keys.size()) {
+    for (size_t i = 0; i < keys.size(); ++i) {
+      if (outcomes[i])
+        put(keys[i], *outcomes[i]);
+      else
+        erase(keys[i]);
+    }
+    return;
+  }
+  if (!overlay_.empty()) merge();
+  merge_into_base(
+      keys.size(), [&](uint64_t j) { return keys[j]; },
+      [&](uint64_t j) { return outcomes[j] ? &*outcomes[j] : nullptr; });
+}
+
 void DefiniteStore::maybe_merge() {
   if (overlay_.size() > kMergeMin && overlay_.size() > base_->keys.size() / 16) merge();
 }
@@ -73,6 +94,25 @@ void DefiniteStore::settle(uint64_t reads) {
   // A merge reads and writes the base once; each read it saves searches the
   // overlay's tree (a few cache misses more than the arrays' search).
   if (!overlay_.empty() && reads * 8 >= base_->keys.size() + overlay_.size()) merge();
+}
+
+template <class UpdateKey, class ValueOf>
+void DefiniteStore::merge_into_base(uint64_t m, UpdateKey update_key, ValueOf value_of) {
+  auto b = std::make_shared<Base>();
+  const Base& old = *base_;
+  merge_with_updates(
+      old.keys.size(), [&](uint64_t i) { return old.keys[i]; }, m, update_key,
+      [&](uint64_t j) { return value_of(j) != nullptr; },
+      [&](uint64_t total) {
+        b->keys.resize(total);
+        b->values.resize(total);
+      },
+      [&](uint64_t at, bool from_base, uint64_t i) {
+        b->keys[at] = from_base ? old.keys[i] : update_key(i);
+        b->values[at] = from_base ? old.values[i] : *value_of(i);
+      });
+  b->index();
+  base_ = std::move(b);
 }
 
 void DefiniteStore::merge() {
@@ -86,21 +126,9 @@ void DefiniteStore::merge() {
     keys.push_back(k);
     changes.push_back(&v);
   }
-  auto b = std::make_shared<Base>();
-  const Base& old = *base_;
-  merge_with_updates(
-      old.keys.size(), [&](uint64_t i) { return old.keys[i]; }, keys.size(), [&](uint64_t j) { return keys[j]; },
-      [&](uint64_t j) { return changes[j]->has_value(); },
-      [&](uint64_t total) {
-        b->keys.resize(total);
-        b->values.resize(total);
-      },
-      [&](uint64_t at, bool from_base, uint64_t i) {
-        b->keys[at] = from_base ? old.keys[i] : keys[i];
-        b->values[at] = from_base ? old.values[i] : **changes[i];
-      });
-  b->index();
-  base_ = std::move(b);
+  merge_into_base(
+      keys.size(), [&](uint64_t j) { return keys[j]; },
+      [&](uint64_t j) { return changes[j]->has_value() ? &**changes[j] : nullptr; });
   overlay_.clear();
   pool_.release();
 }

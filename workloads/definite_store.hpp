@@ -34,6 +34,9 @@ class DefiniteStore {
 
   void put(uint64_t key, uint64_t value);
   void erase(uint64_t key);
+  // put or erase (nullopt) of each keys[i], keys ascending and unique: into
+  // the overlay, or, when they are many for the base, merged into it at once.
+  void apply_sorted(const std::vector<uint64_t>& keys, const std::vector<std::optional<uint64_t>>& outcomes);
   // The key's value, or null when it is not definitely present (valid until
   // the next change).
   const uint64_t* find(uint64_t key) const;
@@ -77,6 +80,10 @@ class DefiniteStore {
   bool in_base(uint64_t key) const;
   void maybe_merge();
   void merge();
+  // A new base: the base with m sorted updates (update_key(j), value_of(j)
+  // null: a delete) applied, on the host's threads.
+  template <class UpdateKey, class ValueOf>
+  void merge_into_base(uint64_t m, UpdateKey update_key, ValueOf value_of);
 
   std::shared_ptr<const Base> base_ = std::make_shared<Base>();
   std::pmr::unsynchronized_pool_resource pool_;

@@ -6,6 +6,7 @@
 
 #include "core/common/errors.hpp"
 #include "workloads/kv_sort.hpp"
+#include "workloads/parallel_sort.hpp"
 
 namespace gpudict {
 
@@ -31,15 +32,16 @@ bool contains(const Outcomes& set, const Outcome& o) {
 }
 
 std::vector<KeyUpdates> group_updates(const Batch& batch) {
-  std::vector<uint32_t> idx;
+  // (key, batch index) of each update, sorted stably by key on the host's
+  // threads: within a key, batch order is kept.
+  std::vector<std::pair<uint64_t, uint32_t>> idx;
   for (uint32_t i = 0; i < batch.size(); ++i)
-    if (is_update(batch.types[i])) idx.push_back(i);
-  // Stable: within a key, batch order is kept.
-  std::stable_sort(idx.begin(), idx.end(),
-                   [&](uint32_t x, uint32_t y) { return batch.keys[x] < batch.keys[y]; });
+    if (is_update(batch.types[i])) idx.emplace_back(batch.keys[i], i);
+  const auto key_of = [](const std::pair<uint64_t, uint32_t>& e) { return e.first; };
+  const auto [varying, ascending] = varying_bits(idx, key_of);
+  if (!ascending) parallel_radix_sort(idx, varying, key_of);
   std::vector<KeyUpdates> groups;
-  for (uint32_t i : idx) {
-    const uint64_t key = batch.keys[i];
+  for (const auto& [key, i] : idx) {
     if (groups.empty() || groups.back().key != key) groups.push_back(KeyUpdates{key, {}});
     groups.back().effects.push_back(batch.types[i] == OpType::Insert ? Outcome(batch.args[i])
                                                                      : Outcome());
@@ -175,7 +177,25 @@ void ModelState::set(uint64_t key, const Outcomes& outcomes) {
 }
 
 void ModelState::apply_phased(const std::vector<KeyUpdates>& groups, DuplicateRule rule) {
-  for (const KeyUpdates& g : groups) set(g.key, resolve_phased(rule, g.effects));
+  // While nothing is ambiguous, the keys whose updates resolve to one
+  // outcome go to the definite store as one sorted list (a large one is
+  // merged into its arrays at once, not put key by key).
+  std::vector<uint64_t> keys;
+  std::vector<Outcome> outcomes;
+  if (ambiguous_.empty()) {
+    keys.reserve(groups.size());
+    outcomes.reserve(groups.size());
+  }
+  for (const KeyUpdates& g : groups) {
+    Outcomes o = resolve_phased(rule, g.effects);
+    if (ambiguous_.empty() && o.size() == 1) {
+      keys.push_back(g.key);
+      outcomes.push_back(o.front());
+    } else {
+      set(g.key, o);
+    }
+  }
+  definite_.apply_sorted(keys, outcomes);
 }
 
 void ModelState::apply_concurrent(const std::vector<KeyUpdates>& groups) {
