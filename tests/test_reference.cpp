@@ -380,7 +380,7 @@ TEST_CASE("reference: the definite store against an ordered map (puts, deletes, 
   std::optional<DefiniteStore> copy;
   std::map<uint64_t, uint64_t> copy_oracle;
   int bad = 0;
-  for (int round = 0; round < 6; ++round) {
+  for (int round = 0; round < 9; ++round) {
     const int ops = round % 2 ? 100000 : 5000;  // some rounds merge, some do not
     for (int i = 0; i < ops; ++i) {
       const uint64_t k = draw_key();
@@ -399,9 +399,10 @@ TEST_CASE("reference: the definite store against an ordered map (puts, deletes, 
     }
     {
       // A sorted list of puts and deletes (present and absent keys): key by
-      // key into the overlay when short, merged into the base when long.
+      // key into the overlay when short, else merged into the delta (which
+      // folds into the base past a sixteenth of it: 60000 of 2^17 keys).
       std::map<uint64_t, std::optional<uint64_t>> list;
-      const int n = round % 2 ? 3000 : 60000;  // 60000 of 2^17: merged
+      const int n = round % 3 == 0 ? 3000 : round % 3 == 1 ? 6000 : 60000;
       for (int i = 0; i < n; ++i) list[draw_key()] = rng() % 3 ? std::optional<uint64_t>(rng()) : std::nullopt;
       std::vector<uint64_t> lk;
       std::vector<std::optional<uint64_t>> lo;
@@ -414,6 +415,17 @@ TEST_CASE("reference: the definite store against an ordered map (puts, deletes, 
           oracle.erase(k);
       }
       s.apply_sorted(lk, lo);
+      for (int i = 0; i < 500; ++i) {  // and single changes over it: all three levels at once
+        const uint64_t k = i % 2 ? lk[rng() % lk.size()] : draw_key();
+        if (rng() % 2) {
+          const uint64_t v = rng();
+          s.put(k, v);
+          oracle[k] = v;
+        } else {
+          s.erase(k);
+          oracle.erase(k);
+        }
+      }
     }
     if (round == 4) s.settle(UINT64_MAX);  // a read-heavy batch folds the overlay in
     for (int q = 0; q < 5000; ++q) {

@@ -1,12 +1,19 @@
 // The reference model's definitely present keys and their values
-// (reference.hpp): a sorted base of two arrays, shared between a state and
-// its snapshots (immutable once built), and an overlay of the changes since
-// the base was last rebuilt (a pooled ordered map of key -> value or
-// tombstone). Lookups and counts search the small overlay, then the arrays
-// (a binary search narrowed by a radix index over the keys), where the
-// ordered map this replaces chased a pointer per level of a tree of every
-// key. The overlay is merged into a new base when it grows past a share of
-// the base, or when the caller is about to read a lot (settle).
+// (reference.hpp), in three levels, newest first:
+// - an overlay of single changes (a pooled ordered map of key -> value or
+//   tombstone), for the keys a batch updates one at a time;
+// - a delta: sorted arrays of the changes of whole lists (a phased batch's
+//   updates arrive as one sorted list), each entry a value replacing a base
+//   pair, a new key, or a tombstone over a base key;
+// - a sorted base of two arrays.
+// The delta and the base are immutable once built and shared between a
+// state and its snapshots. A list is merged into the delta (its size plus
+// the list's, on the host's threads); the overlay is folded into the delta
+// when it grows past a share of the levels below it, and the delta into the
+// base when it grows past a share of the base, or when the caller is about
+// to read a lot (settle). Lookups and counts search the small overlay, then
+// the arrays (binary searches narrowed by radix indexes), where the ordered
+// map this replaces chased a pointer per level of a tree of every key.
 #pragma once
 
 #include <cstdint>
@@ -35,7 +42,7 @@ class DefiniteStore {
   void put(uint64_t key, uint64_t value);
   void erase(uint64_t key);
   // put or erase (nullopt) of each keys[i], keys ascending and unique: into
-  // the overlay, or, when they are many for the base, merged into it at once.
+  // the overlay when few, else merged into the delta.
   void apply_sorted(const std::vector<uint64_t>& keys, const std::vector<std::optional<uint64_t>>& outcomes);
   // The key's value, or null when it is not definitely present (valid until
   // the next change).
@@ -43,9 +50,8 @@ class DefiniteStore {
   // Keys in [lo, hi] (0 when lo > hi).
   uint64_t count(uint64_t lo, uint64_t hi) const;
   uint64_t size() const { return count(0, UINT64_MAX); }
-  // Merges the overlay into the base if a read of about `reads` lookups
-  // would pay for it (or the overlay is large). Queries then search arrays
-  // only.
+  // Folds the overlay (and the delta) into the arrays below if a read of
+  // about `reads` lookups would pay for it. Queries then search arrays only.
   void settle(uint64_t reads);
 
   // The keys from `lo` up, ascending.
@@ -60,9 +66,9 @@ class DefiniteStore {
     friend class DefiniteStore;
     void settle();
     const DefiniteStore* s_ = nullptr;
-    size_t bi_ = 0;
+    size_t bi_ = 0, di_ = 0;
     std::pmr::map<uint64_t, std::optional<uint64_t>>::const_iterator oi_;
-    bool valid_ = false, from_overlay_ = false;
+    bool valid_ = false;
     uint64_t key_ = 0, value_ = 0;
   };
   Cursor lower_bound(uint64_t lo) const;
@@ -76,18 +82,33 @@ class DefiniteStore {
     SortedIndex ix;
     void index() { ix.build(keys); }
     size_t lower(uint64_t key) const { return ix.lower(keys, key); }  // first position with keys[i] >= key
+    bool contains(uint64_t key) const {
+      const size_t i = lower(key);
+      return i < keys.size() && keys[i] == key;
+    }
   };
-  bool in_base(uint64_t key) const;
+  // A delta entry's kind: what it does to the base.
+  enum Kind : uint8_t { kTomb, kNew, kOver };  // deletes a base key; a key the base lacks; a base key's new value
+  struct Delta : Base {
+    std::vector<uint8_t> kind;
+    std::vector<int64_t> adjust;  // adjust[i]: the keys delta[0, i) add to the base's (size + 1 entries)
+  };
+  // The value of `key` in the delta and base, or null.
+  const uint64_t* below(uint64_t key) const;
   void maybe_merge();
-  void merge();
-  // A new base: the base with m sorted updates (update_key(j), value_of(j)
-  // null: a delete) applied, on the host's threads.
+  // The overlay into the delta, the delta into the base.
+  void fold_overlay();
+  void fold_delta();
+  // The delta with m sorted, unique updates (update_key(j), value_of(j)
+  // null: a delete) applied, on the host's threads; then the delta into
+  // the base when it has grown past a share of it.
   template <class UpdateKey, class ValueOf>
-  void merge_into_base(uint64_t m, UpdateKey update_key, ValueOf value_of);
+  void merge_into_delta(uint64_t m, UpdateKey update_key, ValueOf value_of);
 
   std::shared_ptr<const Base> base_ = std::make_shared<Base>();
+  std::shared_ptr<const Delta> delta_ = std::make_shared<Delta>();
   std::pmr::unsynchronized_pool_resource pool_;
-  std::pmr::map<uint64_t, std::optional<uint64_t>> overlay_{&pool_};  // nullopt: deleted from the base
+  std::pmr::map<uint64_t, std::optional<uint64_t>> overlay_{&pool_};  // nullopt: deleted from the levels below
 };
 
 }  // namespace gpudict

@@ -176,30 +176,35 @@ void ModelState::set(uint64_t key, const Outcomes& outcomes) {
   ambiguous_[key] = outcomes;
 }
 
-void ModelState::apply_phased(const std::vector<KeyUpdates>& groups, DuplicateRule rule) {
-  // While nothing is ambiguous, the keys whose updates resolve to one
-  // outcome go to the definite store as one sorted list (a large one is
-  // merged into its arrays at once, not put key by key).
+template <class Resolve>
+void ModelState::apply_groups(const std::vector<KeyUpdates>& groups, Resolve resolve) {
+  // The keys whose updates resolve to one outcome become definite (as
+  // set() makes them) through one sorted list for the definite store,
+  // merged into its arrays, not put key by key; the others are set one at
+  // a time.
   std::vector<uint64_t> keys;
   std::vector<Outcome> outcomes;
-  if (ambiguous_.empty()) {
-    keys.reserve(groups.size());
-    outcomes.reserve(groups.size());
-  }
+  keys.reserve(groups.size());
+  outcomes.reserve(groups.size());
   for (const KeyUpdates& g : groups) {
-    Outcomes o = resolve_phased(rule, g.effects);
-    if (ambiguous_.empty() && o.size() == 1) {
+    Outcomes o = resolve(g.effects);
+    if (o.size() == 1) {
+      if (!ambiguous_.empty()) ambiguous_.erase(g.key);
       keys.push_back(g.key);
       outcomes.push_back(o.front());
     } else {
-      set(g.key, o);
+      set(g.key, o);  // several (ambiguous), or none (no change)
     }
   }
   definite_.apply_sorted(keys, outcomes);
 }
 
+void ModelState::apply_phased(const std::vector<KeyUpdates>& groups, DuplicateRule rule) {
+  apply_groups(groups, [rule](const std::vector<Outcome>& effects) { return resolve_phased(rule, effects); });
+}
+
 void ModelState::apply_concurrent(const std::vector<KeyUpdates>& groups) {
-  for (const KeyUpdates& g : groups) set(g.key, resolve_concurrent(g.effects));
+  apply_groups(groups, [](const std::vector<Outcome>& effects) { return resolve_concurrent(effects); });
 }
 
 void ModelState::collapse(uint64_t key, const Outcome& observed) {

@@ -197,6 +197,10 @@ class ModelState {
   Outcomes outcomes(uint64_t key) const;
 
  private:
+  // apply_phased and apply_concurrent: each key's effects through `resolve`.
+  template <class Resolve>
+  void apply_groups(const std::vector<KeyUpdates>& groups, Resolve resolve);
+
   // Declared before the maps: made before them, destroyed after them.
   std::pmr::unsynchronized_pool_resource pool_;
   DefiniteStore definite_;
