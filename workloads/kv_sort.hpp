@@ -17,13 +17,17 @@
 
 namespace gpudict {
 
-inline std::vector<std::pair<uint64_t, uint64_t>> sorted_last_wins(const KeyValues& initial) {
+// `release`: the pairs are freed once copied (less host memory at the peak
+// of the sort).
+inline std::vector<std::pair<uint64_t, uint64_t>> sorted_last_wins(const KeyValues& initial,
+                                                                   KeyValues* release = nullptr) {
   using Pair = std::pair<uint64_t, uint64_t>;
   const size_t n = initial.size();
   std::vector<Pair> a(n);
   parallel_for(n, uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t i = lo; i < hi; ++i) a[i] = {initial.keys[i], initial.values[i]};
   });
+  if (release) *release = KeyValues{};
   const auto key_of = [](const Pair& p) { return p.first; };
   const auto [varying, ascending] = varying_bits(a, key_of);
   if (ascending) return a;  // strictly ascending already: nothing to do

@@ -141,9 +141,14 @@ void ModelState::clear() {
 }
 
 void ModelState::build(const KeyValues& initial) {
+  KeyValues copy = initial;
+  build(std::move(copy));
+}
+
+void ModelState::build(KeyValues&& initial) {
   clear();
   std::vector<uint64_t> keys, values;
-  const auto pairs = sorted_last_wins(initial);
+  const auto pairs = sorted_last_wins(initial, &initial);
   keys.reserve(pairs.size());
   values.reserve(pairs.size());
   for (const auto& [key, value] : pairs) {
@@ -366,6 +371,7 @@ void ModelState::collapse_successor(uint64_t key, const std::optional<std::pair<
 // ---------------------------------------------------------------------------
 
 void ReferenceModel::build(const KeyValues& initial) { live_.build(initial); }
+void ReferenceModel::build(KeyValues&& initial) { live_.build(std::move(initial)); }
 
 ModelState& ReferenceModel::state(const std::string& snapshot) {
   if (snapshot.empty()) return live_;

@@ -128,6 +128,7 @@ class ModelState {
   // Replaces the contents with `initial` (later duplicates win): a radix
   // sort (kv_sort.hpp), then an in-order fill of the map.
   void build(const KeyValues& initial);
+  void build(KeyValues&& initial);  // frees initial's arrays as it goes
 
   // --- mutation ---
   void put(uint64_t key, uint64_t value);  // definitely present with `value`
@@ -211,6 +212,7 @@ class ModelState {
 class ReferenceModel {
  public:
   void build(const KeyValues& initial);
+  void build(KeyValues&& initial);
   ModelState& live() { return live_; }
   const ModelState& live() const { return live_; }
   // The state queries of a batch run against: "" -> live. Throws InputError

@@ -62,7 +62,9 @@ class Pass {
       if (!src.next(step)) break;
       const double gen = ms_since(tg);
       switch (step.kind) {
-        case StepKind::Initial: on_initial(step); break;
+        case StepKind::Initial:
+          on_initial(step);  // frees step.initial once the structure and the reference have it
+          break;
         case StepKind::Phase: open("phase", step.name); break;
         case StepKind::Batch: on_batch(step); break;
         case StepKind::Snapshot: on_snapshot(step, true); break;
@@ -103,7 +105,7 @@ class Pass {
     }
   }
 
-  void on_initial(const Step& step) {
+  void on_initial(Step& step) {
     auto& s = open("build", "initial");
     auto t0 = Clock::now();
     dict_.build(step.initial, s.device);
@@ -111,9 +113,10 @@ class Pass {
     s.ops[static_cast<int>(Phase::Build)] += step.initial.size();
     if (verifier_) {
       const auto tv = Clock::now();
-      verifier_->build(step.initial);
+      verifier_->build(std::move(step.initial));
       s.report.verify_ms += ms_since(tv);
     }
+    step.initial = KeyValues{};
     close();
   }
 

@@ -37,11 +37,10 @@ struct Verifier::Impl {
   bool keys_only() const { return semantics == Semantics::Set; }
   uint64_t val(uint64_t v) const { return keys_only() ? 0 : v; }
 
-  void build(const KeyValues& initial) {
+  void build(KeyValues&& initial) {
     if (multi) return multi->build(initial);
-    if (!keys_only()) return model.build(initial);
-    KeyValues keys{initial.keys, std::vector<uint64_t>(initial.size(), 0)};
-    model.build(keys);
+    if (keys_only()) std::fill(initial.values.begin(), initial.values.end(), 0);
+    model.build(std::move(initial));
   }
   void snapshot(const std::string& name) { multi ? multi->snapshot(name) : model.snapshot(name); }
   void drop_snapshot(const std::string& name) { multi ? multi->drop_snapshot(name) : model.drop_snapshot(name); }
@@ -276,7 +275,8 @@ Verifier::Verifier(KeyType key_type, KeyType value_type, DuplicateRule phased_ru
 
 Verifier::~Verifier() = default;
 
-void Verifier::build(const KeyValues& initial) { impl_->build(initial); }
+void Verifier::build(const KeyValues& initial) { impl_->build(KeyValues(initial)); }
+void Verifier::build(KeyValues&& initial) { impl_->build(std::move(initial)); }
 
 uint64_t Verifier::check_batch(uint64_t batch_index, const Batch& batch, const BatchResults& results) {
   return impl_->check(batch_index, batch, results);

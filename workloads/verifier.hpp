@@ -39,6 +39,7 @@ class Verifier {
   Verifier& operator=(const Verifier&) = delete;
 
   void build(const KeyValues& initial);
+  void build(KeyValues&& initial);  // frees initial's arrays as it goes
   // Checks every query result of `batch` (which the structure has run) and
   // advances the model by the batch's updates. Returns the number of query
   // results checked.

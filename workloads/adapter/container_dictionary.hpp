@@ -141,6 +141,11 @@ class ContainerDictionary final : public Dictionary {
     const double before = timing_.ms;
     map_.build(keys.data(), values.data(), n, stream_);
     t.add(Phase::Build, timing_.ms - before);
+    // The build's pinned staging is far larger than a batch's: the batches
+    // grow their own.
+    wait();
+    hk_.release();
+    hv_.release();
   }
 
   void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
