@@ -192,6 +192,12 @@ void ModelState::apply_groups(const std::vector<KeyUpdates>& groups, Resolve res
   keys.reserve(groups.size());
   outcomes.reserve(groups.size());
   for (const KeyUpdates& g : groups) {
+    if (g.effects.size() == 1) {  // one update: its effect, under every rule and in either mode
+      if (!ambiguous_.empty()) ambiguous_.erase(g.key);
+      keys.push_back(g.key);
+      outcomes.push_back(g.effects.front());
+      continue;
+    }
     Outcomes o = resolve(g.effects);
     if (o.size() == 1) {
       if (!ambiguous_.empty()) ambiguous_.erase(g.key);
