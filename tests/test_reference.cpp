@@ -380,18 +380,21 @@ TEST_CASE("reference: the definite store against an ordered map (puts, deletes, 
   std::optional<DefiniteStore> copy;
   std::map<uint64_t, uint64_t> copy_oracle;
   int bad = 0;
+  auto change = [&](uint64_t k, bool put) {  // one put or erase, in the store and the oracle
+    if (put) {
+      const uint64_t v = rng();
+      s.put(k, v);
+      oracle[k] = v;
+    } else {
+      s.erase(k);
+      oracle.erase(k);
+    }
+  };
   for (int round = 0; round < 9; ++round) {
     const int ops = round % 2 ? 100000 : 5000;  // some rounds merge, some do not
     for (int i = 0; i < ops; ++i) {
       const uint64_t k = draw_key();
-      if (rng() % 3) {
-        const uint64_t v = rng();
-        s.put(k, v);
-        oracle[k] = v;
-      } else {
-        s.erase(k);
-        oracle.erase(k);
-      }
+      change(k, rng() % 3 != 0);
     }
     if (round == 2) {
       copy.emplace(s);
@@ -417,14 +420,7 @@ TEST_CASE("reference: the definite store against an ordered map (puts, deletes, 
       s.apply_sorted(lk, lo);
       for (int i = 0; i < 500; ++i) {  // and single changes over it: all three levels at once
         const uint64_t k = i % 2 ? lk[rng() % lk.size()] : draw_key();
-        if (rng() % 2) {
-          const uint64_t v = rng();
-          s.put(k, v);
-          oracle[k] = v;
-        } else {
-          s.erase(k);
-          oracle.erase(k);
-        }
+        change(k, rng() % 2 != 0);
       }
     }
     if (round == 4) s.settle(UINT64_MAX);  // a read-heavy batch folds the overlay in
