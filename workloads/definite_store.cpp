@@ -15,7 +15,11 @@ constexpr size_t kListMin = 4096;              // a sorted list this short goes 
 DefiniteStore::DefiniteStore(const DefiniteStore& o)
     : base_(o.base_), delta_(o.delta_), overlay_(o.overlay_, &pool_) {}
 
-void DefiniteStore::build(std::vector<uint64_t> keys, std::vector<uint64_t> values) {
+void DefiniteStore::build(const std::vector<uint64_t>& keys, const std::vector<uint64_t>& values) {
+  build(uninit_vector<uint64_t>(keys.begin(), keys.end()), uninit_vector<uint64_t>(values.begin(), values.end()));
+}
+
+void DefiniteStore::build(uninit_vector<uint64_t> keys, uninit_vector<uint64_t> values) {
   auto b = std::make_shared<Base>();
   b->keys = std::move(keys);
   b->values = std::move(values);
@@ -26,7 +30,7 @@ void DefiniteStore::build(std::vector<uint64_t> keys, std::vector<uint64_t> valu
   pool_.release();
 }
 
-void DefiniteStore::clear() { build({}, {}); }
+void DefiniteStore::clear() { build(uninit_vector<uint64_t>{}, uninit_vector<uint64_t>{}); }
 
 const uint64_t* DefiniteStore::below(uint64_t key) const {
   const Delta& d = *delta_;

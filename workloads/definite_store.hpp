@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "workloads/sorted_index.hpp"
+#include "workloads/uninit_vector.hpp"
 
 namespace gpudict {
 
@@ -36,7 +37,8 @@ class DefiniteStore {
   DefiniteStore& operator=(const DefiniteStore&) = delete;
 
   // Replaces the contents with pairs sorted by key, keys unique.
-  void build(std::vector<uint64_t> keys, std::vector<uint64_t> values);
+  void build(uninit_vector<uint64_t> keys, uninit_vector<uint64_t> values);
+  void build(const std::vector<uint64_t>& keys, const std::vector<uint64_t>& values);
   void clear();
 
   void put(uint64_t key, uint64_t value);
@@ -78,7 +80,7 @@ class DefiniteStore {
 
  private:
   struct Base {
-    std::vector<uint64_t> keys, values;
+    uninit_vector<uint64_t> keys, values;
     SortedIndex ix;
     void index() { ix.build(keys); }
     size_t lower(uint64_t key) const { return ix.lower(keys, key); }  // first position with keys[i] >= key
@@ -90,7 +92,7 @@ class DefiniteStore {
   // A delta entry's kind: what it does to the base.
   enum Kind : uint8_t { kTomb, kNew, kOver };  // deletes a base key; a key the base lacks; a base key's new value
   struct Delta : Base {
-    std::vector<uint8_t> kind;
+    uninit_vector<uint8_t> kind;
     std::vector<int64_t> adjust;  // adjust[i]: the keys delta[0, i) add to the base's (size + 1 entries)
   };
   // The value of `key` in the delta and base, or null.

@@ -93,7 +93,7 @@ class PresentModel {
   void merge_pending() {
     if (pending_.size() == 0) return;
     // By key, the last update of each key kept (value 1: insert, 0: delete).
-    const std::vector<std::pair<uint64_t, uint64_t>> last = sorted_last_wins(pending_);
+    const auto last = sorted_last_wins(pending_);
     pending_.keys.clear();
     pending_.keys.shrink_to_fit();
     pending_.values.clear();

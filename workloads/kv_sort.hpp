@@ -14,16 +14,17 @@
 #include "workloads/batch.hpp"
 #include "workloads/parallel.hpp"
 #include "workloads/parallel_sort.hpp"
+#include "workloads/uninit_vector.hpp"
 
 namespace gpudict {
 
 // `release`: the pairs are freed once copied (less host memory at the peak
 // of the sort).
-inline std::vector<std::pair<uint64_t, uint64_t>> sorted_last_wins(const KeyValues& initial,
-                                                                   KeyValues* release = nullptr) {
+inline uninit_vector<std::pair<uint64_t, uint64_t>> sorted_last_wins(const KeyValues& initial,
+                                                                     KeyValues* release = nullptr) {
   using Pair = std::pair<uint64_t, uint64_t>;
   const size_t n = initial.size();
-  std::vector<Pair> a(n);
+  uninit_vector<Pair> a(n);
   parallel_for(n, uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t i = lo; i < hi; ++i) a[i] = {initial.keys[i], initial.values[i]};
   });

@@ -16,11 +16,11 @@ namespace gpudict {
 // skipping the bytes in which every key agrees (`varying`: the bits in
 // which some keys differ). Each pass counts digits per piece, lays the
 // pieces out digit-major, and scatters each piece on its own thread.
-template <class T, class KeyOf>
-void parallel_radix_sort(std::vector<T>& a, uint64_t varying, KeyOf key_of) {
+template <class T, class A, class KeyOf>
+void parallel_radix_sort(std::vector<T, A>& a, uint64_t varying, KeyOf key_of) {
   const uint64_t n = a.size();
   if (n < 2 || varying == 0) return;
-  std::vector<T> b(n);
+  std::vector<T, A> b(n);
   const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 16);
   std::vector<std::array<uint64_t, 256>> at(pieces);
   for (unsigned shift = 0; shift < 64; shift += 8) {
@@ -49,8 +49,8 @@ void parallel_radix_sort(std::vector<T>& a, uint64_t varying, KeyOf key_of) {
 
 // The bits in which some of the n keys key_of(a[i]) differ, and whether
 // they are strictly ascending already.
-template <class T, class KeyOf>
-std::pair<uint64_t, bool> varying_bits(const std::vector<T>& a, KeyOf key_of) {
+template <class T, class A, class KeyOf>
+std::pair<uint64_t, bool> varying_bits(const std::vector<T, A>& a, KeyOf key_of) {
   const uint64_t n = a.size();
   const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 16);
   std::vector<uint64_t> any(pieces, 0), all(pieces, ~uint64_t{0});
@@ -82,8 +82,8 @@ std::pair<uint64_t, bool> varying_bits(const std::vector<T>& a, KeyOf key_of) {
 }
 
 // Keeps, of each run of equal keys in `a` (sorted by key), its last element.
-template <class T, class KeyOf>
-void keep_last_of_runs(std::vector<T>& a, KeyOf key_of) {
+template <class T, class A, class KeyOf>
+void keep_last_of_runs(std::vector<T, A>& a, KeyOf key_of) {
   const uint64_t n = a.size();
   const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 16);
   auto kept = [&](uint64_t i) { return i + 1 == n || key_of(a[i + 1]) != key_of(a[i]); };
@@ -94,7 +94,7 @@ void keep_last_of_runs(std::vector<T>& a, KeyOf key_of) {
     count[p + 1] = c;
   });
   for (uint64_t p = 0; p < pieces; ++p) count[p + 1] += count[p];
-  std::vector<T> out(count[pieces]);
+  std::vector<T, A> out(count[pieces]);
   parallel_each(pieces, [&](uint64_t p) {
     uint64_t w = count[p];
     for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i)

@@ -147,14 +147,14 @@ void ModelState::build(const KeyValues& initial) {
 
 void ModelState::build(KeyValues&& initial) {
   clear();
-  std::vector<uint64_t> keys, values;
   const auto pairs = sorted_last_wins(initial, &initial);
-  keys.reserve(pairs.size());
-  values.reserve(pairs.size());
-  for (const auto& [key, value] : pairs) {
-    keys.push_back(key);
-    values.push_back(value);
-  }
+  uninit_vector<uint64_t> keys(pairs.size()), values(pairs.size());
+  parallel_for(pairs.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t i = lo; i < hi; ++i) {
+      keys[i] = pairs[i].first;
+      values[i] = pairs[i].second;
+    }
+  });
   definite_.build(std::move(keys), std::move(values));
 }
 

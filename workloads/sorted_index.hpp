@@ -15,8 +15,9 @@ namespace gpudict {
 
 class SortedIndex {
  public:
-  // Indexes `keys` (sorted, distinct); valid until they change.
-  void build(const std::vector<uint64_t>& keys) {
+  // Indexes `keys` (sorted, distinct; a vector of u64); valid until they change.
+  template <class Keys>
+  void build(const Keys& keys) {
     start_.clear();
     shift_ = 0;
     if (keys.size() < (size_t{1} << 15) || keys.size() > 0xFFFFFFFFull) return;
@@ -44,7 +45,8 @@ class SortedIndex {
   }
 
   // The first position of `keys` (the array indexed) with a key >= `key`.
-  size_t lower(const std::vector<uint64_t>& keys, uint64_t key) const {
+  template <class Keys>
+  size_t lower(const Keys& keys, uint64_t key) const {
     if (start_.empty()) return static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), key) - keys.begin());
     if (key <= keys.front()) return 0;
     if (key > keys.back()) return keys.size();
@@ -52,12 +54,14 @@ class SortedIndex {
     return static_cast<size_t>(std::lower_bound(keys.begin() + start_[b], keys.begin() + start_[b + 1], key) -
                                keys.begin());
   }
-  bool contains(const std::vector<uint64_t>& keys, uint64_t key) const {
+  template <class Keys>
+  bool contains(const Keys& keys, uint64_t key) const {
     const size_t i = lower(keys, key);
     return i < keys.size() && keys[i] == key;
   }
   // Asks the cache for the table entry a search of `key` reads first.
-  void prefetch(const std::vector<uint64_t>& keys, uint64_t key) const {
+  template <class Keys>
+  void prefetch(const Keys& keys, uint64_t key) const {
     if (start_.empty() || key < keys.front() || key > keys.back()) return;
     __builtin_prefetch(&start_[(key - keys.front()) >> shift_]);
   }
