@@ -14,6 +14,7 @@
 #include "workloads/parallel_sort.hpp"
 #include "workloads/rng.hpp"
 #include "workloads/sorted_index.hpp"
+#include "workloads/uninit_vector.hpp"
 
 // Deterministic floating point (see distributions.cpp).
 #if defined(__clang__)
@@ -57,7 +58,11 @@ class PresentModel {
   void reset(std::vector<uint64_t> keys) {
     if (!std::is_sorted(keys.begin(), keys.end())) radix_sort(keys);
     keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-    present_ = std::move(keys);
+    present_.resize(keys.size());
+    parallel_for(keys.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+      std::copy(keys.begin() + static_cast<ptrdiff_t>(lo), keys.begin() + static_cast<ptrdiff_t>(hi),
+                present_.begin() + static_cast<ptrdiff_t>(lo));
+    });
     pending_.keys.clear();
     pending_.values.clear();
     index_valid_ = false;
@@ -80,7 +85,7 @@ class PresentModel {
   }
 
   // Valid after materialize().
-  const std::vector<uint64_t>& keys() const { return present_; }
+  const uninit_vector<uint64_t>& keys() const { return present_; }
   // Asks the cache for what contains(k) reads first (its bucket's bounds).
   void prefetch_contains(uint64_t k) const {
     if (index_valid_) index_.prefetch(present_, k);
@@ -98,7 +103,7 @@ class PresentModel {
     pending_.keys.shrink_to_fit();
     pending_.values.clear();
     pending_.values.shrink_to_fit();
-    std::vector<uint64_t> out;
+    uninit_vector<uint64_t> out;  // written in full by the merge's threads: no zero-fill first
     merge_with_updates(
         present_.size(), [&](uint64_t i) { return present_[i]; }, last.size(),
         [&](uint64_t j) { return last[j].first; }, [&](uint64_t j) { return last[j].second != 0; },
@@ -108,7 +113,7 @@ class PresentModel {
     index_valid_ = false;
   }
 
-  std::vector<uint64_t> present_;
+  uninit_vector<uint64_t> present_;
   KeyValues pending_;  // updates since the last merge, in order (value 1: insert, 0: delete)
   bool index_valid_ = false;  // index_ is of present_ as it is
   SortedIndex index_;          // fast membership tests (a miss draw tests every candidate)
@@ -375,7 +380,7 @@ struct GeneratedSource::Impl {
       // model, up to kMissAttempts tries; the last is kept).
       auto make = [&](uint64_t lo, uint64_t hi, KeySampler& s) {
         constexpr int kBlock = 32;
-        const std::vector<uint64_t>& present = model.keys();
+        const uninit_vector<uint64_t>& present = model.keys();
         struct Op {
           uint64_t i;
           Rng rng{0};
