@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "workloads/parallel.hpp"
+#include "workloads/uninit_vector.hpp"
 
 namespace gpudict {
 
@@ -68,7 +69,7 @@ class SortedIndex {
 
  private:
   int shift_ = 0;
-  std::vector<uint32_t> start_;
+  uninit_vector<uint32_t> start_;  // every entry written by build
 };
 
 }  // namespace gpudict
