@@ -106,6 +106,28 @@ TEST_CASE("reference: grouping updates keeps batch order per key") {
   CHECK(g[0].effects == std::vector<Outcome>{kAbsent, Outcome(4)});
   CHECK(g[1].key == 9);
   CHECK(g[1].effects == std::vector<Outcome>{Outcome(1), Outcome(3)});
+
+  // A large batch (grouped in pieces on the host's threads) with runs of one
+  // key across the pieces' bounds: the groups an ordered map gives.
+  std::mt19937_64 rng(17);
+  Batch big;
+  std::map<uint64_t, std::vector<Outcome>> want;
+  for (int i = 0; i < 300000; ++i) {
+    const uint64_t key = i % 1000 < 900 ? rng() % 2000 : rng();  // hot keys with long runs, and singles
+    const int t = static_cast<int>(rng() % 3);
+    const uint64_t v = rng();
+    big.push(t == 0 ? OpType::Insert : t == 1 ? OpType::Delete : OpType::Lookup, key, v);
+    if (t == 0) want[key].push_back(Outcome(v));
+    if (t == 1) want[key].push_back(kAbsent);
+  }
+  const auto gb = group_updates(big);
+  REQUIRE(gb.size() == want.size());
+  size_t at = 0, bad = 0;
+  for (const auto& [key, effects] : want) {
+    bad += gb[at].key != key || gb[at].effects != effects;
+    ++at;
+  }
+  CHECK(bad == 0);
 }
 
 TEST_CASE("reference: phased duplicate rules") {

@@ -6,6 +6,7 @@
 
 #include "core/common/errors.hpp"
 #include "workloads/kv_sort.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/parallel_sort.hpp"
 
 namespace gpudict {
@@ -40,12 +41,32 @@ std::vector<KeyUpdates> group_updates(const Batch& batch) {
   const auto key_of = [](const std::pair<uint64_t, uint32_t>& e) { return e.first; };
   const auto [varying, ascending] = varying_bits(idx, key_of);
   if (!ascending) parallel_radix_sort(idx, varying, key_of);
-  std::vector<KeyUpdates> groups;
-  for (const auto& [key, i] : idx) {
-    if (groups.empty() || groups.back().key != key) groups.push_back(KeyUpdates{key, {}});
-    groups.back().effects.push_back(batch.types[i] == OpType::Insert ? Outcome(batch.args[i])
-                                                                     : Outcome());
-  }
+  // The groups in pieces of the sorted list, on the host's threads: each
+  // piece counts the groups that start in it, then builds them (a group
+  // that starts in a piece takes its run to its end, past the piece's).
+  const uint64_t n = idx.size();
+  auto starts = [&](uint64_t x) { return x == 0 || idx[x].first != idx[x - 1].first; };
+  const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 14);
+  std::vector<uint64_t> first_group(pieces + 1, 0);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t c = 0;
+    for (uint64_t x = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); x < e; ++x) c += starts(x);
+    first_group[p + 1] = c;
+  });
+  for (uint64_t p = 0; p < pieces; ++p) first_group[p + 1] += first_group[p];
+  std::vector<KeyUpdates> groups(first_group[pieces]);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t g = first_group[p];
+    for (uint64_t x = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); x < e; ++x) {
+      if (!starts(x)) continue;
+      KeyUpdates& out = groups[g++];
+      out.key = idx[x].first;
+      for (uint64_t y = x; y < n && idx[y].first == out.key; ++y) {
+        const uint32_t i = idx[y].second;
+        out.effects.push_back(batch.types[i] == OpType::Insert ? Outcome(batch.args[i]) : Outcome());
+      }
+    }
+  });
   return groups;
 }
 
