@@ -18,23 +18,32 @@
 
 namespace gpudict {
 
-// `release`: the pairs are freed once copied (less host memory at the peak
-// of the sort).
-inline uninit_vector<std::pair<uint64_t, uint64_t>> sorted_last_wins(const KeyValues& initial,
-                                                                     KeyValues* release = nullptr) {
-  using Pair = std::pair<uint64_t, uint64_t>;
-  const size_t n = initial.size();
-  uninit_vector<Pair> a(n);
-  parallel_for(n, uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
-    for (uint64_t i = lo; i < hi; ++i) a[i] = {initial.keys[i], initial.values[i]};
-  });
-  if (release) *release = KeyValues{};
-  const auto key_of = [](const Pair& p) { return p.first; };
+namespace detail {
+inline uninit_vector<std::pair<uint64_t, uint64_t>> sort_last_wins(uninit_vector<std::pair<uint64_t, uint64_t>> a) {
+  const auto key_of = [](const std::pair<uint64_t, uint64_t>& p) { return p.first; };
   const auto [varying, ascending] = varying_bits(a, key_of);
   if (ascending) return a;  // strictly ascending already: nothing to do
   parallel_radix_sort(a, varying, key_of);
   keep_last_of_runs(a, key_of);
   return a;
+}
+inline uninit_vector<std::pair<uint64_t, uint64_t>> pairs_of(const KeyValues& kv) {
+  uninit_vector<std::pair<uint64_t, uint64_t>> a(kv.size());
+  parallel_for(kv.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t i = lo; i < hi; ++i) a[i] = {kv.keys[i], kv.values[i]};
+  });
+  return a;
+}
+}  // namespace detail
+
+inline uninit_vector<std::pair<uint64_t, uint64_t>> sorted_last_wins(const KeyValues& initial) {
+  return detail::sort_last_wins(detail::pairs_of(initial));
+}
+// The same, freeing the pairs once copied (less host memory at the sort's peak).
+inline uninit_vector<std::pair<uint64_t, uint64_t>> sorted_last_wins(KeyValues&& initial) {
+  auto a = detail::pairs_of(initial);
+  initial = KeyValues{};
+  return detail::sort_last_wins(std::move(a));
 }
 
 }  // namespace gpudict

@@ -81,25 +81,35 @@ std::pair<uint64_t, bool> varying_bits(const std::vector<T, A>& a, KeyOf key_of)
   return {n ? any_set ^ all_set : 0, sorted};
 }
 
+// The positions i < n for which selected(i) holds, in order, on the host's
+// threads: each piece of [0, n) counts its own, resize(total) sizes the
+// output, then emit(rank, i) gets each position with its rank among all.
+template <class Selected, class Resize, class Emit>
+void parallel_select(uint64_t n, uint64_t grain, Selected selected, Resize resize, Emit emit) {
+  const uint64_t pieces = parallel_pieces(n, grain);
+  std::vector<uint64_t> first(pieces + 1, 0);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t c = 0;
+    for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i) c += selected(i);
+    first[p + 1] = c;
+  });
+  for (uint64_t p = 0; p < pieces; ++p) first[p + 1] += first[p];
+  resize(first[pieces]);
+  parallel_each(pieces, [&](uint64_t p) {
+    uint64_t rank = first[p];
+    for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i)
+      if (selected(i)) emit(rank++, i);
+  });
+}
+
 // Keeps, of each run of equal keys in `a` (sorted by key), its last element.
 template <class T, class A, class KeyOf>
 void keep_last_of_runs(std::vector<T, A>& a, KeyOf key_of) {
   const uint64_t n = a.size();
-  const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 16);
-  auto kept = [&](uint64_t i) { return i + 1 == n || key_of(a[i + 1]) != key_of(a[i]); };
-  std::vector<uint64_t> count(pieces + 1, 0);
-  parallel_each(pieces, [&](uint64_t p) {
-    uint64_t c = 0;
-    for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i) c += kept(i);
-    count[p + 1] = c;
-  });
-  for (uint64_t p = 0; p < pieces; ++p) count[p + 1] += count[p];
-  std::vector<T, A> out(count[pieces]);
-  parallel_each(pieces, [&](uint64_t p) {
-    uint64_t w = count[p];
-    for (uint64_t i = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); i < e; ++i)
-      if (kept(i)) out[w++] = a[i];
-  });
+  std::vector<T, A> out;
+  parallel_select(
+      n, uint64_t{1} << 16, [&](uint64_t i) { return i + 1 == n || key_of(a[i + 1]) != key_of(a[i]); },
+      [&](uint64_t total) { out.resize(total); }, [&](uint64_t at, uint64_t i) { out[at] = a[i]; });
   a.swap(out);
 }
 

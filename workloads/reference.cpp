@@ -41,32 +41,21 @@ std::vector<KeyUpdates> group_updates(const Batch& batch) {
   const auto key_of = [](const std::pair<uint64_t, uint32_t>& e) { return e.first; };
   const auto [varying, ascending] = varying_bits(idx, key_of);
   if (!ascending) parallel_radix_sort(idx, varying, key_of);
-  // The groups in pieces of the sorted list, on the host's threads: each
-  // piece counts the groups that start in it, then builds them (a group
-  // that starts in a piece takes its run to its end, past the piece's).
+  // One group per run of a key, built on the host's threads (parallel_select
+  // picks each run's first position; the group takes the whole run).
   const uint64_t n = idx.size();
-  auto starts = [&](uint64_t x) { return x == 0 || idx[x].first != idx[x - 1].first; };
-  const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 14);
-  std::vector<uint64_t> first_group(pieces + 1, 0);
-  parallel_each(pieces, [&](uint64_t p) {
-    uint64_t c = 0;
-    for (uint64_t x = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); x < e; ++x) c += starts(x);
-    first_group[p + 1] = c;
-  });
-  for (uint64_t p = 0; p < pieces; ++p) first_group[p + 1] += first_group[p];
-  std::vector<KeyUpdates> groups(first_group[pieces]);
-  parallel_each(pieces, [&](uint64_t p) {
-    uint64_t g = first_group[p];
-    for (uint64_t x = piece_begin(n, pieces, p), e = piece_begin(n, pieces, p + 1); x < e; ++x) {
-      if (!starts(x)) continue;
-      KeyUpdates& out = groups[g++];
-      out.key = idx[x].first;
-      for (uint64_t y = x; y < n && idx[y].first == out.key; ++y) {
-        const uint32_t i = idx[y].second;
-        out.effects.push_back(batch.types[i] == OpType::Insert ? Outcome(batch.args[i]) : Outcome());
-      }
-    }
-  });
+  std::vector<KeyUpdates> groups;
+  parallel_select(
+      n, uint64_t{1} << 14, [&](uint64_t x) { return x == 0 || idx[x].first != idx[x - 1].first; },
+      [&](uint64_t total) { groups.resize(total); },
+      [&](uint64_t g, uint64_t x) {
+        KeyUpdates& out = groups[g];
+        out.key = idx[x].first;
+        for (uint64_t y = x; y < n && idx[y].first == out.key; ++y) {
+          const uint32_t i = idx[y].second;
+          out.effects.push_back(batch.types[i] == OpType::Insert ? Outcome(batch.args[i]) : Outcome());
+        }
+      });
   return groups;
 }
 
@@ -161,14 +150,12 @@ void ModelState::clear() {
   pool_.release();  // both maps are empty: give the pool's chunks back too
 }
 
-void ModelState::build(const KeyValues& initial) {
-  KeyValues copy = initial;
-  build(std::move(copy));
-}
+void ModelState::build(const KeyValues& initial) { build_sorted(sorted_last_wins(initial)); }
 
-void ModelState::build(KeyValues&& initial) {
+void ModelState::build(KeyValues&& initial) { build_sorted(sorted_last_wins(std::move(initial))); }
+
+void ModelState::build_sorted(const uninit_vector<std::pair<uint64_t, uint64_t>>& pairs) {
   clear();
-  const auto pairs = sorted_last_wins(initial, &initial);
   uninit_vector<uint64_t> keys(pairs.size()), values(pairs.size());
   parallel_for(pairs.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t i = lo; i < hi; ++i) {
@@ -213,20 +200,21 @@ void ModelState::apply_groups(const std::vector<KeyUpdates>& groups, Resolve res
   keys.reserve(groups.size());
   outcomes.reserve(groups.size());
   for (const KeyUpdates& g : groups) {
-    if (g.effects.size() == 1) {  // one update: its effect, under every rule and in either mode
-      if (!ambiguous_.empty()) ambiguous_.erase(g.key);
-      keys.push_back(g.key);
-      outcomes.push_back(g.effects.front());
+    // One update has its own effect as its only outcome under every rule
+    // and in either mode: no outcome set to build.
+    Outcomes o;
+    const Outcome* one = g.effects.size() == 1 ? &g.effects.front() : nullptr;
+    if (!one) {
+      o = resolve(g.effects);
+      if (o.size() == 1) one = &o.front();
+    }
+    if (!one) {
+      set(g.key, o);  // several outcomes (ambiguous), or none (no change)
       continue;
     }
-    Outcomes o = resolve(g.effects);
-    if (o.size() == 1) {
-      if (!ambiguous_.empty()) ambiguous_.erase(g.key);
-      keys.push_back(g.key);
-      outcomes.push_back(o.front());
-    } else {
-      set(g.key, o);  // several (ambiguous), or none (no change)
-    }
+    if (!ambiguous_.empty()) ambiguous_.erase(g.key);
+    keys.push_back(g.key);
+    outcomes.push_back(*one);
   }
   definite_.apply_sorted(keys, outcomes);
 }

@@ -23,6 +23,7 @@
 #include "workloads/dictionary.hpp"
 #include "workloads/batch.hpp"
 #include "workloads/definite_store.hpp"
+#include "workloads/uninit_vector.hpp"
 
 namespace gpudict {
 
@@ -201,6 +202,8 @@ class ModelState {
   // apply_phased and apply_concurrent: each key's effects through `resolve`.
   template <class Resolve>
   void apply_groups(const std::vector<KeyUpdates>& groups, Resolve resolve);
+  // build: the initial pairs sorted by key, unique (kv_sort.hpp).
+  void build_sorted(const uninit_vector<std::pair<uint64_t, uint64_t>>& pairs);
 
   // Declared before the maps: made before them, destroyed after them.
   std::pmr::unsynchronized_pool_resource pool_;
