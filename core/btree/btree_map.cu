@@ -6,6 +6,7 @@
 
 #include "core/btree/detail/btree_check.hpp"
 #include "core/btree/detail/btree_impl.cuh"
+#include "core/btree/detail/typed_calls.cuh"
 #include "core/common/device_buffer.hpp"
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_follow.hpp"
@@ -23,20 +24,9 @@ struct btree_map<Key, Value>::impl {
   DeviceBuffer<Value> pair_values;
   impl(const btree_options& o, int device) : tree(device, o, static_cast<int>(8 * sizeof(Key))) {}
 
-  // n operations on keys: every one of type `type`, inserts with values
-  // `args`, counts and ranges up to `upper`.
   static btree::DeviceSource source(const Key* keys, const Value* args, const Key* upper, OpType type,
                                     std::uint64_t n) {
-    btree::DeviceSource s;
-    s.keys = keys;
-    s.key_bytes = sizeof(Key);
-    s.args = args;
-    s.arg_bytes = sizeof(Value);
-    s.upper = upper;
-    s.upper_bytes = sizeof(Key);
-    s.type = static_cast<uint8_t>(type);
-    s.n = n;
-    return s;
+    return btree::typed_source(keys, args, upper, type, n);
   }
 };
 
@@ -120,44 +110,10 @@ template <class Key, class Value>
 range_output<Key, Value> btree_map<Key, Value>::apply(const std::uint8_t* ops, op_code uniform, const Key* keys,
                                                       const Value* values, const Key* upper, std::uint64_t n,
                                                       const mixed_outputs<Key, Value>& out, cudaStream_t stream) {
-  static_assert(static_cast<int>(op_code::insert) == static_cast<int>(OpType::Insert) &&
-                    static_cast<int>(op_code::erase) == static_cast<int>(OpType::Delete) &&
-                    static_cast<int>(op_code::find) == static_cast<int>(OpType::Lookup) &&
-                    static_cast<int>(op_code::count) == static_cast<int>(OpType::Count) &&
-                    static_cast<int>(op_code::range) == static_cast<int>(OpType::Range) &&
-                    static_cast<int>(op_code::successor) == static_cast<int>(OpType::Successor),
-                "op_code and OpType agree");
-  static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long), "counts and offsets are 64-bit");
   impl_->tree.follow(stream);
-  btree::DeviceSource s = impl::source(keys, values, upper, static_cast<OpType>(uniform), n);
-  s.types = ops;
-  btree::MixedOutputs o;
-  o.found = out.found;
-  o.values = out.values;
-  o.value_bytes = sizeof(Value);
-  o.keys = out.keys;
-  o.key_bytes = sizeof(Key);
-  o.counts = reinterpret_cast<unsigned long long*>(out.counts);
-  o.offsets = reinterpret_cast<unsigned long long*>(out.offsets);
-  o.kinds_hint = ops ? out.kinds_hint : 1u << static_cast<unsigned>(uniform);
-  const btree::MixedPairs<typename impl::Word> p = impl_->tree.apply_device(s, o);
-  range_output<Key, Value> r;
-  r.size = p.size;
-  if (p.size == 0) return r;
-  if constexpr (std::is_same_v<Key, typename impl::Word> && std::is_same_v<Value, typename impl::Word>) {
-    r.keys = p.keys;
-    r.values = p.values;
-  } else {
-    impl_->pair_keys.reserve_discard(p.size, "btree range results");
-    impl_->pair_values.reserve_discard(p.size, "btree range results");
-    const cudaStream_t s2 = impl_->tree.stream();
-    narrow_copy(p.keys, nullptr, impl_->pair_keys.data(), sizeof(Key), p.size, s2);
-    narrow_copy(p.values, nullptr, impl_->pair_values.data(), sizeof(Value), p.size, s2);
-    GPUDICT_CUDA(cudaStreamSynchronize(s2));
-    r.keys = impl_->pair_keys.data();
-    r.values = impl_->pair_values.data();
-  }
-  return r;
+  const btree::MixedPairs<typename impl::Word> p = impl_->tree.apply_device(
+      btree::typed_mixed_source(ops, uniform, keys, values, upper, n), btree::typed_outputs(out, ops, uniform));
+  return btree::typed_pairs(p, impl_->pair_keys, impl_->pair_values, impl_->tree.stream());
 }
 
 template <class Key, class Value>

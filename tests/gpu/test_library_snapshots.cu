@@ -1,5 +1,5 @@
 // Snapshots of the library's containers that have them (sorted_array_map,
-// lsm_map): each snapshot answers find, count, range, successor and its
+// lsm_map, mvbtree_map): each snapshot answers find, count, range, successor and its
 // device ref's find and successor as the map was when it was taken, while the map takes
 // further updates; snapshots moved, dropped early and taken back to back;
 // every (key, value) width, against std::map models.
@@ -16,6 +16,8 @@
 #include "core/common/device_buffer.hpp"
 #include "core/lsm/lsm_map.hpp"
 #include "core/lsm/lsm_ref.cuh"
+#include "core/mvbtree/mvbtree_map.hpp"
+#include "core/mvbtree/mvbtree_ref.cuh"
 #include "core/sorted_array/sorted_array_map.hpp"
 #include "core/sorted_array/sorted_array_ref.cuh"
 #include "library_test_util.cuh"
@@ -110,4 +112,17 @@ TEST_CASE_TEMPLATE("lsm_map: snapshots answer as the map was while it changes on
   o.cleanup_every = 3;  // cleanups replace levels the snapshots still hold
   gpudict::lsm_map<K, V> map(o);
   check_snapshots<gpudict::lsm_map<K, V>, K, V>(map, 46);
+}
+
+TEST_CASE_TEMPLATE("mvbtree_map: snapshots answer as the map was while it changes on", P, u32_u32, u32_u64,
+                   u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  for (auto path : {gpudict::btree::PhasedUpdates::Merge, gpudict::btree::PhasedUpdates::Ops}) {
+    CAPTURE(static_cast<int>(path));
+    gpudict::mvbtree_options o;
+    o.tree.phased_updates = path;
+    gpudict::mvbtree_map<K, V> map(o);
+    check_snapshots<gpudict::mvbtree_map<K, V>, K, V>(map, 47);
+  }
 }

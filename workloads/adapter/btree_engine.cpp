@@ -77,15 +77,14 @@ std::string by_phased_path(const btree::Options& o, const std::string& merge, co
   return both;
 }
 
-template <class K, class V>
-Params btree_parameters(const btree::Options& o) {
-  using Word = std::conditional_t<sizeof(K) == 8 || sizeof(V) == 8, uint64_t, uint32_t>;
-  constexpr uint64_t kNodeBytes = 32 * sizeof(Word);
-  const std::string kv(kv_name<K, V>());
+}  // namespace
+
+Params btree_parameters(const btree::Options& o, const std::string& kv, int word_bytes) {
+  const uint64_t kNodeBytes = 32 * static_cast<uint64_t>(word_bytes);
   const std::string fill = fmt::format("{:g}: {} keys per leaf, {} children per inner node", o.fill,
                                       btree::leaf_fill(o.fill), btree::inner_fill(o.fill));
   const std::string node_text =
-      sizeof(Word) == 4 ? std::string("128 B: 14 (key, value) or (pivot, child) pairs of 4-byte words, high key, side "
+      word_bytes == 4 ? std::string("128 B: 14 (key, value) or (pivot, child) pairs of 4-byte words, high key, side "
                                       "link, low key, meta word (count, leaf flag, latch, version); every u32 key and "
                                       "value legal")
                         : std::string("256 B: 32 words of 8 bytes, 14 (key, value) or (pivot, child) pairs, high key, "
@@ -111,7 +110,7 @@ Params btree_parameters(const btree::Options& o) {
       {"sort", o.sort ? "on: each list sorted by key (CUB radix sort of (key, slot), or of (key, operation "
                            "word) with op_words on); operations start from the previous one's parent"
                          : "off: batch order, every operation from the root"},
-      {"op_words", sizeof(Word) == 8 ? "off: 64-bit arguments do not fit an operation word; the operations "
+      {"op_words", word_bytes == 8 ? "off: 64-bit arguments do not fit an operation word; the operations "
                                        "kernel reads each operation's type and argument by slot"
                    : o.op_words ? "on: concurrent and ops-updated lists of fewer than 2^29 operations carry "
                                    "(argument, type, slot) in one 8-byte word through the sort"
@@ -119,7 +118,7 @@ Params btree_parameters(const btree::Options& o) {
       {"leaf_groups", o.leaf_groups ? "on: a warp's updates that fall into one leaf are applied together where "
                                          "they fit, under one latch (thread kernel)"
                                        : "off: one leaf latch per update"},
-      {"leaf_directory", sizeof(Word) == 8 ? "none: the directory reads 128-byte nodes of 32-bit words (u32/u32 "
+      {"leaf_directory", word_bytes == 8 ? "none: the directory reads 128-byte nodes of 32-bit words (u32/u32 "
                                              "trees only); phased point queries descend from the root"
                          : o.leaf_directory
                              ? "on: phased lookups and successors (query_tile 1) of a bulk-built tree "
@@ -144,8 +143,6 @@ Params btree_parameters(const btree::Options& o) {
   };
 }
 
-}  // namespace
-
 Capabilities btree_caps() {
   Capabilities c;
   c.ordered = true;
@@ -163,7 +160,9 @@ std::unique_ptr<Dictionary> make_btree_dictionary(const btree::Options& options,
   return with_kv_types(key, value, [&](auto k, auto v) -> std::unique_ptr<Dictionary> {
     using Map = btree_map<typename decltype(k)::type, typename decltype(v)::type>;
     Map map(options, device);  // validates the options
-    Params params = btree_parameters<typename Map::key_type, typename Map::mapped_type>(options);
+    using K = typename Map::key_type;
+    using V = typename Map::mapped_type;
+    Params params = btree_parameters(options, std::string(kv_name<K, V>()), sizeof(K) == 8 || sizeof(V) == 8 ? 8 : 4);
     return std::make_unique<ContainerDictionary<Map>>(device, std::move(map), btree_caps(), std::move(params));
   });
 }

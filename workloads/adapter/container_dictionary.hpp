@@ -170,7 +170,9 @@ class ContainerDictionary final : public Dictionary {
     const BatchPlan plan(batch);
     const bool concurrent = batch.mode == ExecMode::Concurrent;
     if constexpr (kMixed) {
-      if (concurrent && plan.updates() > 0) return run_mixed(batch, plan, r, t);
+      // Queries at a snapshot read a state no update of the batch changes:
+      // the batch runs as its updates, then those queries.
+      if (concurrent && plan.updates() > 0 && batch.snapshot.empty()) return run_mixed(batch, plan, r, t);
     }
     if (plan.updates() > 0) run_updates(batch, plan.updates(), concurrent ? Phase::Concurrent : Phase::Update, t);
     for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {

@@ -10,6 +10,7 @@
 #include "workloads/dictionary.hpp"
 #include "core/btree/options.hpp"
 #include "core/lsm/options.hpp"
+#include "core/mvbtree/options.hpp"
 #include "core/slabhash/options.hpp"
 
 namespace gpudict {
@@ -30,6 +31,18 @@ Capabilities btree_caps();
 // Throws InputError for invalid options (btree::validate).
 std::unique_ptr<Dictionary> make_btree_dictionary(const btree::Options& options, int device, KeyType key,
                                                   KeyType value);
+// The report's parameters of a B-Tree with these options, key/value pair
+// ("u32/u64") and node word (4 or 8 bytes); the multiversion tree's too.
+Params btree_parameters(const btree::Options& options, const std::string& kv, int word_bytes);
+
+// Ordered queries, deletes, snapshots (O(1), leaf states kept as versions);
+// native concurrent batches; u32 and u64 keys and values; several updates
+// of one key in a phased batch: any one wins (as the B-Tree).
+Capabilities mvbtree_caps();
+// u32/u32, u32/u64 and u64/u64 (u64 keys with u32 values run on u64/u64).
+// Throws InputError for invalid options (mvbtree::validate).
+std::unique_ptr<Dictionary> make_mvbtree_dictionary(const mvbtree::Options& options, int device, KeyType key,
+                                                    KeyType value);
 
 // Ordered queries, deletes, snapshots; u32 and u64 keys and values; a
 // concurrent batch runs as its updates, then its queries; several updates

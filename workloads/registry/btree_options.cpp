@@ -70,6 +70,16 @@ std::unique_ptr<Dictionary> make_btree(const StructureConfig& config) {
 
 void validate_btree_options(const StructureConfig& config) { (void)btree::parse_options(config); }
 
+std::vector<OptionSpec> mvbtree_option_specs() { return btree_option_specs(); }
+
+std::unique_ptr<Dictionary> make_mvbtree(const StructureConfig& config) {
+  mvbtree::Options o;
+  o.tree = btree::parse_options(config);
+  return make_mvbtree_dictionary(o, config.device, config.key_type, config.value_type);
+}
+
+void validate_mvbtree_options(const StructureConfig& config) { (void)btree::parse_options(config); }
+
 namespace btree {
 
 static_assert(kAutoOpsMaxUpdates == 131072 && kAutoOpsTreeRatio == 16,

@@ -36,6 +36,12 @@ namespace btree {
 Options parse_options(const StructureConfig& config);
 }
 
+// mvbtree: the B-Tree's options (btree_option_specs), for the tree under
+// the versions.
+std::vector<OptionSpec> mvbtree_option_specs();
+void validate_mvbtree_options(const StructureConfig& config);
+std::unique_ptr<Dictionary> make_mvbtree(const StructureConfig& config);
+
 // slabhash: --mode, --buckets, --load-factor, --expected-keys, --pool-slabs,
 // --pool-growth, --max-pool-bytes, --flush-every, --flush-tombstones, --prefetch.
 std::vector<OptionSpec> slabhash_option_specs();

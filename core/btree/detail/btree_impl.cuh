@@ -236,6 +236,14 @@ class BTree {
   void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
   uint64_t node_capacity() const { return capacity_; }
   cudaStream_t stream() const { return stream_; }
+  // For the versions layered on the tree (core/mvbtree): the pool as a
+  // kernel sees it, without handing out a caller's view, and the counters
+  // read from the device now.
+  TreeRef<Word> internal_ref() const { return ref(); }
+  const TreeHeader& read_header() {
+    sync_header();
+    return h_hdr_[0];
+  }
 
  private:
   static int use_device(int device);

@@ -1,0 +1,264 @@
+// The kernels that keep the versions (docs/mvbtree.md, "Updates under
+// snapshots", "Reclamation"): around each update call of the B-Tree while
+// snapshots are live,
+//   claim_kernel   every leaf an update will change, once per call: its
+//                  version word takes the call's stamp; when a live
+//                  snapshot sees its current state, it is listed for a copy;
+//   copy_kernel    the listed leaves' images into the version pool, each
+//                  head's `older` pointing at its copy;
+//   origin_kernel  after the B-Tree's kernels: every leaf the call created
+//                  points at the leaf it split from (versions.hpp);
+// and, when a snapshot is dropped, sweep_kernel (the versions no live
+// snapshot needs leave their lists for the free list), and, before the
+// global stamp would pass its limit, renumber_kernel. Each runs between
+// the B-Tree's kernels on the tree's stream: no tree kernel runs
+// concurrently, so plain loads and stores suffice; appends to shared lists
+// use atomicAdd.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/btree/detail/ops_kernel.cuh"
+#include "core/btree/detail/point_kernel.cuh"
+#include "core/btree/detail/thread_node.cuh"
+#include "core/mvbtree/detail/versions.hpp"
+
+namespace gpudict::mvbtree {
+
+// The update operations of a call, as the B-Tree's DeviceSource gives them.
+struct UpdateSource {
+  const void* keys = nullptr;
+  int key_bytes = 4;
+  const uint8_t* types = nullptr;
+  const bool* erase = nullptr;
+  const uint32_t* index = nullptr;
+  uint8_t type = 0;
+  uint64_t n = 0;
+};
+
+// Lists a claim fills (capacity: the call's operations) and their counts.
+struct ClaimLists {
+  uint32_t* touched = nullptr;     // leaves an update changes, each once
+  VWord* touched_old = nullptr;    // their version words before the call
+  uint32_t* copy_of = nullptr;     // positions in touched of the leaves to copy
+  unsigned long long* counts = nullptr;  // [0] touched, [1] copies
+};
+
+template <class Word>
+__device__ __forceinline__ Word source_key(const UpdateSource& src, uint64_t j) {
+  return src.key_bytes == 8 ? static_cast<Word>(static_cast<const uint64_t*>(src.keys)[j])
+                            : static_cast<Word>(static_cast<const uint32_t*>(src.keys)[j]);
+}
+
+// One thread per operation. A delete of a key its leaf does not hold
+// changes nothing and claims nothing; every insert claims its leaf (an
+// upsert of the value already held too: the operations kernel may split a
+// full leaf on its way). mark[leaf] == call: claimed by this call already.
+// stamp: the call's (the global stamp); newest_live: the newest live
+// snapshot (a state with a stamp above it is seen by none).
+template <class Word>
+__global__ void __launch_bounds__(256) claim_kernel(btree::TreeRef<Word> tree, VWord* head_v, uint32_t* mark,
+                                                    uint32_t call, UpdateSource src, uint32_t stamp,
+                                                    uint32_t newest_live, ClaimLists lists,
+                                                    unsigned long long* error) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= src.n) return;
+  const uint64_t j = src.index ? src.index[i] : i;
+  const uint8_t type = src.types ? src.types[j] : src.erase ? (src.erase[j] ? btree::kDelete : btree::kInsert) : src.type;
+  if (type != btree::kInsert && type != btree::kDelete) return;
+  const Word k = source_key<Word>(src, j);
+  Word w[btree::kNodeWords], meta;
+  uint32_t leaf;
+  if (!btree::descend_to_leaf(tree, k, w, meta, leaf, btree::readonly_reader(tree))) {
+    atomicExch(error, 1ull);
+    return;
+  }
+  if (type == btree::kDelete) {
+    int p;
+    Word v;
+    if (!btree::leaf_find(w, static_cast<int>(btree::meta_count(meta)), k, p, v)) return;
+  }
+  if (atomicExch(mark + leaf, call) == call) return;  // another operation of this call claimed it
+  const VWord old = head_v[leaf];
+  const uint64_t t = atomicAdd(lists.counts + 0, 1ull);
+  lists.touched[t] = leaf;
+  lists.touched_old[t] = old;
+  if (vstamp(old) == stamp) return;  // changed since the newest snapshot already: no live snapshot sees it
+  head_v[leaf] = vword(stamp, volder(old));
+  if (vstamp(old) <= newest_live) lists.copy_of[atomicAdd(lists.counts + 1, 1ull)] = static_cast<uint32_t>(t);
+}
+
+// Undoes a claim whose copies could not be had (the version pool could not
+// grow): every touched leaf's version word as it was.
+static __global__ void __launch_bounds__(256) unclaim_kernel(VWord* head_v, ClaimLists lists, uint64_t n) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) head_v[lists.touched[i]] = lists.touched_old[i];
+}
+
+// The version pool's allocation for a call's `copies` copies: copy i takes
+// the free list's entry free_count - 1 - i while there are any, then
+// cursor + (i - free_count) (the host sized the pool before the launch).
+struct CopyAlloc {
+  const uint32_t* free_list = nullptr;
+  uint64_t free_count = 0;
+  uint64_t cursor = 0;
+  __device__ __forceinline__ uint32_t slot(uint64_t i) const {
+    return static_cast<uint32_t>(i < free_count ? free_list[free_count - 1 - i] : cursor + (i - free_count));
+  }
+};
+
+// Heads whose `older` went from none to something (registry: each such
+// head once, so the sweep visits every list exactly once).
+struct Registry {
+  uint32_t* heads = nullptr;
+  unsigned long long* count = nullptr;
+  __device__ __forceinline__ void add(uint32_t head) const { heads[atomicAdd(count, 1ull)] = head; }
+};
+
+// One thread per copy: the leaf's current image into its slot, with the
+// leaf's old version word; the head then points at the copy.
+template <class Word>
+__global__ void __launch_bounds__(256) copy_kernel(const btree::Node<Word>* heads, btree::Node<Word>* copies,
+                                                   VWord* copy_v, VWord* head_v, ClaimLists lists, uint64_t n,
+                                                   CopyAlloc alloc, uint32_t stamp, Registry reg) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t t = lists.copy_of[i];
+  const uint32_t leaf = lists.touched[t];
+  const VWord old = lists.touched_old[t];
+  const uint32_t c = alloc.slot(i);
+  const uint4* from = reinterpret_cast<const uint4*>(heads + leaf);
+  uint4* to = reinterpret_cast<uint4*>(copies + c);
+#pragma unroll
+  for (int q = 0; q < static_cast<int>(sizeof(btree::Node<Word>) / sizeof(uint4)); ++q) to[q] = from[q];
+  copy_v[c] = old;
+  head_v[leaf] = vword(stamp, kOlderCopy | c);
+  if (volder(old) == kOlderNone) reg.add(leaf);
+}
+
+// One thread per touched leaf X, after the B-Tree's kernels: the leaves
+// created by the call (pool index >= first_new) that follow X along the
+// side links, before the next leaf that existed before the call, were
+// split off from X (or from one another); each takes stamp `stamp` and
+// origin X. A root that was a leaf and is now an inner node was pushed
+// down: every leaf is new, from the leftmost on.
+template <class Word>
+__global__ void __launch_bounds__(256) origin_kernel(btree::TreeRef<Word> tree, VWord* head_v, ClaimLists lists,
+                                                     uint64_t n, uint64_t first_new, uint32_t stamp, Registry reg,
+                                                     unsigned long long* error) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t x = lists.touched[i];
+  const VWord origin = vword(stamp, kOlderOrigin | x);
+  uint32_t node = x;
+  uint64_t steps = 0;
+  if (x == btree::kRoot && !btree::meta_leaf(tree.words(x)[btree::kMetaWord])) {
+    while (!btree::meta_leaf(tree.words(node)[btree::kMetaWord])) {
+      node = static_cast<uint32_t>(tree.words(node)[1]);  // child 0
+      if (++steps > tree.capacity) {
+        atomicExch(error, 1ull);
+        return;
+      }
+    }
+    head_v[node] = origin;
+    reg.add(node);
+  }
+  for (uint64_t nxt = tree.words(node)[btree::kLinkWord]; nxt != btree::kNil && nxt >= first_new;
+       nxt = tree.words(static_cast<uint32_t>(nxt))[btree::kLinkWord]) {
+    if (++steps > tree.capacity) {
+      atomicExch(error, 1ull);
+      return;
+    }
+    head_v[nxt] = origin;
+    reg.add(static_cast<uint32_t>(nxt));
+  }
+}
+
+// Whether a live snapshot (sorted, `count` of them) lies in [lo, hi).
+__device__ __forceinline__ bool live_in(const uint32_t* live, uint32_t count, uint32_t lo, uint32_t hi) {
+  uint32_t a = 0, b = count;  // the first live >= lo
+  while (a < b) {
+    const uint32_t m = (a + b) / 2;
+    if (live[m] < lo) a = m + 1; else b = m;
+  }
+  return a < count && live[a] < hi;
+}
+
+// One thread per registered head: its list keeps the versions some live
+// snapshot reads (a copy with stamp t whose newer neighbour has stamp t'
+// is read by the snapshots in [t, t'); an origin at the list's end by those
+// below its newer neighbour's stamp); the others leave it, copies to the
+// free list. Removing a version leaves its older neighbour read by the
+// same live snapshots (none lies in the removed one's interval). Heads
+// whose list still holds something stay registered (reg_out).
+template <class Word>
+__global__ void __launch_bounds__(256) sweep_kernel(VWord* head_v, VWord* copy_v, const uint32_t* reg_in, uint64_t n,
+                                                    Registry reg_out, uint32_t* free_list,
+                                                    unsigned long long* free_count, const uint32_t* live,
+                                                    uint32_t live_count, uint64_t copy_capacity,
+                                                    unsigned long long* error) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const uint32_t h = reg_in[i];
+  const VWord hv = head_v[h];
+  uint32_t newer = vstamp(hv);  // the stamp of the version above the one looked at
+  uint32_t first = kOlderNone;  // the head's new `older`
+  int64_t tail = -1;            // the last copy kept (-1: none yet)
+  auto attach = [&](uint32_t older) {
+    if (tail < 0) first = older;
+    else copy_v[tail] = vword(vstamp(copy_v[tail]), older);
+  };
+  uint32_t cur = volder(hv), end = kOlderNone;  // end: what the kept list ends with (none or a kept origin)
+  for (uint64_t hops = 0; cur != kOlderNone; ++hops) {
+    if (hops > copy_capacity) {
+      atomicExch(error, 1ull);
+      return;
+    }
+    if (cur & kOlderOrigin) {
+      if (live_count > 0 && live[0] < newer) end = cur;
+      break;
+    }
+    const uint32_t c = cur & kOlderIndex;
+    const VWord cv = copy_v[c];
+    const uint32_t t = vstamp(cv);
+    cur = volder(cv);
+    if (live_in(live, live_count, t, newer)) {
+      attach(kOlderCopy | c);
+      tail = c;
+    } else {
+      free_list[atomicAdd(free_count, 1ull)] = c;
+    }
+    newer = t;
+  }
+  attach(end);
+  head_v[h] = vword(vstamp(hv), first);
+  if (first != kOlderNone) reg_out.add(h);
+}
+
+// A stamp renumbered so that the live snapshots (sorted, `count`) become
+// 2, 4, ..., 2 count and every other stamp t becomes 2 #{live < t} + 1:
+// t <= s holds afterwards exactly when it held before, for every live s
+// (all that a read compares stamps for). 0 stays 0 (below everything).
+__device__ __forceinline__ uint32_t renumbered(uint32_t t, const uint32_t* live, uint32_t count) {
+  if (t == 0) return 0;
+  uint32_t a = 0, b = count;
+  while (a < b) {
+    const uint32_t m = (a + b) / 2;
+    if (live[m] < t) a = m + 1; else b = m;
+  }
+  return a < count && live[a] == t ? 2 * a + 2 : 2 * a + 1;
+}
+
+// One thread per version word (heads, then copies).
+static __global__ void __launch_bounds__(256) renumber_kernel(VWord* head_v, uint64_t heads, VWord* copy_v, uint64_t copies,
+                                                       const uint32_t* live, uint32_t count) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= heads + copies) return;
+  VWord* p = i < heads ? head_v + i : copy_v + (i - heads);
+  const VWord v = *p;
+  *p = vword(renumbered(vstamp(v), live, count), volder(v));
+}
+
+}  // namespace gpudict::mvbtree

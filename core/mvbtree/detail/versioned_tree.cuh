@@ -1,0 +1,150 @@
+// The multiversion B-Tree behind mvbtree_map (internal; docs/mvbtree.md):
+// core/btree's tree, whose nodes are the latest state, with the versions
+// of its leaves beside it (versions.hpp) and the live snapshots.
+//
+// Updates go to the B-Tree's own paths (merged or the operations kernel);
+// while snapshots are live, each update call is wrapped by the version
+// kernels (version_kernels.cuh): before it, the leaves it changes are
+// copied where a live snapshot still sees them; after it, the leaves it
+// created point at the leaf they split from. Queries at the latest state
+// are the B-Tree's, unchanged; queries at a snapshot read the latest inner
+// nodes and resolve each leaf to its state at the snapshot's stamp
+// (version_ref.cuh). Every call works on the tree's stream and returns
+// when it is done.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/btree/detail/btree_impl.cuh"
+#include "core/common/device_buffer.hpp"
+#include "core/common/event_timer.hpp"
+#include "core/common/pinned_buffer.cuh"
+#include "core/mvbtree/detail/version_kernels.cuh"
+#include "core/mvbtree/detail/version_ref.cuh"
+#include "core/mvbtree/detail/versions.hpp"
+#include "core/mvbtree/options.hpp"
+
+namespace gpudict::mvbtree {
+
+// What the versions hold (mvbtree_map::stats adds the tree's).
+struct VersionCounts {
+  uint64_t snapshots = 0;        // live
+  uint64_t copies = 0;           // leaf states held in the version pool
+  uint64_t copy_capacity = 0;    // the version pool's nodes
+  uint64_t copies_made = 0;      // since the start
+  uint64_t copies_reclaimed = 0;
+  uint64_t versioned_leaves = 0;  // heads with an older state (the registry)
+  uint64_t stamp = 0;             // the global stamp: the next snapshot's
+  uint64_t renumberings = 0;
+  uint64_t version_bytes = 0;     // every device byte of the versions: pool, words, lists
+};
+
+template <class Word>
+class VersionedTree {
+ public:
+  VersionedTree(int device, const Options& options, int key_bits);
+  VersionedTree(const VersionedTree&) = delete;
+  VersionedTree& operator=(const VersionedTree&) = delete;
+
+  btree::BTree<Word>& tree() { return tree_; }
+  const btree::BTree<Word>& tree() const { return tree_; }
+  const Options& options() const { return opt_; }
+  cudaStream_t stream() const { return tree_.stream(); }
+  void set_timing(device_timing* t) {
+    timing_ = t;
+    tree_.set_timing(t);
+  }
+
+  // A bulk build replaces the contents: refused (InputError) while
+  // snapshots are live, since they would read a tree that is gone.
+  void build_device(const btree::DeviceSource& pairs);
+  // Inserts and deletes (phased), or a mixed call (concurrent); snapshot
+  // states survive both.
+  void update_device(const btree::DeviceSource& src);
+  btree::MixedPairs<Word> apply_device(const btree::DeviceSource& src, const btree::MixedOutputs& out);
+
+  // Takes a snapshot: O(1) (a stamp and an entry in the table of live
+  // ones); returns its name.
+  std::string take_snapshot();
+  // Drops a snapshot: its stamp leaves the table and a sweep returns the
+  // leaf states no live snapshot reads to the version pool's free list.
+  void drop_snapshot(const std::string& name);
+  // The stamp a live snapshot reads at (InputError for an unknown name).
+  uint32_t stamp_of(const std::string& name) const;
+  // The tree and versions as a kernel reads them.
+  VersionsRef<Word> versions_ref() const;
+  VersionCounts counts() const;
+  uint64_t device_bytes_needed(const capacity_bounds& b) const;
+
+  // The snapshot queries' scratch (mvbtree_map.cu) and error flag: a
+  // kernel that finds a version list ending early raises it; check_error
+  // throws RuntimeFailure ("internal error") and clears it.
+  unsigned long long* error_flag() { return d_scalars_.data() + kError; }
+  void check_error(const char* what);
+  void add_time(double ms) const {
+    if (timing_) timing_->add(ms);
+  }
+  EventTimer& timer() { return timer_; }
+  CubTemp& cub_temp() { return temp_; }
+
+ private:
+  // The version words and the registry cover the B-Tree's whole pool
+  // (grown with it, new words zero).
+  void cover_pool();
+  // Room in the version pool for `copies` more copies.
+  void reserve_copies(uint64_t copies);
+  // The sorted live stamps to the device (after take or drop).
+  void upload_live();
+  // Before an update call while snapshots are live: claims and copies;
+  // returns the touched leaves' count (for finish_update).
+  uint64_t start_update(const btree::DeviceSource& src, double& ms);
+  // After it: origins of the new leaves.
+  void finish_update(uint64_t touched, uint64_t first_new, double& ms);
+  // Runs `call` (the B-Tree's update) wrapped by the version kernels.
+  template <class Call>
+  void versioned_update(const btree::DeviceSource& src, Call call);
+  void sweep();
+  void renumber();
+  static UpdateSource update_source(const btree::DeviceSource& src);
+
+  Options opt_;
+  btree::BTree<Word> tree_;
+  device_timing* timing_ = nullptr;
+  EventTimer timer_;
+  CubTemp temp_;
+
+  DeviceBuffer<VWord> head_v_;        // per node of the B-Tree's pool
+  DeviceBuffer<uint32_t> mark_;       // per node: the last update call that claimed it
+  DeviceBuffer<uint32_t> reg_[2];     // registry (versioned heads), in and out of a sweep
+  DeviceBuffer<btree::Node<Word>> copies_;
+  DeviceBuffer<VWord> copy_v_;
+  DeviceBuffer<uint32_t> free_;       // free copy slots
+  uint64_t covered_ = 0;              // nodes head_v_, mark_ and reg_ cover
+  uint64_t copy_cursor_ = 0, free_count_ = 0;
+  uint32_t call_ = 0;                 // update calls that claimed (mark_'s values)
+
+  // A call's claim lists (ClaimLists), by operation.
+  DeviceBuffer<uint32_t> touched_, copy_of_;
+  DeviceBuffer<VWord> touched_old_;
+
+  // [kTouched], [kCopies]: a claim's counts; [kRegistry]: the registry's
+  // entries; [kRegistryOut], [kFreed]: a sweep's; [kError].
+  static constexpr int kTouched = 0, kCopies = 1, kRegistry = 2, kRegistryOut = 3, kFreed = 4, kError = 5,
+                       kScalars = 6;
+  DeviceBuffer<unsigned long long> d_scalars_;
+  PinnedBuffer<unsigned long long> h_scalars_;
+  void read_scalars();
+
+  uint64_t stamp_ = 1;                      // the next snapshot's; a write while snapshots live takes it
+  std::map<std::string, uint32_t> live_;    // name -> stamp
+  uint64_t next_name_ = 0;
+  DeviceBuffer<uint32_t> d_live_;           // the live stamps, sorted
+  uint64_t copies_made_ = 0, copies_reclaimed_ = 0, renumberings_ = 0;
+};
+
+}  // namespace gpudict::mvbtree

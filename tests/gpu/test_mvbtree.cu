@@ -1,0 +1,306 @@
+// The multiversion B-Tree (mvbtree_map) against std::map models: every
+// query at the latest state and at several live snapshots while updates go
+// on; trees grown from empty (the root leaf pushed down under snapshots)
+// by ascending, descending and random streams; snapshots dropped in every
+// order with the version pool emptying; stamps renumbered; a hot key
+// updated by a whole call; concurrent mixed calls; the merge path and the
+// operations kernel; every (key, value) width.
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include "core/common/errors.hpp"
+#include "core/mvbtree/mvbtree_map.hpp"
+#include "core/mvbtree/mvbtree_ref.cuh"
+#include "library_test_util.cuh"
+
+using namespace library_test;
+
+namespace {
+
+template <class K, class V>
+using Map = gpudict::mvbtree_map<K, V>;
+template <class K, class V>
+using Snap = gpudict::mvbtree_snapshot<K, V>;
+
+gpudict::mvbtree_options options_for(gpudict::btree::PhasedUpdates path) {
+  gpudict::mvbtree_options o;
+  o.tree.phased_updates = path;
+  return o;
+}
+
+// find, successor, count, range and the ref's find and successor of a
+// state (the map or a snapshot) against its model.
+template <class S, class K, class V>
+void check_state(S& s, const std::map<K, V>& model, std::mt19937_64& rng, size_t absent = 512) {
+  const auto probes = probes_of(model, rng, absent);
+  check_find(s, model, probes);
+  check_successor(s, model, probes);
+  check_count_range(s, model, rng);
+  check_ref_queries(s.template ref<gpudict::mvbtree_ref<K, V>>(), model, probes);
+}
+
+// One update call: `ins` inserted (upserts of present keys among them),
+// `del` deleted (absent ones among them), keys unique within the call.
+template <class K, class V>
+void update_call(Map<K, V>& map, std::map<K, V>& model, const std::vector<K>& ins, const std::vector<K>& del,
+                 std::mt19937_64& rng) {
+  std::vector<K> keys;
+  std::vector<V> values;
+  std::vector<uint8_t> erase;
+  std::set<K> seen;
+  for (K k : ins) {
+    if (!seen.insert(k).second) continue;
+    keys.push_back(k);
+    values.push_back(draw<V>(rng));
+    erase.push_back(0);
+    model[k] = values.back();
+  }
+  for (K k : del) {
+    if (!seen.insert(k).second) continue;
+    keys.push_back(k);
+    values.push_back(V{0});
+    erase.push_back(1);
+    model.erase(k);
+  }
+  const auto dk = to_device(keys);
+  const auto dv = to_device(values);
+  const auto de = to_device(erase);
+  map.update(dk.data(), dv.data(), reinterpret_cast<const bool*>(de.data()), keys.size());
+}
+
+// n keys of a stream: ascending, descending or random, from `next`.
+template <class K>
+std::vector<K> stream_keys(int kind, K& next, int n, std::mt19937_64& rng) {
+  std::vector<K> k;
+  for (int i = 0; i < n; ++i) {
+    if (kind == 0) k.push_back(next++);
+    else if (kind == 1) k.push_back(next--);
+    else k.push_back(draw<K>(rng));
+  }
+  return k;
+}
+
+template <class K, class V>
+std::vector<K> some_present(const std::map<K, V>& model, std::mt19937_64& rng, int one_in) {
+  std::vector<K> k;
+  for (const auto& kv : model)
+    if (rng() % one_in == 0) k.push_back(kv.first);
+  return k;
+}
+
+template <class K, class V>
+struct Live {
+  Snap<K, V> snap;
+  std::map<K, V> model;
+};
+
+template <class K, class V>
+void grow_from_empty(gpudict::btree::PhasedUpdates path, int kind, uint64_t seed) {
+  CAPTURE(kind);
+  CAPTURE(static_cast<int>(path));
+  std::mt19937_64 rng(seed);
+  Map<K, V> map(options_for(path));
+  std::map<K, V> model;
+  std::deque<Live<K, V>> live;
+  K next = kind == 1 ? K(~K{0}) : K{0};  // the domain's ends first
+  for (int call = 0; call < 24; ++call) {
+    live.push_back({map.snapshot(), model});
+    const auto ins = stream_keys<K>(kind, next, 64 + 40 * call, rng);
+    update_call(map, model, ins, some_present(model, rng, 9), rng);
+    if (call % 6 == 5) {
+      check_state(map, model, rng);
+      for (auto& l : live) check_state(l.snap, l.model, rng, 64);
+    }
+    if (live.size() > 4) live.erase(live.begin() + static_cast<long>(rng() % live.size()));  // dropped here
+  }
+  check_state(map, model, rng);
+  for (auto& l : live) check_state(l.snap, l.model, rng);
+  CHECK(map.stats().version_copies > 0);
+  live.clear();
+  const auto s = map.stats();
+  CHECK(s.snapshots == 0);
+  CHECK(s.version_copies == 0);
+  CHECK(s.versioned_leaves == 0);
+  CHECK(s.copies_reclaimed == s.copies_made);
+  check_state(map, model, rng);
+}
+
+}  // namespace
+
+TEST_CASE_TEMPLATE("mvbtree_map: grown from empty under snapshots (ascending, descending, random streams)", P,
+                   u32_u32, u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  for (auto path : {gpudict::btree::PhasedUpdates::Merge, gpudict::btree::PhasedUpdates::Ops})
+    for (int kind = 0; kind < 3; ++kind) grow_from_empty<K, V>(path, kind, 100 + kind);
+}
+
+TEST_CASE_TEMPLATE("mvbtree_map: snapshots dropped in every order return their versions to the pool", P, u32_u32,
+                   u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::vector<int> order = {0, 1, 2, 3};
+  int runs = 0;
+  do {
+    if (++runs % 4 != 1) continue;  // 6 of the 24 orders, each snapshot dropped first once
+    CAPTURE(order[0]);
+    std::mt19937_64 rng(200 + runs);
+    Map<K, V> map;
+    std::map<K, V> model = build_random(map, rng, 20000);
+    std::vector<Live<K, V>> live;
+    for (int i = 0; i < 4; ++i) {
+      live.push_back({map.snapshot(), model});
+      std::vector<K> ins;
+      for (int j = 0; j < 3000; ++j) ins.push_back(draw<K>(rng));
+      update_call(map, model, ins, some_present(model, rng, 5), rng);
+    }
+    std::vector<bool> dropped(4, false);
+    uint64_t before = map.stats().version_copies;
+    CHECK(before > 0);
+    for (int d : order) {
+      { auto gone = std::move(live[d].snap); }
+      dropped[d] = true;
+      const uint64_t after = map.stats().version_copies;
+      CHECK(after <= before);
+      before = after;
+      for (int i = 0; i < 4; ++i)
+        if (!dropped[i]) check_state(live[i].snap, live[i].model, rng, 128);
+      check_state(map, model, rng, 128);
+    }
+    const auto s = map.stats();
+    CHECK(s.version_copies == 0);
+    CHECK(s.copies_reclaimed == s.copies_made);
+  } while (std::next_permutation(order.begin(), order.end()));
+}
+
+TEST_CASE_TEMPLATE("mvbtree_map: stamps renumbered before they reach the limit keep every snapshot exact", P,
+                   u32_u32, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(300);
+  gpudict::mvbtree_options o;
+  o.stamp_limit = 9;  // renumbered every few snapshots
+  Map<K, V> map(o);
+  std::map<K, V> model = build_random(map, rng, 6000);
+  std::deque<Live<K, V>> live;
+  for (int i = 0; i < 30; ++i) {
+    live.push_back({map.snapshot(), model});
+    std::vector<K> ins;
+    for (int j = 0; j < 500; ++j) ins.push_back(draw<K>(rng));
+    update_call(map, model, ins, some_present(model, rng, 15), rng);
+    if (live.size() > 3) live.pop_front();
+    for (auto& l : live) check_state(l.snap, l.model, rng, 64);
+  }
+  check_state(map, model, rng);
+  CHECK(map.stats().renumberings > 0);
+  CHECK(map.stats().stamp <= 9);
+}
+
+TEST_CASE_TEMPLATE("mvbtree_map: a hot key updated by a whole call, the domain's ends as keys and values", P, u32_u32,
+                   u32_u64, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  for (auto path : {gpudict::btree::PhasedUpdates::Merge, gpudict::btree::PhasedUpdates::Ops}) {
+    std::mt19937_64 rng(400);
+    Map<K, V> map(options_for(path));
+    std::map<K, V> model = build_random(map, rng, 5000, 2);
+    auto s0 = map.snapshot();
+    const auto m0 = model;
+    for (K hot : ends<K>()) {
+      std::vector<K> keys(4096, hot);
+      std::vector<V> values(4096);
+      for (auto& v : values) v = draw<V>(rng);
+      values[7] = ends<V>().back();
+      const auto dk = to_device(keys);
+      const auto dv = to_device(values);
+      map.insert_or_assign(dk.data(), dv.data(), keys.size());
+      std::vector<K> probe = {hot};
+      const auto dp = to_device(probe);
+      DeviceBuffer<V> out(1, "test out");
+      DeviceBuffer<bool> found(1, "test out");
+      map.find(dp.data(), 1, out.data(), found.data());
+      const V got = to_host(out, 1)[0];
+      CHECK(flags_to_host(found, 1)[0] == 1);
+      CHECK(std::find(values.begin(), values.end(), got) != values.end());  // any one of the call's wins
+      model[hot] = got;
+      auto s1 = map.snapshot();  // taken and dropped while the hot key changes on
+    }
+    check_state(s0, m0, rng);
+    check_state(map, model, rng);
+  }
+}
+
+TEST_CASE_TEMPLATE("mvbtree_map: concurrent mixed calls keep the snapshots' states", P, u32_u32, u64_u64) {
+  using K = typename P::Key;
+  using V = typename P::Value;
+  std::mt19937_64 rng(500);
+  Map<K, V> map;
+  std::map<K, V> model = build_random(map, rng, 30000);
+  auto s0 = map.snapshot();
+  const auto m0 = model;
+  // Inserts of new keys, erases of present ones, finds of keys no update
+  // touches: one apply() call.
+  std::vector<K> keys;
+  std::vector<V> values;
+  std::vector<uint8_t> ops;
+  std::set<K> used;
+  for (const auto& kv : model)
+    if (rng() % 4 == 0 && used.insert(kv.first).second) {
+      keys.push_back(kv.first);
+      values.push_back(V{0});
+      ops.push_back(static_cast<uint8_t>(gpudict::op_code::erase));
+    }
+  for (int i = 0; i < 20000; ++i) {
+    const K k = draw<K>(rng);
+    if (!used.insert(k).second) continue;
+    keys.push_back(k);
+    values.push_back(draw<V>(rng));
+    ops.push_back(static_cast<uint8_t>(gpudict::op_code::insert));
+  }
+  std::vector<size_t> perm(keys.size());
+  std::iota(perm.begin(), perm.end(), size_t{0});
+  std::shuffle(perm.begin(), perm.end(), rng);
+  std::vector<K> pk;
+  std::vector<V> pv;
+  std::vector<uint8_t> po;
+  for (size_t i : perm) {
+    pk.push_back(keys[i]);
+    pv.push_back(values[i]);
+    po.push_back(ops[i]);
+    if (po.back() == static_cast<uint8_t>(gpudict::op_code::erase)) model.erase(keys[i]);
+    else model[keys[i]] = values[i];
+  }
+  const auto dk = to_device(pk);
+  const auto dv = to_device(pv);
+  const auto dops = to_device(po);
+  gpudict::mixed_outputs<K, V> out;
+  map.apply(dops.data(), gpudict::op_code::insert, dk.data(), dv.data(), nullptr, pk.size(), out);
+  auto s1 = map.snapshot();
+  check_state(s0, m0, rng);
+  check_state(s1, model, rng);
+  check_state(map, model, rng);
+}
+
+TEST_CASE("mvbtree_map: a bulk build while snapshots are live is refused, and works once they are dropped") {
+  std::mt19937_64 rng(600);
+  Map<uint32_t, uint32_t> map;
+  std::map<uint32_t, uint32_t> model = build_random(map, rng, 1000);
+  {
+    auto s = map.snapshot();
+    std::vector<uint32_t> k = {1, 2, 3};
+    const auto dk = to_device(k);
+    CHECK_THROWS_AS(map.build(dk.data(), dk.data(), k.size()), gpudict::InputError);
+    check_state(s, model, rng);
+  }
+  model = build_random(map, rng, 2000);
+  check_state(map, model, rng);
+}
