@@ -39,6 +39,10 @@ struct Capabilities {
   bool snapshots = false;
   bool native_concurrent = false;  // false: a concurrent batch runs as updates-then-queries,
                                    // which the concurrent semantics allow
+  // A concurrent batch's queries all read the state before its updates
+  // (one linearization: queries first). The verifier then checks them
+  // exactly, with no allowance for the keys the batch updates.
+  bool concurrent_queries_first = false;
   DuplicateRule phased_duplicates = DuplicateRule::LastWins;
   std::vector<KeyType> key_types = {KeyType::U32};
   Semantics semantics = Semantics::Map;

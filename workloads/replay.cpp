@@ -290,6 +290,7 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     if (r == 0 && opt.verify)
       verifier = std::make_unique<Verifier>(rep.workload.key_type, rep.workload.value_type,
                                             dict->caps().phased_duplicates, dict->caps().semantics);
+    if (verifier) verifier->set_concurrent_queries_first(dict->caps().concurrent_queries_first);
     std::unique_ptr<ResultsWriter> writer;
     if (r == 0 && !opt.results_path.empty()) writer = std::make_unique<ResultsWriter>(opt.results_path, opt.results_comment);
 

@@ -31,6 +31,7 @@ struct Verifier::Impl {
   uint64_t checked = 0;
   uint64_t mismatches = 0;
   std::vector<Mismatch> first;
+  bool queries_first = false;  // set_concurrent_queries_first
 
   // Set semantics: values play no part. The model holds every present key
   // with value 0, and every value a structure reports reads as 0.
@@ -171,10 +172,10 @@ struct Verifier::Impl {
       // the multimap checker keeps its own model
     } else if (b.mode == ExecMode::Phased) {
       model.live().apply_phased(groups, rule);
-    } else if (b.snapshot.empty()) {
+    } else if (b.snapshot.empty() && !queries_first) {
       touched_keys = TouchedKeys(groups);
       touched = &touched_keys;
-    }
+    }  // queries first: the queries read the state before the batch, exactly (no touched allowance)
 
     const size_t n = b.size();
     const bool slots_ok = r.found.size() >= n && r.value.size() >= n && r.key.size() >= n;
@@ -281,6 +282,8 @@ void Verifier::build(KeyValues&& initial) { impl_->build(std::move(initial)); }
 uint64_t Verifier::check_batch(uint64_t batch_index, const Batch& batch, const BatchResults& results) {
   return impl_->check(batch_index, batch, results);
 }
+
+void Verifier::set_concurrent_queries_first(bool on) { impl_->queries_first = on; }
 
 void Verifier::snapshot(const std::string& name) { impl_->snapshot(name); }
 void Verifier::drop_snapshot(const std::string& name) { impl_->drop_snapshot(name); }

@@ -46,6 +46,11 @@ class Verifier {
   uint64_t check_batch(uint64_t batch_index, const Batch& batch, const BatchResults& results);
   void snapshot(const std::string& name);
   void drop_snapshot(const std::string& name);
+  // On: the structure runs a concurrent batch's queries first, on the state
+  // before the batch (Capabilities::concurrent_queries_first); they are then
+  // checked exactly against that state, without the allowances for keys the
+  // batch updates (docs/semantics.md, section 4). Off by default.
+  void set_concurrent_queries_first(bool on);
 
   uint64_t checked() const;                          // query results checked so far
   uint64_t mismatches() const;                       // how many failed

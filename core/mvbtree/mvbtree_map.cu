@@ -10,8 +10,12 @@
 #include "core/btree/detail/typed_calls.cuh"
 #include "core/common/container_snapshot_impl.cuh"
 #include "core/common/device_buffer.hpp"
+#include "core/common/grid.cuh"
+#include "core/common/pinned_buffer.cuh"
+#include "core/common/stream_copy.hpp"
 #include "core/common/key_traits.hpp"
 #include "core/common/stream_follow.hpp"
+#include "core/mvbtree/detail/queries_first.cuh"
 #include "core/mvbtree/detail/snapshot_queries.cuh"
 #include "core/mvbtree/detail/versioned_tree.cuh"
 
@@ -25,6 +29,20 @@ struct mvbtree_map<Key, Value>::impl {
   DeviceBuffer<Value> pair_values;
   DeviceBuffer<unsigned long long> range_sizes, range_offsets;  // snapshot ranges' scratch
   std::map<std::string, mvbtree_view> views;                   // ref_source()'s, by snapshot
+  // A mixed call split into its queries and its updates (queries_first.cuh).
+  DeviceBuffer<uint32_t> query_pos, update_pos;
+  DeviceBuffer<unsigned long long> split_counts{2, "mvbtree mixed call"};
+  PinnedBuffer<unsigned long long> h_split_counts;
+  DeviceBuffer<bool> q_found;
+  DeviceBuffer<Value> q_values;
+  DeviceBuffer<Key> q_keys;
+  DeviceBuffer<unsigned long long> q_counts, q_offsets;
+
+  range_output<Key, Value> mixed(const std::uint8_t* ops, op_code uniform, const Key* keys, const Value* values,
+                                 const Key* upper, std::uint64_t n, const mixed_outputs<Key, Value>& out);
+  // The pairs of a query list's ranges, copied into pair_keys / pair_values
+  // (the update pass after them may reuse the tree's buffers).
+  range_output<Key, Value> keep_pairs(const btree::MixedPairs<Word>& p);
 
   impl(const mvbtree_options& o, int device) : vt(device, o, static_cast<int>(8 * sizeof(Key))) {}
   btree::BTree<Word>& tree() { return vt.tree(); }
@@ -156,13 +174,90 @@ void mvbtree_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* k
 }
 
 template <class Key, class Value>
+range_output<Key, Value> mvbtree_map<Key, Value>::impl::keep_pairs(const btree::MixedPairs<Word>& p) {
+  range_output<Key, Value> r;
+  r.size = p.size;
+  if (p.size == 0) return r;
+  pair_keys.reserve_discard(p.size, "mvbtree range results");
+  pair_values.reserve_discard(p.size, "mvbtree range results");
+  const cudaStream_t s = vt.stream();
+  narrow_copy(p.keys, nullptr, pair_keys.data(), sizeof(Key), p.size, s);
+  narrow_copy(p.values, nullptr, pair_values.data(), sizeof(Value), p.size, s);
+  GPUDICT_CUDA(cudaStreamSynchronize(s));
+  r.keys = pair_keys.data();
+  r.values = pair_values.data();
+  return r;
+}
+
+template <class Key, class Value>
+range_output<Key, Value> mvbtree_map<Key, Value>::impl::mixed(const std::uint8_t* ops, op_code uniform,
+                                                              const Key* keys, const Value* values, const Key* upper,
+                                                              std::uint64_t n, const mixed_outputs<Key, Value>& out) {
+  const btree::DeviceSource src = btree::typed_mixed_source(ops, uniform, keys, values, upper, n);
+  constexpr std::uint32_t kUpdates = 3u;  // the codes insert (0) and erase (1)
+  const std::uint32_t kinds = ops ? out.kinds_hint : 1u << static_cast<unsigned>(uniform);
+  // One kind of operation only (when the hint says so): no split.
+  if (kinds != 0 && (kinds & ~kUpdates) == 0) {
+    vt.update_device(src);
+    return {};
+  }
+  if (kinds != 0 && (kinds & kUpdates) == 0)
+    return btree::typed_pairs(tree().apply_device(src, btree::typed_outputs(out, ops, uniform)), pair_keys,
+                              pair_values, vt.stream());
+  // Queries first, on the state before the call, then the updates.
+  const cudaStream_t s = vt.stream();
+  query_pos.reserve_discard(n, "mvbtree mixed call");
+  update_pos.reserve_discard(n, "mvbtree mixed call");
+  h_split_counts.reserve_discard(2);
+  auto& temp = vt.cub_temp();
+  vt.timer().start(s);
+  temp.run("mvbtree mixed call split", mvbtree::select_positions(ops, true, query_pos.data(), split_counts.data(), n, s));
+  temp.run("mvbtree mixed call split",
+           mvbtree::select_positions(ops, false, update_pos.data(), split_counts.data() + 1, n, s));
+  vt.add_time(vt.timer().stop(s));
+  copy_to_host(s, h_split_counts.data(), split_counts.data(), 2 * sizeof(unsigned long long));
+  const std::uint64_t q = h_split_counts[0], u = h_split_counts[1];
+  range_output<Key, Value> pairs;
+  if (q > 0) {
+    btree::DeviceSource qs = src;
+    qs.index = query_pos.data();
+    qs.n = q;
+    mixed_outputs<Key, Value> tmp;
+    if (out.found) tmp.found = (q_found.reserve_discard(q, "mvbtree mixed call"), q_found.data());
+    if (out.values) tmp.values = (q_values.reserve_discard(q, "mvbtree mixed call"), q_values.data());
+    if (out.keys) tmp.keys = (q_keys.reserve_discard(q, "mvbtree mixed call"), q_keys.data());
+    if (out.counts)
+      tmp.counts = reinterpret_cast<std::uint64_t*>((q_counts.reserve_discard(q, "mvbtree mixed call"), q_counts.data()));
+    if (out.offsets)
+      tmp.offsets =
+          reinterpret_cast<std::uint64_t*>((q_offsets.reserve_discard(q, "mvbtree mixed call"), q_offsets.data()));
+    tmp.range_hint = out.range_hint;
+    tmp.kinds_hint = kinds & ~kUpdates;
+    pairs = keep_pairs(tree().apply_device(qs, btree::typed_outputs(tmp, ops, uniform)));
+    vt.timer().start(s);
+    mvbtree::scatter_results_kernel<Key, Value><<<blocks_for(q, 256), 256, 0, s>>>(
+        query_pos.data(), q, ops, q_found.data(), q_values.data(), q_keys.data(), q_counts.data(), q_offsets.data(),
+        out);
+    GPUDICT_CHECK_LAUNCH("mvbtree scatter_results_kernel");
+    vt.add_time(vt.timer().stop(s));
+  }
+  if (u > 0) {
+    btree::DeviceSource us = src;
+    us.index = update_pos.data();
+    us.n = u;
+    vt.update_device(us);
+  }
+  GPUDICT_CUDA(cudaStreamSynchronize(s));
+  return pairs;
+}
+
+template <class Key, class Value>
 range_output<Key, Value> mvbtree_map<Key, Value>::apply(const std::uint8_t* ops, op_code uniform, const Key* keys,
                                                         const Value* values, const Key* upper, std::uint64_t n,
                                                         const mixed_outputs<Key, Value>& out, cudaStream_t stream) {
   impl_->follow(stream);
-  const auto p = impl_->vt.apply_device(btree::typed_mixed_source(ops, uniform, keys, values, upper, n),
-                                        btree::typed_outputs(out, ops, uniform));
-  return btree::typed_pairs(p, impl_->pair_keys, impl_->pair_values, impl_->vt.stream());
+  if (n == 0) return {};
+  return impl_->mixed(ops, uniform, keys, values, upper, n, out);
 }
 
 template <class Key, class Value>

@@ -85,7 +85,12 @@ class mvbtree_map {
   mvbtree_map(const mvbtree_map&) = delete;
   mvbtree_map& operator=(const mvbtree_map&) = delete;
 
-  // As btree_map's calls of the same names (btree_map.hpp).
+  // As btree_map's calls of the same names (btree_map.hpp), but for apply:
+  // a mixed call runs its queries first, on the state before the call, then
+  // its updates (one of the orders the concurrent semantics allow, and one
+  // in which every count and range reads one state of the map, never a
+  // mixture; docs/mvbtree.md, "Concurrent batches"). Its outputs and range
+  // pairs are as btree_map::apply's.
   void build(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream = 0);
   void insert_or_assign(const Key* keys, const Value* values, std::uint64_t n, cudaStream_t stream = 0);
   void erase(const Key* keys, std::uint64_t n, cudaStream_t stream = 0);

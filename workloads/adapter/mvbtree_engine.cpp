@@ -54,6 +54,7 @@ struct EngineTraits<mvbtree_map<K, V>> {
 Capabilities mvbtree_caps() {
   Capabilities c = btree_caps();
   c.snapshots = true;
+  c.concurrent_queries_first = true;  // mvbtree_map::apply
   return c;
 }
 
@@ -73,6 +74,10 @@ std::unique_ptr<Dictionary> make_mvbtree_dictionary(const mvbtree::Options& opti
     params.emplace_back("snapshots", "O(1): a stamp (32-bit, renumbered before it would wrap) and an entry in the "
                                      "table of live ones; queries at a snapshot resolve each leaf to its state then, "
                                      "one thread per query from the root");
+    for (auto& [key, text] : params)
+      if (key == "concurrent")
+        text = "queries first, on the state before the batch (the B-Tree's query kernel), then the updates (its "
+               "update paths): every count and range reads one state; checked exactly";
     params.emplace_back("reclamation", "dropping a snapshot sweeps the versioned leaves' lists and returns the states "
                                        "no live snapshot reads to the pool's free list");
     return std::make_unique<ContainerDictionary<Map>>(device, std::move(map), mvbtree_caps(), std::move(params));

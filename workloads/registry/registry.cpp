@@ -80,9 +80,9 @@ std::vector<StructureInfo> make_table() {
                "still reads into a version pool (one copy per leaf per call) and stamps it; leaves split off point "
                "at the leaf they came from. Queries at the latest state are the B-Tree's; queries at a snapshot "
                "descend the latest inner nodes and resolve each leaf to its state at the snapshot's stamp. Dropping "
-               "a snapshot returns the states no live snapshot reads to the pool. Concurrent batches run natively "
-               "in one kernel (their queries at a snapshot after their updates). Several updates of one key in a "
-               "phased batch: any one wins. docs/mvbtree.md.",
+               "a snapshot returns the states no live snapshot reads to the pool. A concurrent batch runs its queries "
+               "first, on the state before it, then its updates: every count and range reads one state, and the "
+               "verifier checks them exactly. Several updates of one key in a batch: any one wins. docs/mvbtree.md.",
                mvbtree_caps(), mvbtree_option_specs(), [](const StructureConfig& cfg) { return make_mvbtree(cfg); },
                validate_mvbtree_options});
   t.push_back({"graph", "Dynamic graph on per-vertex hash tables (seed 001, ch. 5) [not built yet]", "",

@@ -16,6 +16,7 @@
 // use atomicAdd.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -46,10 +47,36 @@ struct ClaimLists {
   unsigned long long* counts = nullptr;  // [0] touched, [1] copies
 };
 
+// A slot in a list shared by the grid (its length at *count): one atomic
+// per group of lanes that append together, not one per lane (a call's
+// claims, a registry's entries come by the hundred thousand).
+__device__ __forceinline__ unsigned long long append_slot(unsigned long long* count) {
+  const auto g = cooperative_groups::coalesced_threads();
+  unsigned long long base = 0;
+  if (g.thread_rank() == 0) base = atomicAdd(count, static_cast<unsigned long long>(g.size()));
+  return g.shfl(base, 0) + g.thread_rank();
+}
+
 template <class Word>
 __device__ __forceinline__ Word source_key(const UpdateSource& src, uint64_t j) {
   return src.key_bytes == 8 ? static_cast<Word>(static_cast<const uint64_t*>(src.keys)[j])
                             : static_cast<Word>(static_cast<const uint32_t*>(src.keys)[j]);
+}
+
+// A leaf an update call changes, claimed by one thread of the call: listed
+// as touched with its version word before the call; unless its state is
+// already the call's stamp (changed since the newest snapshot: none sees
+// it), it takes the stamp, and it is listed for a copy when the newest live
+// snapshot sees its state.
+__device__ __forceinline__ void claim_leaf(uint32_t leaf, VWord* head_v, uint32_t stamp, uint32_t newest_live,
+                                          const ClaimLists& lists) {
+  const VWord old = head_v[leaf];
+  const uint64_t t = append_slot(lists.counts + 0);
+  lists.touched[t] = leaf;
+  lists.touched_old[t] = old;
+  if (vstamp(old) == stamp) return;
+  head_v[leaf] = vword(stamp, volder(old));
+  if (vstamp(old) <= newest_live) lists.copy_of[append_slot(lists.counts + 1)] = static_cast<uint32_t>(t);
 }
 
 // One thread per operation. A delete of a key its leaf does not hold
@@ -80,21 +107,25 @@ __global__ void __launch_bounds__(256) claim_kernel(btree::TreeRef<Word> tree, V
     Word v;
     if (!btree::leaf_find(w, static_cast<int>(btree::meta_count(meta)), k, p, v)) return;
   }
-  if (atomicExch(mark + leaf, call) == call) return;  // another operation of this call claimed it
-  const VWord old = head_v[leaf];
-  const uint64_t t = atomicAdd(lists.counts + 0, 1ull);
-  lists.touched[t] = leaf;
-  lists.touched_old[t] = old;
-  if (vstamp(old) == stamp) return;  // changed since the newest snapshot already: no live snapshot sees it
-  head_v[leaf] = vword(stamp, volder(old));
-  if (vstamp(old) <= newest_live) lists.copy_of[atomicAdd(lists.counts + 1, 1ull)] = static_cast<uint32_t>(t);
+  // Claimed by another operation of this call already: a plain read first,
+  // so that a leaf every operation of a call goes to (a small tree's) is
+  // not one atomic per operation.
+  if (*static_cast<volatile uint32_t*>(mark + leaf) == call || atomicExch(mark + leaf, call) == call) return;
+  claim_leaf(leaf, head_v, stamp, newest_live, lists);
 }
 
-// Undoes a claim whose copies could not be had (the version pool could not
-// grow): every touched leaf's version word as it was.
-static __global__ void __launch_bounds__(256) unclaim_kernel(VWord* head_v, ClaimLists lists, uint64_t n) {
+// The merged path's claims (BTree::leaf_hook): each item's leaf, sorted by
+// key, so the first item of each run of equal leaves claims it. Every
+// update claims, a delete of an absent key too (the merge has not looked
+// yet; a copy too many costs a line, never a wrong answer).
+template <class Word>
+__global__ void __launch_bounds__(256) claim_routes_kernel(const uint32_t* leaves, uint64_t n, VWord* head_v,
+                                                           uint32_t stamp, uint32_t newest_live, ClaimLists lists) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) head_v[lists.touched[i]] = lists.touched_old[i];
+  if (i >= n) return;
+  const uint32_t leaf = leaves[i];
+  if (i > 0 && leaves[i - 1] == leaf) return;
+  claim_leaf(leaf, head_v, stamp, newest_live, lists);
 }
 
 // The version pool's allocation for a call's `copies` copies: copy i takes
@@ -114,17 +145,18 @@ struct CopyAlloc {
 struct Registry {
   uint32_t* heads = nullptr;
   unsigned long long* count = nullptr;
-  __device__ __forceinline__ void add(uint32_t head) const { heads[atomicAdd(count, 1ull)] = head; }
+  __device__ __forceinline__ void add(uint32_t head) const { heads[append_slot(count)] = head; }
 };
 
-// One thread per copy: the leaf's current image into its slot, with the
-// leaf's old version word; the head then points at the copy.
+// One thread per copy the claims listed (lists.counts[1] of them; the
+// grid covers at most n): the leaf's current image into its slot, with
+// the leaf's old version word; the head then points at the copy.
 template <class Word>
 __global__ void __launch_bounds__(256) copy_kernel(const btree::Node<Word>* heads, btree::Node<Word>* copies,
                                                    VWord* copy_v, VWord* head_v, ClaimLists lists, uint64_t n,
                                                    CopyAlloc alloc, uint32_t stamp, Registry reg) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
+  if (i >= n || i >= lists.counts[1]) return;
   const uint32_t t = lists.copy_of[i];
   const uint32_t leaf = lists.touched[t];
   const VWord old = lists.touched_old[t];
@@ -138,42 +170,46 @@ __global__ void __launch_bounds__(256) copy_kernel(const btree::Node<Word>* head
   if (volder(old) == kOlderNone) reg.add(leaf);
 }
 
-// One thread per touched leaf X, after the B-Tree's kernels: the leaves
-// created by the call (pool index >= first_new) that follow X along the
-// side links, before the next leaf that existed before the call, were
-// split off from X (or from one another); each takes stamp `stamp` and
-// origin X. A root that was a leaf and is now an inner node was pushed
-// down: every leaf is new, from the leftmost on.
+// The touched leaves' low keys (which never change), to be sorted with
+// their node indices for origin_kernel.
 template <class Word>
-__global__ void __launch_bounds__(256) origin_kernel(btree::TreeRef<Word> tree, VWord* head_v, ClaimLists lists,
-                                                     uint64_t n, uint64_t first_new, uint32_t stamp, Registry reg,
+__global__ void __launch_bounds__(256) touched_lows_kernel(btree::TreeRef<Word> tree, ClaimLists lists, uint64_t n,
+                                                           Word* lows) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) lows[i] = tree.words(lists.touched[i])[btree::kLowWord];
+}
+
+// One thread per node the call allocated (pool indices [first, end)),
+// after the B-Tree's kernels: a new leaf S was split off (directly or
+// through other new leaves) from the nearest leaf left of it that existed
+// before the call, which the call changed, so claimed: the touched leaf
+// with the greatest low key <= S's (no old leaf lies between them). S
+// takes the call's stamp and that origin. When the root was a leaf and was
+// pushed down, every leaf is new and the root (low key 0) is the origin of
+// all. Inner nodes and allocations a full pool left unlinked are skipped
+// or harmless (never reached).
+template <class Word>
+__global__ void __launch_bounds__(256) origin_kernel(btree::TreeRef<Word> tree, VWord* head_v, const Word* lows,
+                                                     const uint32_t* ids, uint64_t touched, uint64_t first,
+                                                     uint64_t end, uint32_t stamp, Registry reg,
                                                      unsigned long long* error) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const uint32_t x = lists.touched[i];
-  const VWord origin = vword(stamp, kOlderOrigin | x);
-  uint32_t node = x;
-  uint64_t steps = 0;
-  if (x == btree::kRoot && !btree::meta_leaf(tree.words(x)[btree::kMetaWord])) {
-    while (!btree::meta_leaf(tree.words(node)[btree::kMetaWord])) {
-      node = static_cast<uint32_t>(tree.words(node)[1]);  // child 0
-      if (++steps > tree.capacity) {
-        atomicExch(error, 1ull);
-        return;
-      }
-    }
-    head_v[node] = origin;
-    reg.add(node);
+  if (first + i >= end) return;
+  const uint32_t node = static_cast<uint32_t>(first + i);
+  const Word* w = tree.words(node);
+  if (!btree::meta_leaf(w[btree::kMetaWord])) return;
+  const Word low = w[btree::kLowWord];
+  uint64_t a = 0, b = touched;  // the first low > S's
+  while (a < b) {
+    const uint64_t m = (a + b) / 2;
+    if (lows[m] <= low) a = m + 1; else b = m;
   }
-  for (uint64_t nxt = tree.words(node)[btree::kLinkWord]; nxt != btree::kNil && nxt >= first_new;
-       nxt = tree.words(static_cast<uint32_t>(nxt))[btree::kLinkWord]) {
-    if (++steps > tree.capacity) {
-      atomicExch(error, 1ull);
-      return;
-    }
-    head_v[nxt] = origin;
-    reg.add(static_cast<uint32_t>(nxt));
+  if (a == 0) {  // no touched leaf left of it: never expected
+    atomicExch(error, 1ull);
+    return;
   }
+  head_v[node] = vword(stamp, kOlderOrigin | ids[a - 1]);
+  reg.add(node);
 }
 
 // Whether a live snapshot (sorted, `count` of them) lies in [lo, hi).

@@ -3,7 +3,7 @@
 #include "core/mvbtree/detail/versioned_tree.cuh"
 
 #include <algorithm>
-#include <cub/device/device_scan.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <utility>
 
 #include "core/common/cuda_check.hpp"
@@ -117,60 +117,97 @@ UpdateSource VersionedTree<Word>::update_source(const btree::DeviceSource& src) 
 }
 
 template <class Word>
-uint64_t VersionedTree<Word>::start_update(const btree::DeviceSource& src, double& ms) {
-  const uint64_t n = src.n;
+void VersionedTree<Word>::prepare_claims(uint64_t n, uint64_t leaves) {
   touched_.reserve_discard(n, "mvbtree claim lists");
   touched_old_.reserve_discard(n, "mvbtree claim lists");
   copy_of_.reserve_discard(n, "mvbtree claim lists");
+  // Room for a copy of every leaf the call can claim, so that no claim
+  // needs a host read before its copies (the merged path claims inside
+  // the B-Tree's timed call). A failure here changes nothing.
+  reserve_copies(std::min<uint64_t>(n, leaves + 1));
   if (++call_ == 0) {  // the marks' values wrapped: none may equal a new call's
     GPUDICT_CUDA(cudaMemsetAsync(mark_.data(), 0, covered_ * sizeof(uint32_t), stream()));
     call_ = 1;
   }
-  const cudaStream_t s = stream();
-  GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kTouched, 0, 2 * sizeof(unsigned long long), s));
-  const ClaimLists lists{touched_.data(), touched_old_.data(), copy_of_.data(), d_scalars_.data() + kTouched};
+  GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kTouched, 0, 2 * sizeof(unsigned long long), stream()));
+}
+
+template <class Word>
+ClaimLists VersionedTree<Word>::claim_lists() {
+  return ClaimLists{touched_.data(), touched_old_.data(), copy_of_.data(), d_scalars_.data() + kTouched};
+}
+
+template <class Word>
+uint32_t VersionedTree<Word>::newest_live() const {
   uint32_t newest = 0;
   for (const auto& [name, st] : live_) newest = std::max(newest, st);
-  timer_.start(s);
-  claim_kernel<Word><<<blocks_for(n, 256), 256, 0, s>>>(tree_.internal_ref(), head_v_.data(), mark_.data(), call_,
-                                                         update_source(src), static_cast<uint32_t>(stamp_), newest,
-                                                         lists, error_flag());
-  GPUDICT_CHECK_LAUNCH("mvbtree claim_kernel");
-  ms += timer_.stop(s);
-  check_error("claim_kernel");
-  const uint64_t touched = h_scalars_[kTouched], copies = h_scalars_[kCopies];
-  if (copies == 0) return touched;
-  try {
-    reserve_copies(copies);
-  } catch (...) {
-    unclaim_kernel<<<blocks_for(touched, 256), 256, 0, s>>>(head_v_.data(), lists, touched);
-    GPUDICT_CHECK_LAUNCH("mvbtree unclaim_kernel");
-    GPUDICT_CUDA(cudaStreamSynchronize(s));
-    throw;
-  }
+  return newest;
+}
+
+template <class Word>
+void VersionedTree<Word>::launch_copies(uint64_t n) {
   const CopyAlloc alloc{free_.data(), free_count_, copy_cursor_};
-  timer_.start(s);
-  copy_kernel<Word><<<blocks_for(copies, 256), 256, 0, s>>>(
-      tree_.internal_ref().nodes, copies_.data(), copy_v_.data(), head_v_.data(), lists, copies, alloc,
+  copy_kernel<Word><<<blocks_for(n, 256), 256, 0, stream()>>>(
+      tree_.internal_ref().nodes, copies_.data(), copy_v_.data(), head_v_.data(), claim_lists(), n, alloc,
       static_cast<uint32_t>(stamp_), Registry{reg_[0].data(), d_scalars_.data() + kRegistry});
   GPUDICT_CHECK_LAUNCH("mvbtree copy_kernel");
+}
+
+template <class Word>
+void VersionedTree<Word>::claim_by_descent(const btree::DeviceSource& src, double& ms) {
+  const cudaStream_t s = stream();
+  timer_.start(s);
+  claim_kernel<Word><<<blocks_for(src.n, 256), 256, 0, s>>>(tree_.internal_ref(), head_v_.data(), mark_.data(), call_,
+                                                             update_source(src), static_cast<uint32_t>(stamp_),
+                                                             newest_live(), claim_lists(), error_flag());
+  GPUDICT_CHECK_LAUNCH("mvbtree claim_kernel");
+  launch_copies(src.n);
   ms += timer_.stop(s);
+}
+
+template <class Word>
+void VersionedTree<Word>::claim_routed(const uint32_t* leaves, uint64_t n) {
+  claim_routes_kernel<Word><<<blocks_for(n, 256), 256, 0, stream()>>>(
+      leaves, n, head_v_.data(), static_cast<uint32_t>(stamp_), newest_live(), claim_lists());
+  GPUDICT_CHECK_LAUNCH("mvbtree claim_routes_kernel");
+  launch_copies(n);
+}
+
+template <class Word>
+uint64_t VersionedTree<Word>::settle_claims() {
+  check_error("claim_kernel");
+  const uint64_t copies = h_scalars_[kCopies];
   const uint64_t from_free = std::min(copies, free_count_);
   free_count_ -= from_free;
   copy_cursor_ += copies - from_free;
   copies_made_ += copies;
-  return touched;
+  return h_scalars_[kTouched];
 }
 
 template <class Word>
 void VersionedTree<Word>::finish_update(uint64_t touched, uint64_t first_new, double& ms) {
   if (touched == 0) return;
+  const uint64_t end = std::min<uint64_t>(tree_.read_header().next_free, tree_.node_capacity());
+  if (end <= first_new) return;  // the call split no leaf
   const cudaStream_t s = stream();
+  low_[0].reserve_discard(touched, "mvbtree claim lists");
+  low_[1].reserve_discard(touched, "mvbtree claim lists");
+  low_ids_.reserve_discard(touched, "mvbtree claim lists");
   const ClaimLists lists{touched_.data(), touched_old_.data(), copy_of_.data(), d_scalars_.data() + kTouched};
+  const auto sort = [&](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortPairs(p, bytes, low_[0].data(), low_[1].data(), touched_.data(),
+                                           low_ids_.data(), static_cast<int64_t>(touched), 0,
+                                           static_cast<int>(8 * sizeof(Word)), s);
+  };
+  temp_.prepare("mvbtree origin sort", sort);
   timer_.start(s);
-  origin_kernel<Word><<<blocks_for(touched, 256), 256, 0, s>>>(
-      tree_.internal_ref(), head_v_.data(), lists, touched, first_new, static_cast<uint32_t>(stamp_),
-      Registry{reg_[0].data(), d_scalars_.data() + kRegistry}, error_flag());
+  touched_lows_kernel<Word><<<blocks_for(touched, 256), 256, 0, s>>>(tree_.internal_ref(), lists, touched,
+                                                                     low_[0].data());
+  GPUDICT_CHECK_LAUNCH("mvbtree touched_lows_kernel");
+  temp_.run("mvbtree origin sort", sort);
+  origin_kernel<Word><<<blocks_for(end - first_new, 256), 256, 0, s>>>(
+      tree_.internal_ref(), head_v_.data(), low_[1].data(), low_ids_.data(), touched, first_new, end,
+      static_cast<uint32_t>(stamp_), Registry{reg_[0].data(), d_scalars_.data() + kRegistry}, error_flag());
   GPUDICT_CHECK_LAUNCH("mvbtree origin_kernel");
   ms += timer_.stop(s);
   check_error("origin_kernel");
@@ -178,29 +215,43 @@ void VersionedTree<Word>::finish_update(uint64_t touched, uint64_t first_new, do
 
 template <class Word>
 template <class Call>
-void VersionedTree<Word>::versioned_update(const btree::DeviceSource& src, Call call) {
+void VersionedTree<Word>::versioned_update(const btree::DeviceSource& src, bool merged, Call call) {
   if (live_.empty() || src.n == 0) {
     call();
     cover_pool();
     return;
   }
   double ms = 0.0;
-  const uint64_t first_new = tree_.read_header().next_free;
-  const uint64_t touched = start_update(src, ms);
+  const btree::TreeHeader h = tree_.read_header();
+  const uint64_t first_new = h.next_free;
+  trace_.mark(stream(), "start");
+  prepare_claims(src.n, h.leaves);
+  // The merged path claims from its own routing, before its first write;
+  // the operations kernel's lists (and mixed calls) descend first.
+  if (merged) tree_.leaf_hook = [this](const uint32_t* leaves, uint64_t n) { claim_routed(leaves, n); };
+  else claim_by_descent(src, ms);
+  trace_.mark(stream(), "claims");
   try {
     call();
+    trace_.mark(stream(), "tree");
   } catch (...) {
-    // The B-Tree abandons a call cleanly (a full fixed pool): the leaves it
-    // did create before that still need their origins.
+    // The B-Tree abandons a call cleanly (a full fixed pool): the copies
+    // and leaves it made before that still need their bookkeeping.
+    tree_.leaf_hook = nullptr;
     try {
+      const uint64_t touched = settle_claims();
       cover_pool();
       finish_update(touched, first_new, ms);
     } catch (...) {
     }
     throw;
   }
+  tree_.leaf_hook = nullptr;
+  const uint64_t touched = settle_claims();
   cover_pool();
   finish_update(touched, first_new, ms);
+  trace_.mark(stream(), "origins");
+  trace_.flush("mvbtree versioned update");
   add_time(ms);
 }
 
@@ -220,15 +271,8 @@ void VersionedTree<Word>::build_device(const btree::DeviceSource& pairs) {
 
 template <class Word>
 void VersionedTree<Word>::update_device(const btree::DeviceSource& src) {
-  versioned_update(src, [&] { tree_.update_device(src); });
-}
-
-template <class Word>
-btree::MixedPairs<Word> VersionedTree<Word>::apply_device(const btree::DeviceSource& src,
-                                                          const btree::MixedOutputs& out) {
-  btree::MixedPairs<Word> pairs;
-  versioned_update(src, [&] { pairs = tree_.apply_device(src, out); });
-  return pairs;
+  const bool merged = !live_.empty() && src.n > 0 && tree_.merges_list(src.n);
+  versioned_update(src, merged, [&] { tree_.update_device(src); });
 }
 
 template <class Word>
@@ -331,6 +375,7 @@ VersionCounts VersionedTree<Word>::counts() const {
   c.renumberings = renumberings_;
   c.version_bytes = head_v_.bytes() + mark_.bytes() + reg_[0].bytes() + reg_[1].bytes() + copies_.bytes() +
                     copy_v_.bytes() + free_.bytes() + touched_.bytes() + touched_old_.bytes() + copy_of_.bytes() +
+                    low_[0].bytes() + low_[1].bytes() + low_ids_.bytes() +
                     d_live_.bytes() + temp_.bytes();
   return c;
 }
@@ -345,7 +390,7 @@ uint64_t VersionedTree<Word>::device_bytes_needed(const capacity_bounds& b) cons
   // two snapshots), a leaf holding at least 7 keys (docs/btree.md).
   const uint64_t leaves = b.max_resident / 7 + 1;
   const uint64_t copies = b.max_snapshots * leaves;
-  return tree + nodes * (8 + 4 + 8) + b.max_batch * (4 + 8 + 4) +
+  return tree + nodes * (8 + 4 + 8) + b.max_batch * (4 + 8 + 4 + 2 * sizeof(Word) + 4) +
          copies * (sizeof(btree::Node<Word>) + 8 + 4) + b.max_snapshots * 4 + b.max_queries * 24;
 }
 

@@ -2,7 +2,8 @@
 // core/btree's tree, whose nodes are the latest state, with the versions
 // of its leaves beside it (versions.hpp) and the live snapshots.
 //
-// Updates go to the B-Tree's own paths (merged or the operations kernel);
+// Updates go to the B-Tree's own paths (merged or the operations kernel;
+// a mixed call runs its queries, then its updates: mvbtree_map.cu);
 // while snapshots are live, each update call is wrapped by the version
 // kernels (version_kernels.cuh): before it, the leaves it changes are
 // copied where a live snapshot still sees them; after it, the leaves it
@@ -24,6 +25,7 @@
 #include "core/common/device_buffer.hpp"
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
+#include "core/common/trace_events.hpp"
 #include "core/mvbtree/detail/version_kernels.cuh"
 #include "core/mvbtree/detail/version_ref.cuh"
 #include "core/mvbtree/detail/versions.hpp"
@@ -63,10 +65,9 @@ class VersionedTree {
   // A bulk build replaces the contents: refused (InputError) while
   // snapshots are live, since they would read a tree that is gone.
   void build_device(const btree::DeviceSource& pairs);
-  // Inserts and deletes (phased), or a mixed call (concurrent); snapshot
-  // states survive both.
+  // Inserts and deletes (src.types, when given, holds update codes only):
+  // the states live snapshots read survive them.
   void update_device(const btree::DeviceSource& src);
-  btree::MixedPairs<Word> apply_device(const btree::DeviceSource& src, const btree::MixedOutputs& out);
 
   // Takes a snapshot: O(1) (a stamp and an entry in the table of live
   // ones); returns its name.
@@ -100,14 +101,23 @@ class VersionedTree {
   void reserve_copies(uint64_t copies);
   // The sorted live stamps to the device (after take or drop).
   void upload_live();
-  // Before an update call while snapshots are live: claims and copies;
-  // returns the touched leaves' count (for finish_update).
-  uint64_t start_update(const btree::DeviceSource& src, double& ms);
-  // After it: origins of the new leaves.
+  // Around an update call while snapshots are live (version_kernels.cuh):
+  // lists and version pool sized for a call of n updates into a tree of
+  // `leaves` leaves; the claims by descent (before the call) or from the
+  // merged path's routing (its leaf_hook), each followed by its copies;
+  // after the call, the counts read back (returns the touched leaves) and
+  // the new leaves' origins (the nodes the call allocated from first_new on).
+  void prepare_claims(uint64_t n, uint64_t leaves);
+  ClaimLists claim_lists();
+  uint32_t newest_live() const;
+  void launch_copies(uint64_t n);
+  void claim_by_descent(const btree::DeviceSource& src, double& ms);
+  void claim_routed(const uint32_t* leaves, uint64_t n);
+  uint64_t settle_claims();
   void finish_update(uint64_t touched, uint64_t first_new, double& ms);
-  // Runs `call` (the B-Tree's update) wrapped by the version kernels.
+  // Runs `call` (the B-Tree's update; `merged`: it will merge) wrapped by the version kernels.
   template <class Call>
-  void versioned_update(const btree::DeviceSource& src, Call call);
+  void versioned_update(const btree::DeviceSource& src, bool merged, Call call);
   void sweep();
   void renumber();
   static UpdateSource update_source(const btree::DeviceSource& src);
@@ -117,6 +127,7 @@ class VersionedTree {
   device_timing* timing_ = nullptr;
   EventTimer timer_;
   CubTemp temp_;
+  TraceEvents trace_;  // GPUDICT_TRACE=1: a versioned update's steps on stderr
 
   DeviceBuffer<VWord> head_v_;        // per node of the B-Tree's pool
   DeviceBuffer<uint32_t> mark_;       // per node: the last update call that claimed it
@@ -131,6 +142,9 @@ class VersionedTree {
   // A call's claim lists (ClaimLists), by operation.
   DeviceBuffer<uint32_t> touched_, copy_of_;
   DeviceBuffer<VWord> touched_old_;
+  // The touched leaves' low keys, sorted with their indices (origin_kernel).
+  DeviceBuffer<Word> low_[2];
+  DeviceBuffer<uint32_t> low_ids_;
 
   // [kTouched], [kCopies]: a claim's counts; [kRegistry]: the registry's
   // entries; [kRegistryOut], [kFreed]: a sweep's; [kError].
