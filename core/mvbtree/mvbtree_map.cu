@@ -40,9 +40,6 @@ struct mvbtree_map<Key, Value>::impl {
 
   range_output<Key, Value> mixed(const std::uint8_t* ops, op_code uniform, const Key* keys, const Value* values,
                                  const Key* upper, std::uint64_t n, const mixed_outputs<Key, Value>& out);
-  // The pairs of a query list's ranges, copied into pair_keys / pair_values
-  // (the update pass after them may reuse the tree's buffers).
-  range_output<Key, Value> keep_pairs(const btree::MixedPairs<Word>& p);
 
   impl(const mvbtree_options& o, int device) : vt(device, o, static_cast<int>(8 * sizeof(Key))) {}
   btree::BTree<Word>& tree() { return vt.tree(); }
@@ -174,22 +171,6 @@ void mvbtree_map<Key, Value>::successor(const Key* keys, std::uint64_t n, Key* k
 }
 
 template <class Key, class Value>
-range_output<Key, Value> mvbtree_map<Key, Value>::impl::keep_pairs(const btree::MixedPairs<Word>& p) {
-  range_output<Key, Value> r;
-  r.size = p.size;
-  if (p.size == 0) return r;
-  pair_keys.reserve_discard(p.size, "mvbtree range results");
-  pair_values.reserve_discard(p.size, "mvbtree range results");
-  const cudaStream_t s = vt.stream();
-  narrow_copy(p.keys, nullptr, pair_keys.data(), sizeof(Key), p.size, s);
-  narrow_copy(p.values, nullptr, pair_values.data(), sizeof(Value), p.size, s);
-  GPUDICT_CUDA(cudaStreamSynchronize(s));
-  r.keys = pair_keys.data();
-  r.values = pair_values.data();
-  return r;
-}
-
-template <class Key, class Value>
 range_output<Key, Value> mvbtree_map<Key, Value>::impl::mixed(const std::uint8_t* ops, op_code uniform,
                                                               const Key* keys, const Value* values, const Key* upper,
                                                               std::uint64_t n, const mixed_outputs<Key, Value>& out) {
@@ -233,7 +214,9 @@ range_output<Key, Value> mvbtree_map<Key, Value>::impl::mixed(const std::uint8_t
           reinterpret_cast<std::uint64_t*>((q_offsets.reserve_discard(q, "mvbtree mixed call"), q_offsets.data()));
     tmp.range_hint = out.range_hint;
     tmp.kinds_hint = kinds & ~kUpdates;
-    pairs = keep_pairs(tree().apply_device(qs, btree::typed_outputs(tmp, ops, uniform)));
+    // The pairs copied out of the tree's buffers: the update pass after them may reuse those.
+    pairs = btree::typed_pairs(tree().apply_device(qs, btree::typed_outputs(tmp, ops, uniform)), pair_keys,
+                               pair_values, s, true);
     vt.timer().start(s);
     mvbtree::scatter_results_kernel<Key, Value><<<blocks_for(q, 256), 256, 0, s>>>(
         query_pos.data(), q, ops, q_found.data(), q_values.data(), q_keys.data(), q_counts.data(), q_offsets.data(),
@@ -284,9 +267,12 @@ mvbtree_stats mvbtree_map<Key, Value>::stats() const {
   s.versioned_leaves = c.versioned_leaves;
   s.stamp = c.stamp;
   s.renumberings = c.renumberings;
-  s.version_bytes = c.version_bytes + impl_->range_sizes.bytes() + impl_->range_offsets.bytes() +
-                    impl_->pair_keys.bytes() + impl_->pair_values.bytes();
-  s.device_bytes = s.tree.device_bytes + s.version_bytes;
+  s.version_bytes = c.version_bytes;
+  s.version_scratch_bytes = c.scratch_bytes + impl_->range_sizes.bytes() + impl_->range_offsets.bytes() +
+                            impl_->pair_keys.bytes() + impl_->pair_values.bytes() + impl_->query_pos.bytes() +
+                            impl_->update_pos.bytes() + impl_->q_found.bytes() + impl_->q_values.bytes() +
+                            impl_->q_keys.bytes() + impl_->q_counts.bytes() + impl_->q_offsets.bytes();
+  s.device_bytes = s.tree.device_bytes + s.version_bytes + s.version_scratch_bytes;
   return s;
 }
 

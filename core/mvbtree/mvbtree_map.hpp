@@ -46,8 +46,9 @@ struct mvbtree_stats {
   std::uint64_t versioned_leaves = 0;       // leaves with an earlier state held
   std::uint64_t stamp = 0;                  // the global stamp (the next snapshot's)
   std::uint64_t renumberings = 0;           // times the stamps were renumbered
-  std::uint64_t version_bytes = 0;          // device bytes of the versions: pool, words, lists
-  std::uint64_t device_bytes = 0;           // everything: tree + versions
+  std::uint64_t version_bytes = 0;          // device bytes of the versions: a word per node, the pool
+  std::uint64_t version_scratch_bytes = 0;  // the calls' claim lists and sorts, snapshot queries' scratch
+  std::uint64_t device_bytes = 0;           // everything: tree + versions + their scratch
 };
 
 // The map as a kernel reads it at one state (mvbtree_ref.cuh builds its ref

@@ -5,5 +5,6 @@
 #include "gpudict/btree_map.hpp"
 #include "gpudict/errors.hpp"
 #include "gpudict/lsm_map.hpp"
+#include "gpudict/mvbtree_map.hpp"
 #include "gpudict/slab_hash_map.hpp"
 #include "gpudict/sorted_array_map.hpp"

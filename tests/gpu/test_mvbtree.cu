@@ -131,6 +131,7 @@ void grow_from_empty(gpudict::btree::PhasedUpdates path, int kind, uint64_t seed
   CHECK(s.version_copies == 0);
   CHECK(s.versioned_leaves == 0);
   CHECK(s.copies_reclaimed == s.copies_made);
+  CHECK(s.version_pool_nodes == 0);  // the empty pool went back to the device
   check_state(map, model, rng);
 }
 
@@ -179,6 +180,15 @@ TEST_CASE_TEMPLATE("mvbtree_map: snapshots dropped in every order return their v
     const auto s = map.stats();
     CHECK(s.version_copies == 0);
     CHECK(s.copies_reclaimed == s.copies_made);
+    CHECK(s.version_pool_nodes == 0);
+    // Versions again after the pool went back: a snapshot, an update, a check.
+    auto again = map.snapshot();
+    const auto m_again = model;
+    std::vector<K> ins;
+    for (int j = 0; j < 1000; ++j) ins.push_back(draw<K>(rng));
+    update_call(map, model, ins, some_present(model, rng, 7), rng);
+    check_state(again, m_again, rng, 128);
+    check_state(map, model, rng, 128);
   } while (std::next_permutation(order.begin(), order.end()));
 }
 

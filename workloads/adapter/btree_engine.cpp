@@ -12,6 +12,30 @@
 
 namespace gpudict {
 
+Params btree_stat_rows(const btree_stats& a) {
+  return {
+      {"height", std::to_string(a.height)},
+      {"nodes", std::to_string(a.nodes)},
+      {"leaves", std::to_string(a.leaves)},
+      {"fill", fmt::format("{:.3f}", a.leaves ? static_cast<double>(a.size) / (static_cast<double>(a.leaves) * 14.0)
+                                              : 0.0)},
+      {"node-bytes", std::to_string(a.node_bytes)},
+      {"pool-nodes", std::to_string(a.pool_nodes)},
+      {"pool-grows", std::to_string(a.pool_grows)},
+      {"pool-retries", std::to_string(a.pool_retries)},
+      {"range-reruns", std::to_string(a.range_reruns)},
+      {"merged-update-lists", std::to_string(a.merged_update_lists)},
+      {"ops-update-lists", std::to_string(a.ops_update_lists)},
+      {"point-range-lists", std::to_string(a.point_range_lists)},
+      {"tile-range-lists", std::to_string(a.tile_range_lists)},
+      {"concurrent-range-reruns", std::to_string(a.concurrent_range_reruns)},
+      {"grouped-updates", std::to_string(a.grouped_updates)},
+      {"warp-taken-ops", std::to_string(a.warp_taken_ops)},
+      {"directory-leaves", std::to_string(a.directory_leaves)},
+      {"directory-lists", std::to_string(a.directory_lists)},
+  };
+}
+
 template <class K, class V>
 struct EngineTraits<btree_map<K, V>> {
   static constexpr const char* name = "btree";
@@ -25,27 +49,7 @@ struct EngineTraits<btree_map<K, V>> {
     Stats s;
     s.size = a.size;
     s.device_bytes = a.device_bytes;
-    s.extra = {
-        {"height", std::to_string(a.height)},
-        {"nodes", std::to_string(a.nodes)},
-        {"leaves", std::to_string(a.leaves)},
-        {"fill", fmt::format("{:.3f}", a.leaves ? static_cast<double>(a.size) / (static_cast<double>(a.leaves) * 14.0)
-                                                : 0.0)},
-        {"node-bytes", std::to_string(a.node_bytes)},
-        {"pool-nodes", std::to_string(a.pool_nodes)},
-        {"pool-grows", std::to_string(a.pool_grows)},
-        {"pool-retries", std::to_string(a.pool_retries)},
-        {"range-reruns", std::to_string(a.range_reruns)},
-        {"merged-update-lists", std::to_string(a.merged_update_lists)},
-        {"ops-update-lists", std::to_string(a.ops_update_lists)},
-        {"point-range-lists", std::to_string(a.point_range_lists)},
-        {"tile-range-lists", std::to_string(a.tile_range_lists)},
-        {"concurrent-range-reruns", std::to_string(a.concurrent_range_reruns)},
-        {"grouped-updates", std::to_string(a.grouped_updates)},
-        {"warp-taken-ops", std::to_string(a.warp_taken_ops)},
-        {"directory-leaves", std::to_string(a.directory_leaves)},
-        {"directory-lists", std::to_string(a.directory_lists)},
-    };
+    s.extra = btree_stat_rows(a);
     return s;
   }
 };

@@ -25,28 +25,23 @@ struct EngineTraits<mvbtree_map<K, V>> {
     Stats s;
     s.size = t.size;
     s.device_bytes = a.device_bytes;
-    s.extra = {
-        {"height", std::to_string(t.height)},
-        {"nodes", std::to_string(t.nodes)},
-        {"leaves", std::to_string(t.leaves)},
-        {"fill", fmt::format("{:.3f}", t.leaves ? static_cast<double>(t.size) / (static_cast<double>(t.leaves) * 14.0)
-                                                : 0.0)},
-        {"node-bytes", std::to_string(t.node_bytes)},
-        {"pool-nodes", std::to_string(t.pool_nodes)},
+    s.extra = btree_stat_rows(t);
+    const Params versions = {
         {"snapshots", std::to_string(a.snapshots)},
         {"version-copies", std::to_string(a.version_copies)},
         {"version-bytes", std::to_string(a.version_bytes)},
+        {"version-scratch-bytes", std::to_string(a.version_scratch_bytes)},
+        {"version-overhead", fmt::format("{:.4f}", t.device_bytes ? static_cast<double>(a.version_bytes) /
+                                                                        static_cast<double>(t.device_bytes)
+                                                                  : 0.0)},
         {"version-pool-nodes", std::to_string(a.version_pool_nodes)},
         {"copies-made", std::to_string(a.copies_made)},
         {"copies-reclaimed", std::to_string(a.copies_reclaimed)},
         {"versioned-leaves", std::to_string(a.versioned_leaves)},
         {"stamp", std::to_string(a.stamp)},
         {"renumberings", std::to_string(a.renumberings)},
-        {"merged-update-lists", std::to_string(t.merged_update_lists)},
-        {"ops-update-lists", std::to_string(t.ops_update_lists)},
-        {"range-reruns", std::to_string(t.range_reruns)},
-        {"concurrent-range-reruns", std::to_string(t.concurrent_range_reruns)},
     };
+    s.extra.insert(s.extra.end(), versions.begin(), versions.end());
     return s;
   }
 };

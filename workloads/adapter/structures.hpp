@@ -8,6 +8,7 @@
 #include <string>
 
 #include "workloads/dictionary.hpp"
+#include "core/btree/btree_map.hpp"
 #include "core/btree/options.hpp"
 #include "core/lsm/options.hpp"
 #include "core/mvbtree/options.hpp"
@@ -34,6 +35,8 @@ std::unique_ptr<Dictionary> make_btree_dictionary(const btree::Options& options,
 // The report's parameters of a B-Tree with these options, key/value pair
 // ("u32/u64") and node word (4 or 8 bytes); the multiversion tree's too.
 Params btree_parameters(const btree::Options& options, const std::string& kv, int word_bytes);
+// The report's figures of a B-Tree (final_stats), the multiversion tree's too.
+Params btree_stat_rows(const btree_stats& stats);
 
 // Ordered queries, deletes, snapshots (O(1), leaf states kept as versions);
 // native concurrent batches; u32 and u64 keys and values; several updates

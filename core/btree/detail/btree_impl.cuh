@@ -25,6 +25,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -240,6 +241,17 @@ class BTree {
   // kernel sees it, without handing out a caller's view, and the counters
   // read from the device now.
   TreeRef<Word> internal_ref() const { return ref(); }
+  // Whether update_device merges a list of n updates (else the operations
+  // kernel runs it).
+  bool merges_list(uint64_t n) {
+    refresh();
+    return merges_phased_updates(opt_, n, h_hdr_[0].size);
+  }
+  // Called by merged updates at the leaves, after the routing and before
+  // the first write, on the tree's stream: each item's leaf, by list
+  // position (sorted by key: a leaf's items are neighbours), and their
+  // number. Empty: not called.
+  std::function<void(const uint32_t* leaves, uint64_t n)> leaf_hook;
   const TreeHeader& read_header() {
     sync_header();
     return h_hdr_[0];

@@ -576,6 +576,10 @@ uint64_t BTree<Word>::merge_levels(const Word* keys, const uint32_t* perm, uint6
                                                              out.target);
     GPUDICT_CHECK_LAUNCH("btree route_kernel");
     trace_.mark(stream_, "route");
+    if (leaf_level && !dry && leaf_hook) {
+      leaf_hook(out.target, it.n);
+      trace_.mark(stream_, "hook");
+    }
     if (dry)
       count_kernel<Word, true><<<blocks_for(it.n + 1, kMergeBlock<Word>), kMergeBlock<Word>, 0, stream_>>>(ref(), it, out, fill,
                                                                                           leaf_level, virtual_root);

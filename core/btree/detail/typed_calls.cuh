@@ -63,17 +63,17 @@ MixedOutputs typed_outputs(const mixed_outputs<Key, Value>& out, const std::uint
 }
 
 // The pairs of a mixed call in the caller's types: the tree's own words
-// when they are those types, else narrowed into keys / values (grown as
-// needed) on stream s.
+// when they are those types (unless `copy`), else narrowed or copied into
+// keys / values (grown as needed) on stream s.
 template <class Key, class Value, class Word>
 range_output<Key, Value> typed_pairs(const MixedPairs<Word>& p, DeviceBuffer<Key>& keys, DeviceBuffer<Value>& values,
-                                     cudaStream_t s) {
+                                     cudaStream_t s, bool copy = false) {
   range_output<Key, Value> r;
   r.size = p.size;
   if (p.size == 0) return r;
-  if constexpr (std::is_same_v<Key, Word> && std::is_same_v<Value, Word>) {
-    r.keys = p.keys;
-    r.values = p.values;
+  if (std::is_same_v<Key, Word> && std::is_same_v<Value, Word> && !copy) {
+    r.keys = reinterpret_cast<const Key*>(p.keys);
+    r.values = reinterpret_cast<const Value*>(p.values);
   } else {
     keys.reserve_discard(p.size, "btree range results");
     values.reserve_discard(p.size, "btree range results");

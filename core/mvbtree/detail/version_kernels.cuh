@@ -1,19 +1,22 @@
 // The kernels that keep the versions (docs/mvbtree.md, "Updates under
 // snapshots", "Reclamation"): around each update call of the B-Tree while
 // snapshots are live,
-//   claim_kernel   every leaf an update will change, once per call: its
-//                  version word takes the call's stamp; when a live
-//                  snapshot sees its current state, it is listed for a copy;
+//   claim_kernel   every leaf an update will change, once per call (by
+//                  descent; claim_routes_kernel: from the merged path's
+//                  routing): its version word takes the call's stamp;
+//                  when a live snapshot sees its current state, it is
+//                  listed for a copy;
 //   copy_kernel    the listed leaves' images into the version pool, each
 //                  head's `older` pointing at its copy;
 //   origin_kernel  after the B-Tree's kernels: every leaf the call created
-//                  points at the leaf it split from (versions.hpp);
+//                  points at the leaf it split from (versions.hpp), found
+//                  among the touched leaves sorted by low key;
 // and, when a snapshot is dropped, sweep_kernel (the versions no live
 // snapshot needs leave their lists for the free list), and, before the
 // global stamp would pass its limit, renumber_kernel. Each runs between
 // the B-Tree's kernels on the tree's stream: no tree kernel runs
 // concurrently, so plain loads and stores suffice; appends to shared lists
-// use atomicAdd.
+// take one atomicAdd per group of lanes (append_slot).
 #pragma once
 
 #include <cooperative_groups.h>
@@ -49,7 +52,7 @@ struct ClaimLists {
 
 // A slot in a list shared by the grid (its length at *count): one atomic
 // per group of lanes that append together, not one per lane (a call's
-// claims, a registry's entries come by the hundred thousand).
+// claims and freed copies come by the hundred thousand).
 __device__ __forceinline__ unsigned long long append_slot(unsigned long long* count) {
   const auto g = cooperative_groups::coalesced_threads();
   unsigned long long base = 0;
@@ -140,12 +143,11 @@ struct CopyAlloc {
   }
 };
 
-// Heads whose `older` went from none to something (registry: each such
-// head once, so the sweep visits every list exactly once).
-struct Registry {
-  uint32_t* heads = nullptr;
+// The count of heads with an older state (a stat): +1 where a head's
+// `older` goes from none to something, recounted by each sweep.
+struct HeadCount {
   unsigned long long* count = nullptr;
-  __device__ __forceinline__ void add(uint32_t head) const { heads[append_slot(count)] = head; }
+  __device__ __forceinline__ void add() const { (void)append_slot(count); }
 };
 
 // One thread per copy the claims listed (lists.counts[1] of them; the
@@ -154,7 +156,7 @@ struct Registry {
 template <class Word>
 __global__ void __launch_bounds__(256) copy_kernel(const btree::Node<Word>* heads, btree::Node<Word>* copies,
                                                    VWord* copy_v, VWord* head_v, ClaimLists lists, uint64_t n,
-                                                   CopyAlloc alloc, uint32_t stamp, Registry reg) {
+                                                   CopyAlloc alloc, uint32_t stamp, HeadCount versioned) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n || i >= lists.counts[1]) return;
   const uint32_t t = lists.copy_of[i];
@@ -167,7 +169,7 @@ __global__ void __launch_bounds__(256) copy_kernel(const btree::Node<Word>* head
   for (int q = 0; q < static_cast<int>(sizeof(btree::Node<Word>) / sizeof(uint4)); ++q) to[q] = from[q];
   copy_v[c] = old;
   head_v[leaf] = vword(stamp, kOlderCopy | c);
-  if (volder(old) == kOlderNone) reg.add(leaf);
+  if (volder(old) == kOlderNone) versioned.add();
 }
 
 // The touched leaves' low keys (which never change), to be sorted with
@@ -191,7 +193,7 @@ __global__ void __launch_bounds__(256) touched_lows_kernel(btree::TreeRef<Word> 
 template <class Word>
 __global__ void __launch_bounds__(256) origin_kernel(btree::TreeRef<Word> tree, VWord* head_v, const Word* lows,
                                                      const uint32_t* ids, uint64_t touched, uint64_t first,
-                                                     uint64_t end, uint32_t stamp, Registry reg,
+                                                     uint64_t end, uint32_t stamp, HeadCount versioned,
                                                      unsigned long long* error) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (first + i >= end) return;
@@ -209,7 +211,7 @@ __global__ void __launch_bounds__(256) origin_kernel(btree::TreeRef<Word> tree, 
     return;
   }
   head_v[node] = vword(stamp, kOlderOrigin | ids[a - 1]);
-  reg.add(node);
+  versioned.add();
 }
 
 // Whether a live snapshot (sorted, `count` of them) lies in [lo, hi).
@@ -222,23 +224,23 @@ __device__ __forceinline__ bool live_in(const uint32_t* live, uint32_t count, ui
   return a < count && live[a] < hi;
 }
 
-// One thread per registered head: its list keeps the versions some live
-// snapshot reads (a copy with stamp t whose newer neighbour has stamp t'
-// is read by the snapshots in [t, t'); an origin at the list's end by those
-// below its newer neighbour's stamp); the others leave it, copies to the
-// free list. Removing a version leaves its older neighbour read by the
-// same live snapshots (none lies in the removed one's interval). Heads
-// whose list still holds something stay registered (reg_out).
+// One thread per head (the whole version-word array: 8 bytes a node, read
+// once; a head with no older state returns at once): its list keeps the
+// versions some live snapshot reads (a copy with stamp t whose newer
+// neighbour has stamp t' is read by the snapshots in [t, t'); an origin at
+// the list's end by those below its newer neighbour's stamp); the others
+// leave it, copies to the free list. Removing a version leaves its older
+// neighbour read by the same live snapshots (none lies in the removed one's
+// interval). Runs between kernels: no reader is inside a list.
 template <class Word>
-__global__ void __launch_bounds__(256) sweep_kernel(VWord* head_v, VWord* copy_v, const uint32_t* reg_in, uint64_t n,
-                                                    Registry reg_out, uint32_t* free_list,
-                                                    unsigned long long* free_count, const uint32_t* live,
-                                                    uint32_t live_count, uint64_t copy_capacity,
+__global__ void __launch_bounds__(256) sweep_kernel(VWord* head_v, VWord* copy_v, uint64_t heads, HeadCount versioned,
+                                                    uint32_t* free_list, unsigned long long* free_count,
+                                                    const uint32_t* live, uint32_t live_count, uint64_t copy_capacity,
                                                     unsigned long long* error) {
-  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  const uint32_t h = reg_in[i];
+  const uint64_t h = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (h >= heads) return;
   const VWord hv = head_v[h];
+  if (volder(hv) == kOlderNone) return;
   uint32_t newer = vstamp(hv);  // the stamp of the version above the one looked at
   uint32_t first = kOlderNone;  // the head's new `older`
   int64_t tail = -1;            // the last copy kept (-1: none yet)
@@ -264,13 +266,13 @@ __global__ void __launch_bounds__(256) sweep_kernel(VWord* head_v, VWord* copy_v
       attach(kOlderCopy | c);
       tail = c;
     } else {
-      free_list[atomicAdd(free_count, 1ull)] = c;
+      free_list[append_slot(free_count)] = c;
     }
     newer = t;
   }
   attach(end);
   head_v[h] = vword(vstamp(hv), first);
-  if (first != kOlderNone) reg_out.add(h);
+  if (first != kOlderNone) versioned.add();
 }
 
 // A stamp renumbered so that the live snapshots (sorted, `count`) become

@@ -58,9 +58,7 @@ void VersionedTree<Word>::cover_pool() {
   if (nodes <= covered_) return;
   const uint64_t n = std::max<uint64_t>(nodes, covered_ + covered_ / 2);
   grow_keeping(head_v_, n, covered_, "mvbtree version words", stream());
-  grow_keeping(mark_, n, covered_, "mvbtree version words", stream());
-  grow_keeping(reg_[0], n, covered_, "mvbtree registry", stream());
-  reg_[1].reserve_discard(n, "mvbtree registry");
+  if (mark_.capacity()) grow_keeping(mark_, n, covered_, "mvbtree claim marks", stream());
   covered_ = n;
 }
 
@@ -126,7 +124,7 @@ void VersionedTree<Word>::prepare_claims(uint64_t n, uint64_t leaves) {
   // the B-Tree's timed call). A failure here changes nothing.
   reserve_copies(std::min<uint64_t>(n, leaves + 1));
   if (++call_ == 0) {  // the marks' values wrapped: none may equal a new call's
-    GPUDICT_CUDA(cudaMemsetAsync(mark_.data(), 0, covered_ * sizeof(uint32_t), stream()));
+    if (mark_.capacity()) GPUDICT_CUDA(cudaMemsetAsync(mark_.data(), 0, covered_ * sizeof(uint32_t), stream()));
     call_ = 1;
   }
   GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kTouched, 0, 2 * sizeof(unsigned long long), stream()));
@@ -149,13 +147,15 @@ void VersionedTree<Word>::launch_copies(uint64_t n) {
   const CopyAlloc alloc{free_.data(), free_count_, copy_cursor_};
   copy_kernel<Word><<<blocks_for(n, 256), 256, 0, stream()>>>(
       tree_.internal_ref().nodes, copies_.data(), copy_v_.data(), head_v_.data(), claim_lists(), n, alloc,
-      static_cast<uint32_t>(stamp_), Registry{reg_[0].data(), d_scalars_.data() + kRegistry});
+      static_cast<uint32_t>(stamp_), HeadCount{d_scalars_.data() + kVersioned});
   GPUDICT_CHECK_LAUNCH("mvbtree copy_kernel");
 }
 
 template <class Word>
 void VersionedTree<Word>::claim_by_descent(const btree::DeviceSource& src, double& ms) {
   const cudaStream_t s = stream();
+  // The marks (a word per node) only this path needs: made at its first use.
+  if (mark_.capacity() < covered_) grow_keeping(mark_, covered_, 0, "mvbtree claim marks", s);
   timer_.start(s);
   claim_kernel<Word><<<blocks_for(src.n, 256), 256, 0, s>>>(tree_.internal_ref(), head_v_.data(), mark_.data(), call_,
                                                              update_source(src), static_cast<uint32_t>(stamp_),
@@ -207,7 +207,7 @@ void VersionedTree<Word>::finish_update(uint64_t touched, uint64_t first_new, do
   temp_.run("mvbtree origin sort", sort);
   origin_kernel<Word><<<blocks_for(end - first_new, 256), 256, 0, s>>>(
       tree_.internal_ref(), head_v_.data(), low_[1].data(), low_ids_.data(), touched, first_new, end,
-      static_cast<uint32_t>(stamp_), Registry{reg_[0].data(), d_scalars_.data() + kRegistry}, error_flag());
+      static_cast<uint32_t>(stamp_), HeadCount{d_scalars_.data() + kVersioned}, error_flag());
   GPUDICT_CHECK_LAUNCH("mvbtree origin_kernel");
   ms += timer_.stop(s);
   check_error("origin_kernel");
@@ -264,7 +264,7 @@ void VersionedTree<Word>::build_device(const btree::DeviceSource& pairs) {
   cover_pool();
   // No snapshot is live, so no version is held: every word back to zero.
   GPUDICT_CUDA(cudaMemsetAsync(head_v_.data(), 0, covered_ * sizeof(VWord), stream()));
-  GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kRegistry, 0, sizeof(unsigned long long), stream()));
+  GPUDICT_CUDA(cudaMemsetAsync(d_scalars_.data() + kVersioned, 0, sizeof(unsigned long long), stream()));
   GPUDICT_CUDA(cudaStreamSynchronize(stream()));
   copy_cursor_ = free_count_ = 0;
 }
@@ -304,28 +304,28 @@ uint32_t VersionedTree<Word>::stamp_of(const std::string& name) const {
 template <class Word>
 void VersionedTree<Word>::sweep() {
   read_scalars();
-  const uint64_t registered = h_scalars_[kRegistry];
-  if (registered == 0) return;
+  if (h_scalars_[kVersioned] == 0) return;  // no head holds an older state
   const cudaStream_t s = stream();
-  h_scalars_[kRegistryOut] = 0;
+  h_scalars_[kVersioned] = 0;
   h_scalars_[kFreed] = free_count_;
-  copy_to_device(s, d_scalars_.data() + kRegistryOut, h_scalars_.data() + kRegistryOut,
-                 2 * sizeof(unsigned long long));
+  copy_to_device(s, d_scalars_.data() + kVersioned, h_scalars_.data() + kVersioned, 2 * sizeof(unsigned long long));
   timer_.start(s);
-  sweep_kernel<Word><<<blocks_for(registered, 256), 256, 0, s>>>(
-      head_v_.data(), copy_v_.data(), reg_[0].data(), registered,
-      Registry{reg_[1].data(), d_scalars_.data() + kRegistryOut}, free_.data(), d_scalars_.data() + kFreed,
-      d_live_.data(), static_cast<uint32_t>(live_.size()), copies_.capacity(), error_flag());
+  sweep_kernel<Word><<<blocks_for(covered_, 256), 256, 0, s>>>(
+      head_v_.data(), copy_v_.data(), covered_, HeadCount{d_scalars_.data() + kVersioned}, free_.data(),
+      d_scalars_.data() + kFreed, d_live_.data(), static_cast<uint32_t>(live_.size()), copies_.capacity(),
+      error_flag());
   GPUDICT_CHECK_LAUNCH("mvbtree sweep_kernel");
   const double ms = timer_.stop(s);
   if (timing_) timing_->add_cleanup(ms);
   check_error("sweep_kernel");
   copies_reclaimed_ += h_scalars_[kFreed] - free_count_;
   free_count_ = h_scalars_[kFreed];
-  std::swap(reg_[0], reg_[1]);
-  h_scalars_[kRegistry] = h_scalars_[kRegistryOut];
-  copy_to_device(s, d_scalars_.data() + kRegistry, h_scalars_.data() + kRegistry, sizeof(unsigned long long));
-  if (free_count_ == copy_cursor_) copy_cursor_ = free_count_ = 0;  // every copy free: start the pool afresh
+  if (free_count_ == copy_cursor_) {  // every copy free: the pool goes back to the device
+    copy_cursor_ = free_count_ = 0;
+    copies_.release();
+    copy_v_.release();
+    free_.release();
+  }
 }
 
 template <class Word>
@@ -370,13 +370,12 @@ VersionCounts VersionedTree<Word>::counts() const {
   c.copy_capacity = copies_.capacity();
   c.copies_made = copies_made_;
   c.copies_reclaimed = copies_reclaimed_;
-  c.versioned_leaves = h_scalars_[kRegistry];
+  c.versioned_leaves = h_scalars_[kVersioned];
   c.stamp = stamp_;
   c.renumberings = renumberings_;
-  c.version_bytes = head_v_.bytes() + mark_.bytes() + reg_[0].bytes() + reg_[1].bytes() + copies_.bytes() +
-                    copy_v_.bytes() + free_.bytes() + touched_.bytes() + touched_old_.bytes() + copy_of_.bytes() +
-                    low_[0].bytes() + low_[1].bytes() + low_ids_.bytes() +
-                    d_live_.bytes() + temp_.bytes();
+  c.version_bytes = head_v_.bytes() + copies_.bytes() + copy_v_.bytes() + free_.bytes() + d_live_.bytes();
+  c.scratch_bytes = mark_.bytes() + touched_.bytes() + touched_old_.bytes() + copy_of_.bytes() + low_[0].bytes() +
+                    low_[1].bytes() + low_ids_.bytes() + temp_.bytes();
   return c;
 }
 
@@ -384,13 +383,13 @@ template <class Word>
 uint64_t VersionedTree<Word>::device_bytes_needed(const capacity_bounds& b) const {
   const uint64_t tree = tree_.device_bytes_needed(b);
   // Per node of the B-Tree's pool (at most its bound's nodes): a version
-  // word, a mark and two registry entries.
-  const uint64_t nodes = tree / sizeof(btree::Node<Word>) + 1;
+  // word, and a claim mark when lists are claimed by descent.
+  const uint64_t nodes = tree / sizeof(btree::Node<Word>) + 1;  // (a word and a mark each)
   // Copies: each leaf at most once per snapshot interval (a state between
   // two snapshots), a leaf holding at least 7 keys (docs/btree.md).
   const uint64_t leaves = b.max_resident / 7 + 1;
   const uint64_t copies = b.max_snapshots * leaves;
-  return tree + nodes * (8 + 4 + 8) + b.max_batch * (4 + 8 + 4 + 2 * sizeof(Word) + 4) +
+  return tree + nodes * (8 + 4) + b.max_batch * (4 + 8 + 4 + 2 * sizeof(Word) + 4) +
          copies * (sizeof(btree::Node<Word>) + 8 + 4) + b.max_snapshots * 4 + b.max_queries * 24;
 }
 

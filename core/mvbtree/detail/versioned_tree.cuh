@@ -40,10 +40,11 @@ struct VersionCounts {
   uint64_t copy_capacity = 0;    // the version pool's nodes
   uint64_t copies_made = 0;      // since the start
   uint64_t copies_reclaimed = 0;
-  uint64_t versioned_leaves = 0;  // heads with an older state (the registry)
+  uint64_t versioned_leaves = 0;  // heads with an older state
   uint64_t stamp = 0;             // the global stamp: the next snapshot's
   uint64_t renumberings = 0;
-  uint64_t version_bytes = 0;     // every device byte of the versions: pool, words, lists
+  uint64_t version_bytes = 0;     // the versions: a word per node, the version pool (released when empty)
+  uint64_t scratch_bytes = 0;     // the calls' claim lists, marks and sorts
 };
 
 template <class Word>
@@ -94,8 +95,8 @@ class VersionedTree {
   CubTemp& cub_temp() { return temp_; }
 
  private:
-  // The version words and the registry cover the B-Tree's whole pool
-  // (grown with it, new words zero).
+  // The version words (and the claim marks, once made) cover the
+  // B-Tree's whole pool (grown with it, new words zero).
   void cover_pool();
   // Room in the version pool for `copies` more copies.
   void reserve_copies(uint64_t copies);
@@ -130,12 +131,11 @@ class VersionedTree {
   TraceEvents trace_;  // GPUDICT_TRACE=1: a versioned update's steps on stderr
 
   DeviceBuffer<VWord> head_v_;        // per node of the B-Tree's pool
-  DeviceBuffer<uint32_t> mark_;       // per node: the last update call that claimed it
-  DeviceBuffer<uint32_t> reg_[2];     // registry (versioned heads), in and out of a sweep
+  DeviceBuffer<uint32_t> mark_;       // per node: the last call that claimed it (claims by descent only)
   DeviceBuffer<btree::Node<Word>> copies_;
   DeviceBuffer<VWord> copy_v_;
   DeviceBuffer<uint32_t> free_;       // free copy slots
-  uint64_t covered_ = 0;              // nodes head_v_, mark_ and reg_ cover
+  uint64_t covered_ = 0;              // nodes head_v_ (and mark_, once made) cover
   uint64_t copy_cursor_ = 0, free_count_ = 0;
   uint32_t call_ = 0;                 // update calls that claimed (mark_'s values)
 
@@ -146,10 +146,9 @@ class VersionedTree {
   DeviceBuffer<Word> low_[2];
   DeviceBuffer<uint32_t> low_ids_;
 
-  // [kTouched], [kCopies]: a claim's counts; [kRegistry]: the registry's
-  // entries; [kRegistryOut], [kFreed]: a sweep's; [kError].
-  static constexpr int kTouched = 0, kCopies = 1, kRegistry = 2, kRegistryOut = 3, kFreed = 4, kError = 5,
-                       kScalars = 6;
+  // [kTouched], [kCopies]: a claim's counts; [kVersioned]: heads with an
+  // older state; [kFreed]: the free list's length in a sweep; [kError].
+  static constexpr int kTouched = 0, kCopies = 1, kVersioned = 2, kFreed = 3, kError = 4, kScalars = 5;
   DeviceBuffer<unsigned long long> d_scalars_;
   PinnedBuffer<unsigned long long> h_scalars_;
   void read_scalars();
