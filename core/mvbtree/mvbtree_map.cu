@@ -300,11 +300,19 @@ mvbtree_view mvbtree_map<Key, Value>::view() {
   return impl_->view_at(mvbtree::kLatest);
 }
 
+template <class Key, class Value>
+void mvbtree::Inspect<Key, Value>::dump(const mvbtree_map<Key, Value>& map, VersionDump<Word>& d) {
+  map.impl_->vt.dump(d);
+}
+
 template class mvbtree_map<std::uint32_t, std::uint32_t>;
 template class mvbtree_map<std::uint32_t, std::uint64_t>;
 template class mvbtree_map<std::uint64_t, std::uint64_t>;
 template class container_snapshot<mvbtree_map<std::uint32_t, std::uint32_t>>;
 template class container_snapshot<mvbtree_map<std::uint32_t, std::uint64_t>>;
 template class container_snapshot<mvbtree_map<std::uint64_t, std::uint64_t>>;
+template struct mvbtree::Inspect<std::uint32_t, std::uint32_t>;
+template struct mvbtree::Inspect<std::uint32_t, std::uint64_t>;
+template struct mvbtree::Inspect<std::uint64_t, std::uint64_t>;
 
 }  // namespace gpudict

@@ -66,6 +66,12 @@ struct mvbtree_view {
 template <class Key, class Value>
 class mvbtree_ref;  // mvbtree_ref.cuh
 
+namespace mvbtree {
+// The tree, version words and pool of a map (core/mvbtree/detail/mvbtree_check.hpp).
+template <class Key, class Value>
+struct Inspect;
+}  // namespace mvbtree
+
 template <class Key, class Value>
 class mvbtree_map {
   static_assert((sizeof(Key) == 4 || sizeof(Key) == 8) && (sizeof(Value) == 4 || sizeof(Value) == 8),
@@ -125,6 +131,8 @@ class mvbtree_map {
 
  private:
   friend class container_snapshot<mvbtree_map>;
+  template <class K, class V>
+  friend struct mvbtree::Inspect;
   struct impl;
   std::unique_ptr<impl> impl_;
 };

@@ -1,6 +1,6 @@
-// The multiversion B-Tree (mvbtree_map) against std::map models: every
-// query at the latest state and at several live snapshots while updates go
-// on; trees grown from empty (the root leaf pushed down under snapshots)
+// The multiversion B-Tree (mvbtree_map) against std::map models, with the
+// structural checker (mvbtree_check.hpp) after every step: every query at
+// the latest state and at several live snapshots while updates go on; trees grown from empty (the root leaf pushed down under snapshots)
 // by ascending, descending and random streams; snapshots dropped in every
 // order with the version pool emptying; stamps renumbered; a hot key
 // updated by a whole call; concurrent mixed calls; the merge path and the
@@ -18,6 +18,7 @@
 #include <doctest/doctest.h>
 
 #include "core/common/errors.hpp"
+#include "core/mvbtree/detail/mvbtree_check.hpp"
 #include "core/mvbtree/mvbtree_map.hpp"
 #include "core/mvbtree/mvbtree_ref.cuh"
 #include "library_test_util.cuh"
@@ -117,6 +118,7 @@ void grow_from_empty(gpudict::btree::PhasedUpdates path, int kind, uint64_t seed
     const auto ins = stream_keys<K>(kind, next, 64 + 40 * call, rng);
     update_call(map, model, ins, some_present(model, rng, 9), rng);
     if (call % 6 == 5) {
+      CHECK(gpudict::check_mvbtree_structure(map) == "");
       check_state(map, model, rng);
       for (auto& l : live) check_state(l.snap, l.model, rng, 64);
     }
@@ -125,7 +127,9 @@ void grow_from_empty(gpudict::btree::PhasedUpdates path, int kind, uint64_t seed
   check_state(map, model, rng);
   for (auto& l : live) check_state(l.snap, l.model, rng);
   CHECK(map.stats().version_copies > 0);
+  CHECK(gpudict::check_mvbtree_structure(map) == "");
   live.clear();
+  CHECK(gpudict::check_mvbtree_structure(map) == "");
   const auto s = map.stats();
   CHECK(s.snapshots == 0);
   CHECK(s.version_copies == 0);
@@ -172,6 +176,7 @@ TEST_CASE_TEMPLATE("mvbtree_map: snapshots dropped in every order return their v
       dropped[d] = true;
       const uint64_t after = map.stats().version_copies;
       CHECK(after <= before);
+      CHECK(gpudict::check_mvbtree_structure(map) == "");
       before = after;
       for (int i = 0; i < 4; ++i)
         if (!dropped[i]) check_state(live[i].snap, live[i].model, rng, 128);
@@ -208,6 +213,7 @@ TEST_CASE_TEMPLATE("mvbtree_map: stamps renumbered before they reach the limit k
     for (int j = 0; j < 500; ++j) ins.push_back(draw<K>(rng));
     update_call(map, model, ins, some_present(model, rng, 15), rng);
     if (live.size() > 3) live.pop_front();
+    CHECK(gpudict::check_mvbtree_structure(map) == "");
     for (auto& l : live) check_state(l.snap, l.model, rng, 64);
   }
   check_state(map, model, rng);
@@ -244,6 +250,7 @@ TEST_CASE_TEMPLATE("mvbtree_map: a hot key updated by a whole call, the domain's
       model[hot] = got;
       auto s1 = map.snapshot();  // taken and dropped while the hot key changes on
     }
+    CHECK(gpudict::check_mvbtree_structure(map) == "");
     check_state(s0, m0, rng);
     check_state(map, model, rng);
   }
@@ -253,11 +260,12 @@ TEST_CASE_TEMPLATE("mvbtree_map: a mixed call's queries read the state before it
                    u32_u32, u64_u64) {
   using K = typename P::Key;
   using V = typename P::Value;
-  for (bool with_snapshot : {false, true}) {
-    CAPTURE(with_snapshot);
-    std::mt19937_64 rng(500);
+  for (uint64_t seed = 500; seed < 508; ++seed) {  // many seeds, every other one with a snapshot live
+    const bool with_snapshot = seed % 2 == 1;
+    CAPTURE(seed);
+    std::mt19937_64 rng(seed);
     Map<K, V> map;
-    std::map<K, V> model = build_random(map, rng, 30000);
+    std::map<K, V> model = build_random(map, rng, 10000 + 5000 * static_cast<int>(seed % 4));
     std::vector<Live<K, V>> live;
     if (with_snapshot) live.push_back({map.snapshot(), model});
     const auto before = model;
@@ -355,6 +363,7 @@ TEST_CASE_TEMPLATE("mvbtree_map: a mixed call's queries read the state before it
       }
     }
     CHECK(bad == 0);
+    CHECK(gpudict::check_mvbtree_structure(map) == "");
     check_state(map, model, rng);
     for (auto& l : live) check_state(l.snap, l.model, rng);
   }
@@ -373,4 +382,52 @@ TEST_CASE("mvbtree_map: a bulk build while snapshots are live is refused, and wo
   }
   model = build_random(map, rng, 2000);
   check_state(map, model, rng);
+}
+
+TEST_CASE("mvbtree structural checker: sees corrupted version lists") {
+  std::mt19937_64 rng(700);
+  Map<uint32_t, uint32_t> map;
+  std::map<uint32_t, uint32_t> model = build_random(map, rng, 20000);
+  auto s0 = map.snapshot();
+  std::vector<uint32_t> ins;
+  for (int j = 0; j < 4000; ++j) ins.push_back(draw<uint32_t>(rng));
+  update_call(map, model, ins, some_present(model, rng, 5), rng);
+  auto s1 = map.snapshot();
+  update_call(map, model, ins, {}, rng);  // upserts: the same leaves again
+  REQUIRE(gpudict::check_mvbtree_structure(map) == "");
+  gpudict::mvbtree::VersionDump<uint32_t> d;
+  gpudict::mvbtree::Inspect<uint32_t, uint32_t>::dump(map, d);
+  const auto size = map.stats().tree.size;
+  REQUIRE(gpudict::check_mvbtree_versions(d, size, 0) == "");
+  REQUIRE(!d.copies.empty());
+  using gpudict::mvbtree::vword;
+  using gpudict::mvbtree::vstamp;
+  using gpudict::mvbtree::volder;
+  // A head whose list holds a copy.
+  size_t h = 0;
+  while (h < d.head_v.size() && !(volder(d.head_v[h]) & gpudict::mvbtree::kOlderCopy)) ++h;
+  REQUIRE(h < d.head_v.size());
+  const uint32_t c = volder(d.head_v[h]) & gpudict::mvbtree::kOlderIndex;
+  SUBCASE("a copy not older than its head") {
+    auto bad = d;
+    bad.copy_v[c] = vword(vstamp(bad.head_v[h]), volder(bad.copy_v[c]));
+    CHECK(gpudict::check_mvbtree_versions(bad, size, 0).find("not below") != std::string::npos);
+  }
+  SUBCASE("a copy on the free list") {
+    auto bad = d;
+    bad.free_list.push_back(c);
+    CHECK(gpudict::check_mvbtree_versions(bad, size, 0).find("free list") != std::string::npos);
+  }
+  SUBCASE("a list that ends before a live snapshot's stamp") {
+    auto bad = d;
+    bad.head_v[h] = vword(vstamp(bad.head_v[h]), gpudict::mvbtree::kOlderNone);
+    CHECK(gpudict::check_mvbtree_versions(bad, size, 0).find("no state at or below") != std::string::npos);
+  }
+  SUBCASE("a copy whose keys leave their range") {
+    auto bad = d;
+    auto& w = bad.copies[c].w;
+    if (gpudict::btree::meta_count(w[gpudict::btree::kMetaWord]) >= 2) std::swap(w[0], w[2]);
+    else w[0] = w[gpudict::btree::kLowWord] - 1;
+    CHECK(gpudict::check_mvbtree_versions(bad, size, 0).find("out of order") != std::string::npos);
+  }
 }

@@ -393,6 +393,22 @@ uint64_t VersionedTree<Word>::device_bytes_needed(const capacity_bounds& b) cons
          copies * (sizeof(btree::Node<Word>) + 8 + 4) + b.max_snapshots * 4 + b.max_queries * 24;
 }
 
+template <class Word>
+void VersionedTree<Word>::dump(VersionDump<Word>& d) const {
+  tree_.dump(d.nodes, d.header);
+  const cudaStream_t s = stream();
+  auto get = [&](auto& out, const auto* src, uint64_t n) {
+    out.resize(n);
+    if (n) copy_to_host(s, out.data(), src, n * sizeof(out[0]));
+  };
+  get(d.head_v, head_v_.data(), std::min<uint64_t>(d.nodes.size(), covered_));
+  get(d.copies, copies_.data(), copy_cursor_);
+  get(d.copy_v, copy_v_.data(), copy_cursor_);
+  get(d.free_list, free_.data(), free_count_);
+  d.live.clear();
+  for (const auto& [name, st] : live_) d.live.push_back(st);
+}
+
 template class VersionedTree<uint32_t>;
 template class VersionedTree<uint64_t>;
 

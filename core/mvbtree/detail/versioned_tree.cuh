@@ -26,6 +26,7 @@
 #include "core/common/event_timer.hpp"
 #include "core/common/pinned_buffer.cuh"
 #include "core/common/trace_events.hpp"
+#include "core/mvbtree/detail/mvbtree_check.hpp"
 #include "core/mvbtree/detail/version_kernels.cuh"
 #include "core/mvbtree/detail/version_ref.cuh"
 #include "core/mvbtree/detail/versions.hpp"
@@ -81,6 +82,8 @@ class VersionedTree {
   // The tree and versions as a kernel reads them.
   VersionsRef<Word> versions_ref() const;
   VersionCounts counts() const;
+  // Everything the structural checker reads (mvbtree_check.hpp), copied to the host.
+  void dump(VersionDump<Word>& d) const;
   uint64_t device_bytes_needed(const capacity_bounds& b) const;
 
   // The snapshot queries' scratch (mvbtree_map.cu) and error flag: a
