@@ -241,6 +241,10 @@ class BTree {
   // kernel sees it, without handing out a caller's view, and the counters
   // read from the device now.
   TreeRef<Word> internal_ref() const { return ref(); }
+  const TreeHeader& read_header() {
+    sync_header();
+    return h_hdr_[0];
+  }
   // Whether update_device merges a list of n updates (else the operations
   // kernel runs it).
   bool merges_list(uint64_t n) {
@@ -252,10 +256,6 @@ class BTree {
   // position (sorted by key: a leaf's items are neighbours), and their
   // number. Empty: not called.
   std::function<void(const uint32_t* leaves, uint64_t n)> leaf_hook;
-  const TreeHeader& read_header() {
-    sync_header();
-    return h_hdr_[0];
-  }
 
  private:
   static int use_device(int device);
