@@ -310,6 +310,11 @@ TEST_CASE("cli: each structure's help example runs") {
     CHECK_MESSAGE(r.exit_code == 0, s << " " << example << ": " << r.err);
   }
   CHECK(run_gpudict("graph --help").out.find("Not built yet") != std::string::npos);
+  // The CPU reference standing in for mvbtree runs a concurrent batch as its
+  // updates, then its queries: the general concurrent checks, not mvbtree's
+  // exact queries-first ones.
+  auto mv = run_gpudict("mvbtree examples/mixed-concurrent.yaml --backend cpu --quiet");
+  CHECK_MESSAGE(mv.exit_code == 0, mv.err);
 }
 
 TEST_CASE("cli: --quiet prints the verdict in text and json, and is refused with csv") {

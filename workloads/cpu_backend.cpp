@@ -232,7 +232,8 @@ class CpuDictionary final : public Dictionary {
  public:
   // Keys and values are held as u64 whatever the workload's widths.
   CpuDictionary(const Capabilities& caps, std::string structure) : caps_(caps), structure_(std::move(structure)) {
-    caps_.native_concurrent = false;
+    caps_.native_concurrent = false;      // a concurrent batch runs as its updates, then its queries,
+    caps_.concurrent_queries_first = false;  // not queries first: the general concurrent checks apply
   }
 
   const Capabilities& caps() const override { return caps_; }
