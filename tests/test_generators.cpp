@@ -629,6 +629,49 @@ TEST_CASE("generator: uniform, sequential, normal and hotset distributions") {
   }
 }
 
+TEST_CASE("generator: rmat edges: endpoints inside 2^scale vertices, heavy-tailed degrees, deterministic") {
+  KeyDistSpec d;
+  d.kind = DistKind::Rmat;
+  d.scale = 12;
+  d.max = ~0ull;
+  d.scramble = false;
+  KeySampler k(d, 3);
+  Rng rng(77);
+  const int n = 1 << 16;
+  std::map<uint64_t, int> out_degree;
+  int low_quadrant = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t e = k.universe(rng);
+    const uint64_t u = e >> 32, v = e & 0xFFFFFFFFull;
+    REQUIRE(u < 4096);
+    REQUIRE(v < 4096);
+    ++out_degree[u];
+    low_quadrant += u < 2048 && v < 2048;
+  }
+  // The top level puts an edge in quadrant (0, 0) with probability a.
+  CHECK(static_cast<double>(low_quadrant) / n == doctest::Approx(0.57).epsilon(0.03));
+  // Unscrambled, vertex 0 is the hub: its expected out-degree is n (a + b)^12.
+  const double hub = n * std::pow(0.76, 12);
+  CHECK(out_degree[0] == doctest::Approx(hub).epsilon(0.1));
+  int max_degree = 0;
+  for (auto& kv : out_degree) max_degree = std::max(max_degree, kv.second);
+  CHECK(max_degree > 20 * n / 4096);  // far above the mean of 16
+  // Scrambled: the same degrees on permuted ids; the same seed, the same edges.
+  d.scramble = true;
+  KeySampler s1(d, 3), s2(d, 3);
+  Rng r1(9), r2(9);
+  std::map<uint64_t, int> scrambled;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t e = s1.universe(r1);
+    CHECK(e == s2.universe(r2));
+    ++scrambled[e >> 32];
+  }
+  CHECK(scrambled[0] < hub / 4);  // the hub moved away from 0
+  int smax = 0;
+  for (auto& kv : scrambled) smax = std::max(smax, kv.second);
+  CHECK(smax == doctest::Approx(hub).epsilon(0.15));
+}
+
 TEST_CASE("generator: summaries of the examples match what they generate") {
   const fs::path dir = fs::path(GPUDICT_SOURCE_DIR) / "examples";
   int checked = 0;

@@ -628,3 +628,27 @@ TEST_CASE("workload: keys from a file out of range for the key type") {
   REQUIRE(src->next(s));
   CHECK(s.initial.keys == std::vector<uint64_t>{5, 6, 0x100000000ull});
 }
+
+TEST_CASE("workload: the rmat distribution draws graph edges as 64-bit keys") {
+  const WorkloadSpec s = parse_workload_spec(write_yaml(
+      "rmat.yaml",
+      "key_type: u64\ninitial: {count: 100, keys: {distribution: rmat, scale: 10, a: 0.45, b: 0.15, c: 0.15, "
+      "scramble: false}}\nsteps:\n  - phase: {batches: 1, batch_size: 4, mix: {insert: 1.0}, keys: rmat}\n"));
+  CHECK(s.initial.keys.kind == DistKind::Rmat);
+  CHECK(s.initial.keys.scale == 10);
+  CHECK(s.initial.keys.a == doctest::Approx(0.45));
+  CHECK(s.initial.keys.c == doctest::Approx(0.15));
+  CHECK_FALSE(s.initial.keys.scramble);
+  CHECK(s.steps[0].phase.keys.kind == DistKind::Rmat);
+  CHECK(s.steps[0].phase.keys.scale == 20);  // Graph500's defaults
+  CHECK(s.steps[0].phase.keys.a == doctest::Approx(0.57));
+  // Edges need 64-bit keys; quadrant probabilities sum to at most 1; the
+  // key range is the edge space, not min and max.
+  check_error("initial: {count: 5, keys: rmat}\n", 1, "rmat", "initial.keys", "64-bit keys u * 2^32 + v");
+  check_error("key_type: u64\ninitial: {count: 5, keys: {distribution: rmat, a: 0.5, b: 0.3, c: 0.3}}\n", 2,
+              "{distribution", "initial.keys", "above 1");
+  check_error("key_type: u64\ninitial: {count: 5, keys: {distribution: rmat, scale: 33}}\n", 2, "33",
+              "initial.keys.scale", "outside 1..32");
+  CHECK(parse_error("key_type: u64\ninitial: {count: 5, keys: {distribution: rmat, max: 9}}\n").find("max") !=
+        std::string::npos);
+}

@@ -22,6 +22,7 @@ std::string_view dist_name(DistKind k) {
     case DistKind::Sequential: return "sequential";
     case DistKind::Normal: return "normal";
     case DistKind::Hotset: return "hotset";
+    case DistKind::Rmat: return "rmat";
   }
   return "?";
 }
@@ -198,6 +199,30 @@ const FeistelPermutation& KeySampler::perm(Cache& c, uint64_t last) {
   return c.perm;
 }
 
+uint64_t KeySampler::rmat_edge(Rng& rng, Cache& c) {
+  // Thresholds as integers (the doubles' products are exact IEEE
+  // operations, the same everywhere): one 64-bit draw per level.
+  const double two64 = 18446744073709551616.0;
+  auto threshold = [&](double p) { return p >= 1.0 ? ~0ull : static_cast<uint64_t>(p * two64); };
+  const uint64_t ta = threshold(spec_.a), tab = threshold(spec_.a + spec_.b),
+                 tabc = threshold(spec_.a + spec_.b + spec_.c);
+  uint64_t u = 0, v = 0;
+  for (int level = 0; level < spec_.scale; ++level) {
+    const uint64_t r = rng.next();
+    const uint64_t row = r >= tab ? 1 : 0;
+    const uint64_t col = (r >= ta && r < tab) || r >= tabc ? 1 : 0;
+    u = (u << 1) | row;
+    v = (v << 1) | col;
+  }
+  if (spec_.scramble) {
+    const uint64_t vertices_last = (uint64_t{1} << spec_.scale) - 1;
+    const FeistelPermutation& p = perm(c, vertices_last);
+    u = p(u);
+    v = p(v);
+  }
+  return (u << 32) | v;
+}
+
 uint64_t KeySampler::rank(Rng& rng, uint64_t last, uint64_t& counter, int slot) {
   Cache& c = cache_[slot];
   switch (spec_.kind) {
@@ -222,6 +247,12 @@ uint64_t KeySampler::rank(Rng& rng, uint64_t last, uint64_t& counter, int slot) 
       const double z = sample_standard_normal(rng);
       const double x = (spec_.mean + spec_.stddev * z) * domain_size(last);
       return clamp_to_rank(std::floor(x), last);
+    }
+    case DistKind::Rmat: {
+      // A draw among present keys (a hit) picks a present edge uniformly;
+      // a universe draw is an edge of the recursive matrix.
+      if (slot == 1) return rng.upto(last);
+      return rmat_edge(rng, c);
     }
     case DistKind::Hotset: {
       double hot = std::ceil(spec_.hot_fraction * domain_size(last));

@@ -14,7 +14,7 @@
 
 namespace gpudict {
 
-enum class DistKind : uint8_t { Uniform = 0, Zipfian, Sequential, Normal, Hotset };
+enum class DistKind : uint8_t { Uniform = 0, Zipfian, Sequential, Normal, Hotset, Rmat };
 std::string_view dist_name(DistKind k);
 
 struct KeyDistSpec {
@@ -27,6 +27,12 @@ struct KeyDistSpec {
   double mean = 0.5, stddev = 0.1;     // normal (fractions of the domain)
   double hot_fraction = 0.01;          // hotset
   double hot_probability = 0.9;        // hotset
+  // rmat: graph edges as 64-bit keys u * 2^32 + v over 2^scale vertices,
+  // each level of the recursion in quadrant (0,0), (0,1), (1,0), (1,1) with
+  // probabilities a, b, c, 1 - a - b - c (Chakrabarti et al.; Graph500's
+  // defaults); `scramble` permutes the vertex ids (hubs not at 0).
+  int scale = 20;
+  double a = 0.57, b = 0.19, c = 0.19;
 };
 
 enum class RangeLenKind : uint8_t { Fixed = 0, Uniform, Geometric };
@@ -119,6 +125,7 @@ class KeySampler {
     ZipfSampler zipf;
   };
   uint64_t rank(Rng& rng, uint64_t last, uint64_t& counter, int slot);
+  uint64_t rmat_edge(Rng& rng, Cache& c);
   const FeistelPermutation& perm(Cache& c, uint64_t last);
   KeyDistSpec spec_;
   uint64_t scramble_seed_;

@@ -347,9 +347,15 @@ class Parser {
     KeyDistSpec d;
     d.min = 0;
     d.max = max_of(key_type_);
-    const Names kinds = {"uniform", "zipfian", "sequential", "normal", "hotset"};
+    const Names kinds = {"uniform", "zipfian", "sequential", "normal", "hotset", "rmat"};
+    // rmat's keys are edges u * 2^32 + v: 64-bit keys only.
+    auto require_u64 = [&](const YAML::Node& at) {
+      if (d.kind == DistKind::Rmat && key_type_ != KeyType::U64)
+        fail(at, field, "distribution 'rmat' draws graph edges as 64-bit keys u * 2^32 + v", "key_type: u64");
+    };
     if (n.IsScalar()) {  // shorthand: the distribution's name, default parameters
       d.kind = static_cast<DistKind>(choice(n, field, kinds, "distribution"));
+      require_u64(n);
       return d;
     }
     if (!n.IsMap()) fail(n, field, "got " + describe(n), "a distribution name or a map with distribution:");
@@ -357,15 +363,18 @@ class Parser {
     for (auto it = n.begin(); it != n.end(); ++it)
       if (it->first.IsScalar() && it->first.Scalar() == "distribution")
         d.kind = static_cast<DistKind>(choice(it->second, sub(field, "distribution"), kinds, "distribution"));
+    require_u64(n);
     Names valid = {"distribution", "min", "max"};
     switch (d.kind) {
+      case DistKind::Rmat: valid = {"distribution", "scale", "a", "b", "c", "scramble"}; break;
       case DistKind::Uniform: break;
       case DistKind::Zipfian: valid.insert(valid.end(), {"exponent", "scramble"}); break;
       case DistKind::Sequential: valid.insert(valid.end(), {"start", "stride"}); break;
       case DistKind::Normal: valid.insert(valid.end(), {"mean", "stddev"}); break;
       case DistKind::Hotset: valid.insert(valid.end(), {"hot_fraction", "hot_probability", "scramble"}); break;
     }
-    const Names all = {"exponent", "scramble", "start", "stride", "mean", "stddev", "hot_fraction", "hot_probability"};
+    const Names all = {"exponent", "scramble", "start", "stride", "mean", "stddev", "hot_fraction", "hot_probability",
+                       "scale", "a", "b", "c", "min", "max"};
     const Fields f = fields(n, field, valid, "distribution '" + std::string(dist_name(d.kind)) + "'", all);
     if (auto v = f.get("min")) d.min = key_value(v, sub(field, "min"));
     if (auto v = f.get("max")) d.max = key_value(v, sub(field, "max"));
@@ -383,6 +392,18 @@ class Parser {
       d.hot_fraction = real_in(v, sub(field, "hot_fraction"), 0, 1, true, "a fraction in (0, 1]");
     if (auto v = f.get("hot_probability"))
       d.hot_probability = real_in(v, sub(field, "hot_probability"), 0, 1, false, "a probability in [0, 1]");
+    if (auto v = f.get("scale")) {
+      const uint64_t sc = u64(v, sub(field, "scale"), "an integer 1..32 (2^scale vertices)");
+      if (sc < 1 || sc > 32) fail(v, sub(field, "scale"), "scale " + std::to_string(sc) + " is outside 1..32",
+                                  "an integer 1..32 (2^scale vertices)");
+      d.scale = static_cast<int>(sc);
+    }
+    if (auto v = f.get("a")) d.a = real_in(v, sub(field, "a"), 0, 1, false, "a probability in [0, 1]");
+    if (auto v = f.get("b")) d.b = real_in(v, sub(field, "b"), 0, 1, false, "a probability in [0, 1]");
+    if (auto v = f.get("c")) d.c = real_in(v, sub(field, "c"), 0, 1, false, "a probability in [0, 1]");
+    if (d.kind == DistKind::Rmat && d.a + d.b + d.c > 1.0)
+      fail(n, field, "a + b + c is " + std::to_string(d.a + d.b + d.c) + ", above 1",
+           "quadrant probabilities a, b, c with a + b + c <= 1 (d = 1 - a - b - c)");
     return d;
   }
 
