@@ -45,6 +45,7 @@ std::string run_footer(const std::string& name, const std::string& example) {
       "  gpudict {0} {1}   # run and verify, text report\n"
       "  gpudict {0} {1} --format json | jq -c 'select(.record==\"step\")'\n"
       "  gpudict {0} keys.bin --backend cpu               # a key file: build, look every key up\n"
+      "  gpudict {0} graph.mtx                            # a graph (Matrix Market, .el): its edges as u64 keys\n"
       "  gpudict {0} out/trace.gdt --repeat 5 --no-verify # a trace from gpudict gen, median of 5\n\n"
       "Exit codes: 0 all results verified, 1 verification failed, 2 bad input or usage,\n"
       "3 runtime failure (no device, out of device memory, CUDA error, output that could not be written).\n"
@@ -304,7 +305,7 @@ int run_cli(int argc, char** argv) {
   for (const auto& s : structures()) {
     CLI::App* sub = app.add_subcommand(s.name, s.summary);
     if (!s.details.empty()) sub->description(s.summary + "\n\n" + s.details);
-    sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
+    sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD), graph file (.mtx, .el, .edges) or trace (.gdt)")
         ->required();
     add_run_options(sub, flags, s.name);
     add_run_outputs(sub, flags);
@@ -326,7 +327,7 @@ int run_cli(int argc, char** argv) {
   std::string cmp_workload, cmp_structures;
   CommonFlags cmp_flags;
   CLI::App* cmp = app.add_subcommand("compare", "Run one workload on every structure that can, and print one table");
-  cmp->add_option("workload", cmp_workload, "Workload: YAML file, binary key file (raw or SOSD) or trace (.gdt)")
+  cmp->add_option("workload", cmp_workload, "Workload: YAML file, binary key file (raw or SOSD), graph file (.mtx, .el, .edges) or trace (.gdt)")
       ->required();
   cmp->add_option("--structures", cmp_structures,
                   "Comma-separated structures to run (default: every built one that can run the workload)");

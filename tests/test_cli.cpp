@@ -317,6 +317,21 @@ TEST_CASE("cli: each structure's help example runs") {
   CHECK_MESSAGE(mv.exit_code == 0, mv.err);
 }
 
+TEST_CASE("cli: a graph file is a workload: its edges built and looked up, verified") {
+  const std::string path = (std::filesystem::temp_directory_path() / "gpudict_cli_wheel.mtx").string();
+  {
+    // A wheel of 5 vertices: hub 1, rim 2-3-4-5-2, symmetric (undirected).
+    std::ofstream out(path);
+    out << "%%MatrixMarket matrix coordinate pattern symmetric\n5 5 8\n"
+           "2 1\n3 1\n4 1\n5 1\n3 2\n4 3\n5 4\n5 2\n";
+  }
+  auto r = run_gpudict("btree " + path + " --backend cpu --format json");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.find("\"checked\":16") != std::string::npos);  // both directions of 8 edges
+  auto bad = run_gpudict("btree " + path + " --key-type u32 --backend cpu");
+  CHECK(bad.exit_code == 2);
+}
+
 TEST_CASE("cli: --quiet prints the verdict in text and json, and is refused with csv") {
   auto t = run_gpudict("lsm examples/adversarial.yaml --backend cpu --quiet");
   CHECK(t.exit_code == 0);

@@ -9,6 +9,7 @@
 
 #include "core/common/errors.hpp"
 #include "workloads/generator.hpp"
+#include "workloads/graph_file.hpp"
 #include "workloads/keyfile.hpp"
 #include "workloads/spec.hpp"
 #include "workloads/trace.hpp"
@@ -40,7 +41,7 @@ void refuse_width_override(const std::string& path, const OpenOptions& opts) {
 }  // namespace
 
 void check_workload_file(const std::string& path) {
-  static const char* const kExpected = "a YAML workload, an operation trace or a key file";
+  static const char* const kExpected = "a YAML workload, an operation trace, a graph file or a key file";
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
   if (st.type() == std::filesystem::file_type::not_found) throw InputError(path + ": no such file (" + kExpected + ")");
@@ -60,6 +61,7 @@ std::unique_ptr<StepSource> open_workload(const std::string& path, const OpenOpt
   check_workload_file(path);
   if (is_yaml_path(path)) return std::make_unique<GeneratedSource>(load_spec(path, opts));
   refuse_width_override(path, opts);
+  if (is_graph_file(path)) return open_graph_file_workload(path);
   if (is_trace_file(path)) return std::make_unique<TraceSource>(path);
   return open_key_file_workload(path, opts);
 }
@@ -68,6 +70,7 @@ WorkloadSummary summarize_workload(const std::string& path, const OpenOptions& o
   check_workload_file(path);
   if (is_yaml_path(path)) return summarize_spec(load_spec(path, opts));
   refuse_width_override(path, opts);
+  if (is_graph_file(path)) return summarize_graph_file_workload(path);
   if (is_trace_file(path)) return summarize_trace(path);
   return summarize_key_file_workload(path, opts);
 }
