@@ -45,7 +45,7 @@ std::string run_footer(const std::string& name, const std::string& example) {
       "  gpudict {0} {1}   # run and verify, text report\n"
       "  gpudict {0} {1} --format json | jq -c 'select(.record==\"step\")'\n"
       "  gpudict {0} keys.bin --backend cpu               # a key file: build, look every key up\n"
-      "  gpudict {0} graph.mtx                            # a graph (Matrix Market, .el): its edges as u64 keys\n"
+      "  gpudict {0} graph.mtx                            # a graph file: edges as u64 keys\n"
       "  gpudict {0} out/trace.gdt --repeat 5 --no-verify # a trace from gpudict gen, median of 5\n\n"
       "Exit codes: 0 all results verified, 1 verification failed, 2 bad input or usage,\n"
       "3 runtime failure (no device, out of device memory, CUDA error, output that could not be written).\n"

@@ -469,7 +469,7 @@ TEST_CASE("cli: a missing, directory or unreadable workload is one line naming i
   const std::string missing = dir + "/missing.bin", missing_yaml = dir + "/missing.yaml";
   const std::string yaml_dir = dir + "/looks-like.yaml";
   fs::create_directories(yaml_dir);
-  const std::string kinds = "(a YAML workload, an operation trace or a key file)";
+  const std::string kinds = "(a YAML workload, an operation trace, a graph file or a key file)";
   const std::string out = dir + "/out";
   for (const std::string& path : {missing, missing_yaml}) {
     const std::string line = "gpudict: " + path + ": no such file " + kinds;
@@ -503,7 +503,7 @@ TEST_CASE("cli: a missing, directory or unreadable workload is one line naming i
     MESSAGE("running as root without a way to run gpudict as another user: the unreadable-file case is skipped");
   } else {
     const std::string line =
-        "gpudict: " + locked + ": cannot open: Permission denied (a readable YAML workload, operation trace or key file)";
+        "gpudict: " + locked + ": cannot open: Permission denied (a readable YAML workload, operation trace, graph file or key file)";
     check_one_line_error("sorted-array " + locked + " --backend cpu", {line}, as_other);
     check_one_line_error("sorted-array " + locked, {line}, as_other);
     check_one_line_error("check " + locked, {line}, as_other);

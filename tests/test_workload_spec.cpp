@@ -569,7 +569,7 @@ TEST_CASE("workload: the workload file itself: missing, a directory") {
     }
     return "";
   };
-  const std::string kinds = " (a YAML workload, an operation trace or a key file)";
+  const std::string kinds = " (a YAML workload, an operation trace, a graph file or a key file)";
   CHECK(message([&] { check_workload_file(missing); }) == missing + ": no such file" + kinds);
   CHECK(message([&] { check_workload_file(dir); }) == dir + ": is a directory" + kinds);
   // open and summarize check it first, whatever the name says the kind is.

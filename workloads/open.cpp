@@ -53,7 +53,7 @@ void check_workload_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
       throw InputError(path + ": cannot open" + (errno ? std::string(": ") + std::strerror(errno) : std::string()) +
-                       " (a readable YAML workload, operation trace or key file)");
+                       " (a readable YAML workload, operation trace, graph file or key file)");
   }
 }
 
