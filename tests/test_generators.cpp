@@ -392,6 +392,26 @@ steps:
   }
 }
 
+TEST_CASE("generator: ranges in whole vertex blocks of graph edge keys (degree and neighbours)") {
+  const std::vector<Step> s = gen_steps(gen_yaml("vertices.yaml", R"(key_type: u64
+initial: {count: 5000, keys: {distribution: rmat, scale: 10}}
+steps:
+  - phase: {batches: 1, batch_size: 200, mix: {count: 0.5, range: 0.5}, keys: {distribution: rmat, scale: 10}, hit_ratio: 0.5, range_length: {distribution: fixed, length: 1, unit: vertices}}
+  - phase: {batches: 1, batch_size: 50, mix: {count: 1}, hit_ratio: 1, range_length: {distribution: fixed, length: 3, unit: vertices}}
+)"));
+  for (size_t i = 0; i < 200; ++i) {
+    const uint64_t lo = s[2].batch.keys[i], hi = s[2].batch.args[i];
+    CHECK((lo & 0xFFFFFFFFull) == 0);                 // the vertex's first edge key
+    CHECK(hi == lo + 0xFFFFFFFFull);                  // and its last: one vertex
+    CHECK((lo >> 32) < 1024);
+  }
+  for (size_t i = 0; i < 50; ++i) CHECK(s[4].batch.args[i] - s[4].batch.keys[i] == 3 * 0x100000000ull - 1);
+  // Vertex blocks need 64-bit keys.
+  CHECK_THROWS_AS(gen_steps(gen_yaml("v32.yaml", "steps:\n  - phase: {batches: 1, batch_size: 2, mix: {count: 1}, "
+                                                 "range_length: {length: 1, unit: vertices}}\n")),
+                  InputError);
+}
+
 TEST_CASE("generator: insert-only workloads are fast (no re-sorting per batch)") {
   const std::vector<Step> s = gen_steps(gen_yaml("ins.yaml", R"(initial: {count: 100000}
 steps:

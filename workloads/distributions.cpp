@@ -289,6 +289,7 @@ uint64_t RangeLengthSampler::length(Rng& rng) const {
 uint64_t RangeLengthSampler::span(Rng& rng, double universe_size, uint64_t present) const {
   const uint64_t len = length(rng);
   if (spec_.unit == RangeUnit::Keys) return len;
+  if (spec_.unit == RangeUnit::Vertices) return len >= (uint64_t{1} << 32) ? ~0ull : len << 32;
   const double denom = present == 0 ? 1.0 : static_cast<double>(present);
   const double x = std::floor(static_cast<double>(len) * universe_size / denom + 0.5);
   if (x < 1.0) return 1;

@@ -36,7 +36,11 @@ struct KeyDistSpec {
 };
 
 enum class RangeLenKind : uint8_t { Fixed = 0, Uniform, Geometric };
-enum class RangeUnit : uint8_t { Keys = 0, Results };
+// Keys: a span of that many keys from the drawn key; Results: scaled by the
+// universe's size over the present keys' count; Vertices (64-bit graph keys
+// u * 2^32 + v): whole vertex blocks [u * 2^32, (u + length) * 2^32 - 1]
+// from the drawn key's vertex u (a count of one vertex is its degree).
+enum class RangeUnit : uint8_t { Keys = 0, Results, Vertices };
 
 struct RangeLengthSpec {
   RangeLenKind kind = RangeLenKind::Fixed;

@@ -369,6 +369,7 @@ struct GeneratedSource::Impl {
     const uint64_t key_max = max_of(spec.key_type);
     const double universe = sampler->universe_size();
     const bool serial = sampler->spec().kind == DistKind::Sequential;
+    const bool vertex_ranges = lengths && lengths->spec().unit == RangeUnit::Vertices;
 
     // Keys (and values, bounds) of the operations a pass makes.
     auto fill = [&](bool updates_pass, bool queries_pass) {
@@ -421,6 +422,7 @@ struct GeneratedSource::Impl {
               // (an empty model makes the first one absent).
               for (int a = 1; a < kMissAttempts && model.contains(k); ++a) k = s.universe(o.rng);
             }
+            if ((t == OpType::Count || t == OpType::Range) && vertex_ranges) k &= ~uint64_t{0xFFFFFFFF};  // its vertex block
             b.keys[o.i] = k;
             if (t == OpType::Count || t == OpType::Range) {
               const uint64_t span = lengths->span(o.rng, universe, present.size());

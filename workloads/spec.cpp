@@ -428,7 +428,10 @@ class Parser {
     }
     const Fields f = fields(n, field, valid, "range length distribution '" + kind_name + "'", {"length", "min", "max", "mean"});
     if (auto v = f.get("unit"))
-      r.unit = choice(v, sub(field, "unit"), {"keys", "results"}, "unit") == 0 ? RangeUnit::Keys : RangeUnit::Results;
+      r.unit = static_cast<RangeUnit>(choice(v, sub(field, "unit"), {"keys", "results", "vertices"}, "unit"));
+    if (r.unit == RangeUnit::Vertices && key_type_ != KeyType::U64)
+      fail(f.get("unit"), sub(field, "unit"), "unit 'vertices' spans vertex blocks of graph edge keys u * 2^32 + v",
+           "key_type: u64");
     if (auto v = f.get("length")) r.length = positive(v, sub(field, "length"));
     if (r.kind == RangeLenKind::Uniform) {
       r.min = 1;
