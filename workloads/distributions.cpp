@@ -189,7 +189,16 @@ double ZipfSampler::sample(Rng& rng) const {
 // ---------------------------------------------------------------- KeySampler
 
 KeySampler::KeySampler(const KeyDistSpec& spec, uint64_t scramble_seed)
-    : spec_(spec), scramble_seed_(scramble_seed) {}
+    : spec_(spec), scramble_seed_(scramble_seed) {
+  if (spec_.kind != DistKind::Rmat) return;
+  // Integers, so a level costs one 64-bit draw and two compares; the
+  // doubles' sums and products are exact IEEE operations, the same everywhere.
+  const double two64 = 18446744073709551616.0;
+  auto threshold = [&](double p) { return p >= 1.0 ? ~0ull : static_cast<uint64_t>(p * two64); };
+  rmat_a_ = threshold(spec_.a);
+  rmat_ab_ = threshold(spec_.a + spec_.b);
+  rmat_abc_ = threshold(spec_.a + spec_.b + spec_.c);
+}
 
 const FeistelPermutation& KeySampler::perm(Cache& c, uint64_t last) {
   if (!c.perm_valid || c.perm.last() != last) {
@@ -200,17 +209,11 @@ const FeistelPermutation& KeySampler::perm(Cache& c, uint64_t last) {
 }
 
 uint64_t KeySampler::rmat_edge(Rng& rng, Cache& c) {
-  // Thresholds as integers (the doubles' products are exact IEEE
-  // operations, the same everywhere): one 64-bit draw per level.
-  const double two64 = 18446744073709551616.0;
-  auto threshold = [&](double p) { return p >= 1.0 ? ~0ull : static_cast<uint64_t>(p * two64); };
-  const uint64_t ta = threshold(spec_.a), tab = threshold(spec_.a + spec_.b),
-                 tabc = threshold(spec_.a + spec_.b + spec_.c);
   uint64_t u = 0, v = 0;
   for (int level = 0; level < spec_.scale; ++level) {
     const uint64_t r = rng.next();
-    const uint64_t row = r >= tab ? 1 : 0;
-    const uint64_t col = (r >= ta && r < tab) || r >= tabc ? 1 : 0;
+    const uint64_t row = r >= rmat_ab_ ? 1 : 0;
+    const uint64_t col = (r >= rmat_a_ && r < rmat_ab_) || r >= rmat_abc_ ? 1 : 0;
     u = (u << 1) | row;
     v = (v << 1) | col;
   }

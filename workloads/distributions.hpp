@@ -133,6 +133,10 @@ class KeySampler {
   const FeistelPermutation& perm(Cache& c, uint64_t last);
   KeyDistSpec spec_;
   uint64_t scramble_seed_;
+  // rmat: a draw below rmat_a_ is quadrant (0, 0), below rmat_ab_ (0, 1),
+  // below rmat_abc_ (1, 0), else (1, 1): a, a + b, a + b + c as 64-bit
+  // thresholds, set once from the spec.
+  uint64_t rmat_a_ = 0, rmat_ab_ = 0, rmat_abc_ = 0;
   uint64_t universe_counter_ = 0, present_counter_ = 0;
   Cache cache_[2];  // universe draws, present draws
 };

@@ -224,23 +224,7 @@ std::unique_ptr<StepSource> open_graph_file_workload(const std::string& path) {
 }
 
 WorkloadSummary summarize_graph_file_workload(const std::string& path) {
-  const GraphEdges g = read_graph_file(path);
-  const uint64_t m = g.keys.size();
-  WorkloadSummary s;
-  s.initial = m;
-  PhaseSummary p;
-  p.name = "edge-exists";
-  p.batches = (m + kLookupAllBatch - 1) / kLookupAllBatch;
-  p.max_batch = std::min(m, kLookupAllBatch);
-  p.ops[static_cast<int>(OpType::Lookup)] = m;
-  s.phases.push_back(p);
-  s.ops = p.ops;
-  s.batches = p.batches;
-  set_resident_bounds(s.bounds, m, 0, KeyType::U64);
-  s.bounds.max_batch = p.max_batch;
-  s.bounds.max_queries = p.max_batch;
-  s.bounds.max_snapshots = 0;
-  return s;
+  return lookup_all_summary("edge-exists", read_graph_file(path).keys.size(), KeyType::U64);
 }
 
 }  // namespace gpudict

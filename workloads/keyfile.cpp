@@ -298,23 +298,27 @@ std::unique_ptr<StepSource> open_key_file_workload(const std::string& path, cons
   return std::make_unique<KeyFileSource>(path, opts);
 }
 
-WorkloadSummary summarize_key_file_workload(const std::string& path, const OpenOptions&) {
-  const KeyFileInfo info = probe_direct(path);
+WorkloadSummary lookup_all_summary(const std::string& phase, uint64_t keys, KeyType key_type) {
   WorkloadSummary s;
-  s.initial = info.count;
+  s.initial = keys;
   PhaseSummary p;
-  p.name = "lookup-all";
-  p.batches = (info.count + kLookupAllBatch - 1) / kLookupAllBatch;
-  p.max_batch = std::min(info.count, kLookupAllBatch);
-  p.ops[static_cast<int>(OpType::Lookup)] = info.count;
+  p.name = phase;
+  p.batches = (keys + kLookupAllBatch - 1) / kLookupAllBatch;
+  p.max_batch = std::min(keys, kLookupAllBatch);
+  p.ops[static_cast<int>(OpType::Lookup)] = keys;
   s.phases.push_back(p);
   s.ops = p.ops;
   s.batches = p.batches;
-  set_resident_bounds(s.bounds, info.count, 0, info.width == 8 ? KeyType::U64 : KeyType::U32);
+  set_resident_bounds(s.bounds, keys, 0, key_type);
   s.bounds.max_batch = p.max_batch;
   s.bounds.max_queries = p.max_batch;
   s.bounds.max_snapshots = 0;
   return s;
+}
+
+WorkloadSummary summarize_key_file_workload(const std::string& path, const OpenOptions&) {
+  const KeyFileInfo info = probe_direct(path);
+  return lookup_all_summary("lookup-all", info.count, info.width == 8 ? KeyType::U64 : KeyType::U32);
 }
 
 }  // namespace gpudict

@@ -67,6 +67,10 @@ void write_sosd_file(const std::string& path, const std::vector<uint64_t>& keys,
 // overridden), then one phase "lookup-all" of lookups of every key in file
 // order, in batches of at most kLookupAllBatch.
 inline constexpr uint64_t kLookupAllBatch = 1ull << 20;
+// The summary of a file given as the workload: `keys` keys built, then one
+// phase named `phase` looking each up, in batches of kLookupAllBatch (key
+// files, graph files).
+WorkloadSummary lookup_all_summary(const std::string& phase, uint64_t keys, KeyType key_type);
 std::unique_ptr<StepSource> open_key_file_workload(const std::string& path, const OpenOptions& opts);
 WorkloadSummary summarize_key_file_workload(const std::string& path, const OpenOptions& opts);
 
