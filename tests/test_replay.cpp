@@ -167,6 +167,50 @@ TEST_CASE("replay: planted wrong answers are counted and listed") {
   }
 }
 
+// A dictionary made for 32-bit keys, to prove replay refuses a 64-bit workload
+// on it instead of truncating every key.
+class NarrowDictionary final : public Dictionary {
+ public:
+  explicit NarrowDictionary(std::unique_ptr<Dictionary> inner) : inner_(std::move(inner)) {}
+  const Capabilities& caps() const override { return inner_->caps(); }
+  Params parameters() const override { return inner_->parameters(); }
+  KeyType key_type() const override { return KeyType::U32; }
+  KeyType value_type() const override { return KeyType::U64; }
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override { return inner_->device_bytes_needed(b); }
+  void build(const KeyValues& kv, DeviceTime& t) override { inner_->build(kv, t); }
+  void execute(const Batch& b, BatchResults& r, DeviceTime& t) override { inner_->execute(b, r, t); }
+  void snapshot(const std::string& n, DeviceTime& t) override { inner_->snapshot(n, t); }
+  void drop_snapshot(const std::string& n) override { inner_->drop_snapshot(n); }
+  Stats stats() const override { return inner_->stats(); }
+
+ private:
+  std::unique_ptr<Dictionary> inner_;
+};
+
+TEST_CASE("replay: a workload wider than the structure's keys is refused before anything runs") {
+  auto steps = small_workload();
+  WorkloadHeader h;
+  h.path = "wide.yaml";
+  h.key_type = KeyType::U64;
+  ReplayOptions opt;
+  opt.gpu = false;
+  auto narrow = [] { return std::make_unique<NarrowDictionary>(make_cpu_dictionary(ordered_caps(), KeyType::U64, KeyType::U64)); };
+  try {
+    replay([&] { return std::make_unique<VectorSource>(h, steps); }, narrow, summary_of(steps), opt);
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(exit_code_for(e) == 2);
+    CHECK(std::string(e.what()) ==
+          "wide.yaml: the workload has u64 keys and u32 values; the structure was made for u32 keys and u64 values "
+          "(make it with the workload's widths)");
+  }
+  // The same structure runs a workload of its own widths or narrower.
+  h.key_type = KeyType::U32;
+  const RunReport rep = replay([&] { return std::make_unique<VectorSource>(h, steps); }, narrow, summary_of(steps), opt);
+  CHECK(rep.mismatches == 0);
+  CHECK(rep.checked == 10);
+}
+
 TEST_CASE("replay: unsupported operations and snapshots are refused naming who supports them") {
   WorkloadHeader h;
   h.path = "w.yaml";

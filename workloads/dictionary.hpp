@@ -120,6 +120,12 @@ class Dictionary {
   virtual void cleanup(DeviceTime& t) { (void)t; }
 
   virtual Stats stats() const = 0;
+
+  // The widest keys and values this instance stores. A workload with wider
+  // ones is refused by replay (it would be truncated); narrower ones widen
+  // losslessly. The default: any width (a host-side store of 64-bit words).
+  virtual KeyType key_type() const { return KeyType::U64; }
+  virtual KeyType value_type() const { return KeyType::U64; }
 };
 
 }  // namespace gpudict

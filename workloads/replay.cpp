@@ -275,6 +275,13 @@ RunReport replay(const SourceFactory& open_source, const DictionaryFactory& make
     if (r == 0) {
       rep.workload = src->header();
       rep.parameters = dict->parameters();
+      if (width_bytes(rep.workload.key_type) > width_bytes(dict->key_type()) ||
+          width_bytes(rep.workload.value_type) > width_bytes(dict->value_type()))
+        throw InputError(fmt::format("{}: the workload has {} keys and {} values; the structure was made for {} keys "
+                                     "and {} values (make it with the workload's widths)",
+                                     rep.workload.path, type_name(rep.workload.key_type),
+                                     type_name(rep.workload.value_type), type_name(dict->key_type()),
+                                     type_name(dict->value_type())));
       if (opt.gpu) {
         uint64_t need = dict->device_bytes_needed(summary.bounds), free_b = 0, total_b = 0;
         device_memory_info(free_b, total_b);

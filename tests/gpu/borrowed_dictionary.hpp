@@ -15,6 +15,8 @@ class BorrowedDictionary final : public Dictionary {
   explicit BorrowedDictionary(Dictionary& d) : d_(d) {}
   const Capabilities& caps() const override { return d_.caps(); }
   Params parameters() const override { return d_.parameters(); }
+  KeyType key_type() const override { return d_.key_type(); }
+  KeyType value_type() const override { return d_.value_type(); }
   uint64_t device_bytes_needed(const WorkloadBounds& b) const override { return d_.device_bytes_needed(b); }
   void build(const KeyValues& kv, DeviceTime& t) override { d_.build(kv, t); }
   void execute(const Batch& b, BatchResults& r, DeviceTime& t) override { d_.execute(b, r, t); }

@@ -35,6 +35,9 @@ RunReport run_on(const StructureInfo& info, const std::string& path, uint64_t se
   OpenOptions oo{override_seed, seed};
   WorkloadSummary summary = summarize_workload(path, oo);
   StructureConfig cfg;
+  const WorkloadHeader header = open_workload(path, oo)->header();
+  cfg.key_type = header.key_type;  // the structure at the workload's widths, as the CLI makes it
+  cfg.value_type = header.value_type;
   for (const auto& o : info.options) cfg.options[o.name] = o.default_value;
   for (const auto& [k, v] : options) cfg.options[k] = v;
   ReplayOptions opt;

@@ -108,6 +108,8 @@ class ContainerDictionary final : public Dictionary {
 
   const Capabilities& caps() const override { return caps_; }
   Params parameters() const override { return params_; }
+  KeyType key_type() const override { return sizeof(K) == 8 ? KeyType::U64 : KeyType::U32; }
+  KeyType value_type() const override { return sizeof(V) == 8 ? KeyType::U64 : KeyType::U32; }
 
   uint64_t device_bytes_needed(const WorkloadBounds& b) const override {
     // Staging: the build's pairs (freed after it), or a batch's inputs and
