@@ -111,9 +111,9 @@ void SlabHash<K, V>::reserve_device(uint64_t inserts) {
 }
 
 template <class K, class V>
-void SlabHash<K, V>::build_device(const K* keys, const V* values, uint64_t n) {
+void SlabHash<K, V>::build_device(const K* keys, const V* values, uint64_t n, uint64_t buckets) {
   check_length(n);
-  create_table(n);
+  create_table(n, buckets);
   build_duplicates_ = 0;
   context_ = "the build";
   if (n == 0) return;
@@ -291,7 +291,7 @@ void SlabHash<K, V>::find_device(const K* keys, uint64_t n, V* values_out, bool*
   template void SlabHash<K, V>::update_mixed_device(const K*, const V*, const bool*, uint64_t);      \
   template range_output<K, V> SlabHash<K, V>::apply_device(const uint8_t*, uint8_t, const K*, const V*, \
                                                            uint64_t, const mixed_outputs<K, V>&);    \
-  template void SlabHash<K, V>::build_device(const K*, const V*, uint64_t);                          \
+  template void SlabHash<K, V>::build_device(const K*, const V*, uint64_t, uint64_t);                     \
   template void SlabHash<K, V>::update_device(const K*, const V*, uint64_t, bool);                   \
   template void SlabHash<K, V>::find_device(const K*, uint64_t, V*, bool*);                          \
   template TableRef<K> SlabHash<K, V>::device_table();                                               \

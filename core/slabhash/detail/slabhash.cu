@@ -79,9 +79,9 @@ SlabHash<K, V>::~SlabHash() {
 }
 
 template <class K, class V>
-void SlabHash<K, V>::create_table(uint64_t n) {
+void SlabHash<K, V>::create_table(uint64_t n, uint64_t buckets) {
   const uint64_t keys = std::max(n, opt_.expected_keys);
-  buckets_ = opt_.buckets ? opt_.buckets : buckets_for(shape(), keys, opt_.load_factor);
+  buckets_ = buckets ? buckets : opt_.buckets ? opt_.buckets : buckets_for(shape(), keys, opt_.load_factor);
   base_.release();
   pool_.release();
   base_ = DeviceBuffer<Slab>(buckets_ + 1, "slabhash base slabs");
@@ -106,11 +106,31 @@ void SlabHash<K, V>::ensure_table() {
 }
 
 template <class K, class V>
+void SlabHash<K, V>::grow_buckets(uint64_t buckets) {
+  ensure_table();
+  if (buckets <= buckets_) return;
+  if (buckets >= 0xFFFFFFFFull)
+    throw RuntimeFailure("slabhash: " + std::to_string(buckets) + " buckets exceed the 2^32 - 1 a table addresses");
+  DeviceBuffer<Slab> bigger(buckets + 1, "slabhash base slabs");
+  // Pristine slabs everywhere, then the old buckets over their first part
+  // and the old last slab (empty, or key key_max's chain) at the new end.
+  GPUDICT_CUDA(cudaMemsetAsync(bigger.data(), 0xFF, bigger.bytes(), stream_));
+  GPUDICT_CUDA(cudaMemcpyAsync(bigger.data(), base_.data(), buckets_ * sizeof(Slab), cudaMemcpyDeviceToDevice,
+                               stream_));
+  GPUDICT_CUDA(cudaMemcpyAsync(bigger.data() + buckets, base_.data() + buckets_, sizeof(Slab),
+                               cudaMemcpyDeviceToDevice, stream_));
+  GPUDICT_CUDA(cudaStreamSynchronize(stream_));
+  base_ = std::move(bigger);
+  buckets_ = buckets;
+}
+
+template <class K, class V>
 TableRef<K> SlabHash<K, V>::ref() const {
   TableRef<K> t;
   t.base = const_cast<Slab*>(base_.data());
   t.buckets = static_cast<uint32_t>(buckets_);
   t.hash = hash_;
+  t.vertex = routes_;
   // The pool's flag is the counters' `exhausted` field (reset per pass).
   t.pool = pool_.ref(reinterpret_cast<unsigned int*>(reinterpret_cast<char*>(const_cast<Counters*>(d_ctr_.data())) +
                                                      offsetof(Counters, exhausted)));

@@ -71,9 +71,9 @@ class SlabHash {
 
   // device_api.cu: the library's bulk calls on device arrays
   // (slab_hash_map), on this table's stream; each returns when done.
-  // A new table sized for n pairs, then the pairs inserted (map: the later
-  // pair of a key wins).
-  void build_device(const K* keys, const V* values, uint64_t n);
+  // A new table sized for n pairs (or of `buckets` buckets when not 0),
+  // then the pairs inserted (map: the later pair of a key wins).
+  void build_device(const K* keys, const V* values, uint64_t n, uint64_t buckets = 0);
   // Inserts or deletes n keys as one pass (values: null for deletes); with
   // per-key flags, a mix (multimap: the deletes first, as a pass of their
   // own). Then the flush policy.
@@ -87,6 +87,22 @@ class SlabHash {
   void find_device(const K* keys, uint64_t n, V* values_out, bool* found_out);
   // Orders this table's stream after the caller's work queued on `caller`.
   void follow(cudaStream_t caller) { follower_.follow(stream_, caller); }
+  // The stream every call of this table runs on (the graph queues its own
+  // kernels on it).
+  cudaStream_t stream() const { return stream_; }
+
+  // Routing by vertex (table_ref.cuh, VertexRoutes; 64-bit keys): the graph
+  // of core/graph owns the directory and keeps it valid while this table
+  // runs. Set before a build, whose `buckets` it addresses.
+  void set_vertex_routes(const uint2* dir, uint32_t vertices) {
+    routes_.dir = dir;
+    routes_.vertices = vertices;
+  }
+  // More base slabs: buckets [buckets_, buckets) are added empty, the last
+  // (empty) slab moves to the end; nothing points into base slabs, so they
+  // are copied as they are.
+  void grow_buckets(uint64_t buckets);
+  uint64_t buckets() const { return buckets_; }
   uint64_t size() const { return live_; }
 
   // device_api.cu: what the library's device refs need (slab_hash_ref.cuh).
@@ -117,9 +133,10 @@ class SlabHash {
   static int use_device(int device);
   // What a slab holds in this mode at this width (options.hpp).
   SlabShape shape() const;
-  // Sizes the buckets for `n` keys (options decide), allocates and clears
+  // Sizes the buckets for `n` keys (options decide, unless `buckets` is
+  // not 0), allocates and clears
   // the base slabs and the pool (outside any timed region).
-  void create_table(uint64_t n);
+  void create_table(uint64_t n, uint64_t buckets = 0);
   void ensure_table();
   TableRef<K> ref() const;
   OpsOut<V> outputs(uint64_t batch_size);
@@ -162,6 +179,7 @@ class SlabHash {
   DeviceBuffer<Slab> base_;
   SlabPool pool_;
   UniversalHash hash_;
+  VertexRoutes routes_;
 
   // What the host knows about the contents.
   uint64_t live_ = 0;     // alive pairs (keys in map/set mode)

@@ -62,15 +62,43 @@ struct Counters {
   unsigned int pad;
 };
 
+// Routing by vertex (core/graph): a 64-bit key u * 2^32 + v (an edge) goes
+// to vertex u's own buckets, dir[u] = (first bucket, bucket count), hashed
+// by v alone: one small hash table per vertex inside one arena of base
+// slabs (seed 001, ch. 5). A vertex at or beyond `vertices` has no buckets:
+// its keys go to the last base slab, which nothing is inserted into (the
+// graph grows `vertices` before any insert names such a vertex), so they are
+// found nowhere. `vertices` is below 2^32 - 1, so no routed key is the empty
+// key (u64 max).
+struct VertexRoutes {
+  const uint2* dir = nullptr;  // null: hash the whole key over all buckets (the slab hash)
+  uint32_t vertices = 0;
+};
+
 template <class K>
 struct TableRef {
   Slab* base = nullptr;  // buckets + 1 base slabs; the last one is key key_max<K>'s bucket
   uint32_t buckets = 1;  // hashed buckets
   UniversalHash hash;
   PoolRef pool;
+  VertexRoutes vertex;  // 64-bit keys only
 
   // The bucket and the stored key of a user key (slab_layout.cuh).
   __device__ __forceinline__ void route(K key, uint32_t& bucket, K& stored) const {
+    if constexpr (sizeof(K) == 8) {
+      if (vertex.dir) {  // uniform: a kernel parameter
+        const uint32_t u = static_cast<uint32_t>(key >> 32);
+        if (u < vertex.vertices) {
+          const uint2 d = vertex.dir[u];
+          bucket = d.x + hash.bucket(static_cast<uint32_t>(key), d.y);
+          stored = key;  // never the empty key: u < vertices < 2^32 - 1
+        } else {
+          bucket = buckets;  // the empty last slab (stored 0 is not the empty key either)
+          stored = kSpecialStoredKey;
+        }
+        return;
+      }
+    }
     if (key == kEmptyKeyOf<K>) {
       bucket = buckets;
       stored = kSpecialStoredKey;
