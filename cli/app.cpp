@@ -32,8 +32,9 @@ const std::map<std::string, OutputFormat> kFormats = {
 
 // `example`: a workload the structure can run (examples/quickstart.yaml takes
 // snapshots and asks for successors; the B-Tree has no snapshots, the hash
-// tables neither and no successors).
+// tables neither and no successors; the graph takes edges, 64-bit keys).
 std::string example_for(const Capabilities& caps) {
+  if (caps.vertex_count_range) return "examples/graph-rmat.yaml";
   if (caps.ordered && caps.snapshots) return "examples/quickstart.yaml";
   if (caps.ordered) return "examples/mixed-concurrent.yaml";
   return "examples/hash-quickstart.yaml";

@@ -59,6 +59,8 @@ std::vector<Runnable> runnable(const WorkloadHeader& h, const WorkloadSummary& s
       const uint64_t ranges = s.ops[static_cast<int>(OpType::Count)] + s.ops[static_cast<int>(OpType::Range)];
       if (!caps.ordered && caps.point_count_range && ranges > 0)
         r.note = " if every count and range names one key (lo == hi)";
+      if (!caps.ordered && caps.vertex_count_range && ranges > 0)
+        r.note = " if every count and range is a whole vertex block (range_length unit vertices, length 1)";
     } catch (const InputError& e) {
       r.reason = cli_message(e);
     }

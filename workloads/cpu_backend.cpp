@@ -315,8 +315,14 @@ void refuse_unsupported(const Capabilities& caps, const std::string& structure, 
     if (!caps.supports(t))
       throw InputError(fmt::format("{} does not support {} operations (batch {}); structures that do: {}", structure,
                                    op_name(t), index, structures_supporting(t)));
-    if ((t == OpType::Count || t == OpType::Range) && !caps.ordered && batch.keys[i] != batch.args[i])
-      throw InputError(point_query_refusal(structure, t, batch.keys[i], batch.args[i], index));
+    if ((t == OpType::Count || t == OpType::Range) && !caps.ordered) {
+      if (caps.vertex_count_range) {
+        if (!is_vertex_block(batch.keys[i], batch.args[i]))
+          throw InputError(vertex_block_query_message(structure, t, batch.keys[i], batch.args[i], index));
+      } else if (batch.keys[i] != batch.args[i]) {
+        throw InputError(point_query_refusal(structure, t, batch.keys[i], batch.args[i], index));
+      }
+    }
   }
 }
 

@@ -2,6 +2,13 @@
 
 namespace gpudict {
 
+std::string vertex_block_query_message(const std::string& structure, OpType type, uint64_t lo, uint64_t hi,
+                                       uint64_t batch) {
+  return structure + " answers count and range over a whole vertex block only ([u * 2^32, u * 2^32 + 2^32 - 1]: " +
+         "a vertex's degree and neighbours); got " + std::string(op_name(type)) + " [" + std::to_string(lo) + ", " +
+         std::to_string(hi) + "] in batch " + std::to_string(batch);
+}
+
 std::string_view rule_name(DuplicateRule r) {
   switch (r) {
     case DuplicateRule::LastWins: return "last-wins";

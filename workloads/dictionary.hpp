@@ -33,6 +33,14 @@ std::string_view semantics_name(Semantics s);
 std::string_view rule_name(DuplicateRule r);
 std::string_view rule_description(DuplicateRule r);
 
+// Whether [lo, hi] is one vertex's block of edge keys: an edge (u, v) is
+// the key u * 2^32 + v, so u's edges are [u * 2^32, u * 2^32 + 2^32 - 1].
+inline bool is_vertex_block(uint64_t lo, uint64_t hi) { return (lo & 0xFFFFFFFFull) == 0 && hi == (lo | 0xFFFFFFFFull); }
+// The refusal of a count or range that is not a vertex block, word for
+// word in the graph and in the CPU backend.
+std::string vertex_block_query_message(const std::string& structure, OpType type, uint64_t lo, uint64_t hi,
+                                       uint64_t batch);
+
 struct Capabilities {
   bool ordered = false;          // count, range, successor
   bool deletes = true;
@@ -50,15 +58,28 @@ struct Capabilities {
   // single key (lo == hi): a key's multiplicity and all of its values. Any
   // other count or range is refused (exit 2).
   bool point_count_range = false;
+  // Unordered structures that answer count and range of a whole vertex
+  // block of edge keys, [u * 2^32, u * 2^32 + 2^32 - 1] (the graph: a
+  // vertex's degree and neighbours). Any other count or range is refused
+  // (exit 2).
+  bool vertex_count_range = false;
 
   bool supports(OpType t) const {
     if (t == OpType::Delete) return deletes;
-    if (t == OpType::Count || t == OpType::Range) return ordered || point_count_range;
+    if (t == OpType::Count || t == OpType::Range) return ordered || point_count_range || vertex_count_range;
     if (is_ordered_query(t)) return ordered;
     return true;
   }
   bool supports(KeyType t) const {
     for (KeyType k : key_types)
+      if (k == t) return true;
+    return false;
+  }
+  // Value widths, when they differ from the key widths (empty: key_types).
+  std::vector<KeyType> value_types;
+  bool supports_value(KeyType t) const {
+    if (value_types.empty()) return supports(t);
+    for (KeyType k : value_types)
       if (k == t) return true;
     return false;
   }

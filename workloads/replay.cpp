@@ -234,12 +234,17 @@ std::string op_list(const std::array<uint64_t, kNumOpTypes>& ops) {
 
 void check_supported(const std::string& structure, const Capabilities& caps, const WorkloadHeader& header,
                      const WorkloadSummary& summary) {
-  if (!caps.supports(header.key_type) || !caps.supports(header.value_type)) {
-    std::string widths;
-    for (KeyType k : caps.key_types) widths += (widths.empty() ? "" : ", ") + std::string(type_name(k));
-    throw InputError(fmt::format("{}: {} keys with {} values are not supported by {} (its keys and values: {})",
-                                 header.path, type_name(header.key_type), type_name(header.value_type), structure,
-                                 widths));
+  if (!caps.supports(header.key_type) || !caps.supports_value(header.value_type)) {
+    auto list = [](const std::vector<KeyType>& types) {
+      std::string s;
+      for (KeyType k : types) s += (s.empty() ? "" : ", ") + std::string(type_name(k));
+      return s;
+    };
+    const std::string widths = caps.value_types.empty()
+                                   ? "its keys and values: " + list(caps.key_types)
+                                   : "its keys: " + list(caps.key_types) + "; values: " + list(caps.value_types);
+    throw InputError(fmt::format("{}: {} keys with {} values are not supported by {} ({})", header.path,
+                                 type_name(header.key_type), type_name(header.value_type), structure, widths));
   }
   for (OpType t : kAllOpTypes) {
     uint64_t n = summary.ops[static_cast<int>(t)];

@@ -71,6 +71,17 @@ struct has_apply<Map, std::void_t<decltype(std::declval<Map&>().apply(
                           mixed_outputs<typename Map::key_type, typename Map::mapped_type>{}, cudaStream_t{}))>>
     : std::true_type {};
 
+// Whether an unordered Map still has an ordered map's count and range calls
+// (the graph: over whole vertex blocks); its range lists a block's pairs
+// unsorted, and the adapter sorts each range's pairs by key for the report.
+template <class Map, class = void>
+struct has_count_range : std::false_type {};
+template <class Map>
+struct has_count_range<Map, std::void_t<decltype(std::declval<Map&>().count(
+                                static_cast<const typename Map::key_type*>(nullptr),
+                                static_cast<const typename Map::key_type*>(nullptr), std::uint64_t{0},
+                                static_cast<std::uint64_t*>(nullptr), cudaStream_t{}))>> : std::true_type {};
+
 // Whether the structure's traits refuse some batches before they run
 // (Traits::check_batch(batch, index) throws InputError).
 template <class Traits, class = void>
@@ -87,6 +98,7 @@ class ContainerDictionary final : public Dictionary {
   static constexpr bool kSnapshots = Map::capabilities.snapshots;
   static constexpr bool kOrdered = Map::capabilities.ordered;
   static constexpr bool kMixed = has_apply<Map>::value;
+  static constexpr bool kCountRange = has_count_range<Map>::value;  // an ordered map's, or over vertex blocks
 
  public:
   // `map` lives on `device`; caps and params are what the report shows.
@@ -308,6 +320,10 @@ class ContainerDictionary final : public Dictionary {
     } else if constexpr (kMixed) {
       // A hash table's count and range of one key (the traits refused the rest).
       if (type == OpType::Count || type == OpType::Range) return mixed_queries(type, b, ops, phase, r, t);
+    } else if constexpr (kCountRange) {
+      // The graph's degree and neighbours (the traits refused other ranges).
+      if (type == OpType::Count) return count(on, ops, phase, r, t);
+      if (type == OpType::Range) return range(on, ops, phase, r, t);
     }
     throw InputError(std::string(Traits::name) + ": " + std::string(op_name(type)) + " is not supported");
   }
@@ -403,6 +419,23 @@ class ContainerDictionary final : public Dictionary {
     for (uint64_t x = 0; x < total; ++x) {
       r.range_keys[x] = hk_[x];
       r.range_values[x] = hv_[x];
+    }
+    if constexpr (!kOrdered) sort_ranges(r, ops);
+  }
+
+  // An unordered map's ranges in key order, as the report and the verifier
+  // take them (the sort is host work, outside the timed calls).
+  static void sort_ranges(BatchResults& r, const std::vector<uint32_t>& ops) {
+    std::vector<std::pair<uint64_t, uint64_t>> pairs;
+    for (const uint32_t i : ops) {
+      const uint64_t at = r.key[i], m = r.value[i];
+      pairs.resize(m);
+      for (uint64_t x = 0; x < m; ++x) pairs[x] = {r.range_keys[at + x], r.range_values[at + x]};
+      std::sort(pairs.begin(), pairs.end());
+      for (uint64_t x = 0; x < m; ++x) {
+        r.range_keys[at + x] = pairs[x].first;
+        r.range_values[at + x] = pairs[x].second;
+      }
     }
   }
 

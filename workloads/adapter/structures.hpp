@@ -10,6 +10,7 @@
 #include "workloads/dictionary.hpp"
 #include "core/btree/btree_map.hpp"
 #include "core/btree/options.hpp"
+#include "core/graph/options.hpp"
 #include "core/lsm/options.hpp"
 #include "core/mvbtree/options.hpp"
 #include "core/slabhash/options.hpp"
@@ -69,5 +70,16 @@ std::string slabhash_point_query_message(OpType type, uint64_t lo, uint64_t hi, 
 // Throws InputError for invalid options (slabhash::validate).
 std::unique_ptr<Dictionary> make_slabhash_dictionary(const slabhash::Options& options, int device, KeyType key,
                                                      KeyType value);
+
+// The dynamic graph: edges as u64 keys u * 2^32 + v; count and range over
+// whole vertex blocks (degree, neighbours); deletes; no snapshots; a
+// concurrent batch runs as its updates, then its queries. Several updates
+// of one edge in a batch: any one wins.
+Capabilities graph_caps();
+Capabilities graph_caps_of(graph::Variant variant);
+// u64 keys; u32 or u64 values (u32 weights are stored as u64). Throws
+// InputError for invalid options (graph::validate) or 32-bit keys.
+std::unique_ptr<Dictionary> make_graph_dictionary(const graph::Options& options, int device, KeyType key,
+                                                  KeyType value);
 
 }  // namespace gpudict

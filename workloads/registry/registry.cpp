@@ -19,15 +19,6 @@ std::string shortest_text(double x) {
 
 namespace {
 
-Capabilities planned_caps(bool ordered, bool snapshots, bool concurrent, DuplicateRule rule) {
-  Capabilities c;
-  c.ordered = ordered;
-  c.snapshots = snapshots;
-  c.native_concurrent = concurrent;
-  c.phased_duplicates = rule;
-  return c;
-}
-
 std::vector<StructureInfo> make_table() {
   std::vector<StructureInfo> t;
   t.push_back({"sorted-array",
@@ -85,8 +76,17 @@ std::vector<StructureInfo> make_table() {
                "verifier checks them exactly. Several updates of one key in a batch: any one wins. docs/mvbtree.md.",
                mvbtree_caps(), mvbtree_option_specs(), [](const StructureConfig& cfg) { return make_mvbtree(cfg); },
                validate_mvbtree_options});
-  t.push_back({"graph", "Dynamic graph on per-vertex hash tables (seed 001, ch. 5) [not built yet]", "",
-               planned_caps(false, false, true, DuplicateRule::AnyUpdate), {}, nullptr});
+  t.push_back({"graph", "Dynamic graph (seed 001, ch. 5): a slab hash table per vertex, edges as keys u * 2^32 + v",
+               "A directed graph whose edge (u, v) is the 64-bit key u * 2^32 + v (its value: a weight; --variant set "
+               "keeps none). Every vertex has its own slab hash table: the build sizes its buckets from its degree "
+               "(--load-factor), a vertex first named later gets one bucket, and the vertex capacity grows when a "
+               "batch names a vertex beyond it (up to --max-vertices). Insert, delete and lookup are edge insert, "
+               "delete and exists, run by the slab hash's batch kernel; count and range over a vertex block [u * "
+               "2^32, u * 2^32 + 2^32 - 1] (range_length unit vertices) are u's degree and neighbours. No successor, "
+               "no snapshots; a concurrent batch runs as its updates, then its queries. Several updates of one edge "
+               "in a batch: any one wins. docs/graph.md.",
+               graph_caps(), graph_option_specs(), [](const StructureConfig& cfg) { return make_graph(cfg); },
+               validate_graph_options, graph_caps_for});
   return t;
 }
 

@@ -53,4 +53,15 @@ namespace slabhash {
 Options parse_options(const StructureConfig& config);
 }
 
+// graph: --variant, --load-factor, --vertex-capacity, --max-vertices,
+// --pool-slabs, --pool-growth, --max-pool-bytes, --flush-tombstones.
+std::vector<OptionSpec> graph_option_specs();
+void validate_graph_options(const StructureConfig& config);
+std::unique_ptr<Dictionary> make_graph(const StructureConfig& config);
+// The capabilities of the config's --variant (throws InputError for another).
+Capabilities graph_caps_for(const StructureConfig& config);
+namespace graph {
+Options parse_options(const StructureConfig& config);
+}
+
 }  // namespace gpudict
