@@ -300,7 +300,9 @@ int run_cli(int argc, char** argv) {
 
   CommonFlags flags;
   std::string workload;
-  std::map<std::string, std::string> struct_opts;
+  // Each structure's options, apart: two structures may name an option
+  // alike with different defaults (--load-factor, --pool-growth).
+  std::map<std::string, std::map<std::string, std::string>> struct_opts;
   const StructureInfo* chosen = nullptr;
 
   for (const auto& s : structures()) {
@@ -311,9 +313,9 @@ int run_cli(int argc, char** argv) {
     add_run_options(sub, flags, s.name);
     add_run_outputs(sub, flags);
     for (const auto& o : s.options) {
-      struct_opts[o.name] = o.default_value;
-      auto* opt =
-          sub->add_option("--" + o.name, struct_opts[o.name], o.help)->check(validator_for(o.type))->type_name(o.type);
+      std::string& value = struct_opts[s.name][o.name];
+      value = o.default_value;
+      auto* opt = sub->add_option("--" + o.name, value, o.help)->check(validator_for(o.type))->type_name(o.type);
       if (!o.default_value.empty()) opt->default_str(o.default_value);
     }
     if (s.make_gpu)
@@ -428,7 +430,7 @@ int run_cli(int argc, char** argv) {
       throw InputError("--quiet prints the verdict, which has no CSV form: use --format text or json with it");
     if (chosen) {
       RunOptions o = run_options(flags, chosen->name, workload, argc, argv);
-      o.structure_options = struct_opts;
+      o.structure_options = struct_opts[chosen->name];
       for (const auto& spec : chosen->options)
         if (app.get_subcommand(chosen->name)->get_option("--" + spec.name)->count() > 0)
           o.given_structure_options.push_back(spec.name);

@@ -52,6 +52,15 @@ TEST_CASE("cli: help teaches, with examples") {
   }
 }
 
+TEST_CASE("cli: structures' options apart: an option two structures name alike keeps each one's default") {
+  // slabhash's --load-factor has no default (it excludes --buckets); the
+  // graph's is 0.7. Shared, the graph's default made --buckets an error.
+  auto r = run_gpudict("slabhash examples/hash-quickstart.yaml --backend cpu --quiet --buckets 64");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+  r = run_gpudict("graph examples/graph-rmat.yaml --backend cpu --quiet --load-factor 2");
+  CHECK_MESSAGE(r.exit_code == 0, r.err);
+}
+
 TEST_CASE("cli: usage errors exit 2 with a message") {
   check_usage_error("sorted-array examples/quickstart.yaml --format xml", "--format");
   check_usage_error("sorted-array /nonexistent/workload.yaml", "/nonexistent/workload.yaml");

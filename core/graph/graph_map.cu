@@ -39,7 +39,8 @@ constexpr unsigned kThreads = 256;
 }  // namespace
 
 struct graph_map::impl {
-  impl(const graph_options& o, int device) : opt(o), table(device, table_options(o)) {}
+  impl(const graph_options& o, int device)
+      : opt(o), table(device, table_options(o)), d_words(2, "graph scratch"), d_scalar(5, "graph scratch") {}
 
   graph_options opt;
   slabhash::SlabHash<std::uint64_t, std::uint64_t> table;
@@ -53,7 +54,13 @@ struct graph_map::impl {
   DeviceBuffer<unsigned long long> d_scalar;  // a total, a bad query's index
   DeviceBuffer<std::uint64_t> d_offsets;      // range's offsets when the caller passes none
   DeviceBuffer<std::uint64_t> d_start;        // block queries: each query's first item
-  DeviceBuffer<std::uint64_t> d_items;        // block queries: each item's edges, then their positions
+  DeviceBuffer<unsigned long long> d_cursor;  // range: each query's edges placed so far
+  // Re-sizing (graph_kernels.cuh, count_inserts_kernel): per vertex, an
+  // upper bound of its degree; the vertices an insert call listed.
+  DeviceBuffer<std::uint32_t> approx;
+  DeviceBuffer<std::uint32_t> degree;  // per vertex: live edges, kept by the batch kernel
+  DeviceBuffer<std::uint32_t> listed;
+  std::uint64_t vertex_moves = 0, moved_edges = 0;
   CubTemp temp;
 
   cudaStream_t stream() const { return table.stream(); }
@@ -105,9 +112,21 @@ struct graph_map::impl {
     GPUDICT_CHECK_LAUNCH("graph extend_directory_kernel");
     add_time(timer.stop(stream()));
     table.grow_buckets(first + (to - vertices));
+    DeviceBuffer<std::uint32_t> bigger_approx(to, "graph vertex degrees");
+    GPUDICT_CUDA(cudaMemsetAsync(bigger_approx.data(), 0, to * sizeof(std::uint32_t), stream()));
+    if (vertices)
+      GPUDICT_CUDA(cudaMemcpyAsync(bigger_approx.data(), approx.data(), vertices * sizeof(std::uint32_t),
+                                   cudaMemcpyDeviceToDevice, stream()));
+    approx = std::move(bigger_approx);
+    DeviceBuffer<std::uint32_t> bigger_degree(to, "graph vertex degrees");
+    GPUDICT_CUDA(cudaMemsetAsync(bigger_degree.data(), 0, to * sizeof(std::uint32_t), stream()));
+    if (vertices)
+      GPUDICT_CUDA(cudaMemcpyAsync(bigger_degree.data(), degree.data(), vertices * sizeof(std::uint32_t),
+                                   cudaMemcpyDeviceToDevice, stream()));
+    degree = std::move(bigger_degree);
     dir = std::move(bigger);
     vertices = to;
-    table.set_vertex_routes(dir.data(), static_cast<std::uint32_t>(vertices));
+    table.set_vertex_routes(dir.data(), static_cast<std::uint32_t>(vertices), degree.data());
     ++vertex_growths;
   }
 
@@ -161,9 +180,12 @@ struct graph_map::impl {
                                "raise load_factor",
                            "load_factor");
     dir = std::move(d);
+    approx = std::move(deg);  // the build's degrees (duplicates counted): an upper bound
+    degree = DeviceBuffer<std::uint32_t>(v, "graph vertex degrees");  // counted by the build's inserts
+    GPUDICT_CUDA(cudaMemsetAsync(degree.data(), 0, v * sizeof(std::uint32_t), stream()));
     vertices = v;
     vertex_growths = 0;
-    table.set_vertex_routes(dir.data(), static_cast<std::uint32_t>(v));
+    table.set_vertex_routes(dir.data(), static_cast<std::uint32_t>(v), degree.data());
     table.build_device(keys, weights, n, total);
     built = true;
   }
@@ -209,6 +231,116 @@ struct graph_map::impl {
     GPUDICT_CHECK_LAUNCH("graph bucket_walk_kernel");
   }
 
+  double per_bucket() const { return opt.load_factor * static_cast<double>(slots()); }
+
+  // Before an insert call: approx counts its inserts; the vertices whose
+  // bound passes their limit are listed. Returns how many.
+  std::uint64_t count_inserts(const std::uint64_t* keys, const bool* erase, std::uint64_t n) {
+    if (n == 0) return 0;
+    listed.reserve_discard(std::min<std::uint64_t>(n, vertices), "graph re-sizing");
+    d_words.reserve_discard(2, "graph scratch");
+    GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, sizeof(unsigned), stream()));
+    timer.start(stream());
+    graph::count_inserts_kernel<<<blocks_for(n, kThreads, 8 * device_sm_count()), kThreads, 0, stream()>>>(
+        keys, erase, n, dir.data(), static_cast<std::uint32_t>(vertices), per_bucket(), 4.0 * slots(), approx.data(),
+        listed.data(), d_words.data());
+    GPUDICT_CHECK_LAUNCH("graph count_inserts_kernel");
+    add_time(timer.stop(stream()));
+    unsigned m = 0;
+    copy_to_host(stream(), &m, d_words.data(), sizeof m);
+    return m;
+  }
+
+  // After the insert call: the listed vertices' exact degrees; those that
+  // need more buckets move (their edges gathered, their chains released,
+  // new buckets at the arena's end, the edges inserted again).
+  void resize_listed(std::uint64_t m) {
+    DeviceBuffer<std::uint64_t> lo(m, "graph re-sizing"), hi(m, "graph re-sizing"), degrees(m, "graph re-sizing");
+    graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(listed.data(), m, lo.data(),
+                                                                                     hi.data());
+    GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+    count_blocks(lo.data(), hi.data(), m, degrees.data());
+    DeviceBuffer<std::uint32_t> moved(m, "graph re-sizing");
+    DeviceBuffer<std::uint64_t> buckets(m + 1, "graph re-sizing");
+    GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, sizeof(unsigned), stream()));
+    timer.start(stream());
+    graph::plan_moves_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(
+        listed.data(), degrees.data(), m, dir.data(), per_bucket(), approx.data(), moved.data(), buckets.data(),
+        d_words.data());
+    GPUDICT_CHECK_LAUNCH("graph plan_moves_kernel");
+    add_time(timer.stop(stream()));
+    unsigned mc = 0;
+    copy_to_host(stream(), &mc, d_words.data(), sizeof mc);
+    if (mc == 0) return;
+    // Their edges, gathered through the old directory.
+    graph::vertex_blocks_kernel<<<blocks_for(mc, kThreads), kThreads, 0, stream()>>>(moved.data(), mc, lo.data(),
+                                                                                      hi.data());
+    GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+    DeviceBuffer<std::uint64_t> offsets(mc + 1, "graph re-sizing");
+    const std::uint64_t edges = range_blocks(lo.data(), hi.data(), mc, offsets.data(), nullptr, nullptr, 0);
+    DeviceBuffer<std::uint64_t> keys(edges + 1, "graph re-sizing"), weights(edges + 1, "graph re-sizing");
+    range_blocks(lo.data(), hi.data(), mc, offsets.data(), keys.data(), weights.data(), edges);
+    // New buckets at the arena's end.
+    DeviceBuffer<std::uint64_t> first(mc + 1, "graph re-sizing");
+    GPUDICT_CUDA(cudaMemsetAsync(buckets.data() + mc, 0, sizeof(std::uint64_t), stream()));
+    temp.run("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(p, bytes, buckets.data(), first.data(), static_cast<int64_t>(mc + 1),
+                                           stream());
+    });
+    std::uint64_t added = 0;
+    copy_to_host(stream(), &added, first.data() + mc, sizeof added);
+    const std::uint64_t base = table.buckets();
+    if (base + added >= 0xFFFFFFFFull)
+      throw RuntimeFailure("graph: " + std::to_string(base + added) + " buckets exceed the 2^32 - 1 one graph " +
+                               "addresses; raise load_factor",
+                           "load_factor");
+    table.grow_buckets(base + added);
+    // The old chains out of the table, then the new directory entries.
+    const std::uint64_t items = block_items(lo.data(), hi.data(), mc);
+    d_scalar.reserve_discard(5, "graph scratch");
+    GPUDICT_CUDA(cudaMemsetAsync(d_scalar.data() + 2, 0, 3 * sizeof(unsigned long long), stream()));
+    const slabhash::TableRef<std::uint64_t> t = table.device_table();
+    timer.start(stream());
+    if (items) {
+      if (opt.variant == graph::Variant::Map)
+        graph::release_chains_kernel<slabhash::LayoutFor<std::uint64_t, std::uint64_t, slabhash::Mode::Map>>
+            <<<blocks_for(items, kThreads), kThreads, 0, stream()>>>(t, moved.data(), d_start.data(), mc, items,
+                                                                     d_scalar.data() + 2);
+      else
+        graph::release_chains_kernel<slabhash::LayoutFor<std::uint64_t, std::uint64_t, slabhash::Mode::Set>>
+            <<<blocks_for(items, kThreads), kThreads, 0, stream()>>>(t, moved.data(), d_start.data(), mc, items,
+                                                                     d_scalar.data() + 2);
+      GPUDICT_CHECK_LAUNCH("graph release_chains_kernel");
+    }
+    graph::move_directory_kernel<<<blocks_for(mc, kThreads), kThreads, 0, stream()>>>(
+        moved.data(), first.data(), buckets.data(), mc, base, dir.data(), degree.data());
+    GPUDICT_CHECK_LAUNCH("graph move_directory_kernel");
+    add_time(timer.stop(stream()));
+    unsigned long long released[3];
+    copy_to_host(stream(), released, d_scalar.data() + 2, sizeof released);
+    table.forget(released[0], released[1], released[2]);
+    // The edges again, into their new buckets.
+    table.update_device(keys.data(), weights.data(), edges, true);
+    vertex_moves += mc;
+    moved_edges += edges;
+  }
+
+  void insert_call(const std::uint64_t* keys, const std::uint64_t* weights, const bool* erase, std::uint64_t n) {
+    make_room(keys, erase, n);
+    const std::uint64_t m = count_inserts(keys, erase, n);
+    if (erase)
+      table.update_mixed_device(keys, weights, erase, n);
+    else
+      table.update_device(keys, weights, n, true);
+    if (m) resize_listed(m);
+  }
+
+  // Degrees and neighbour lists of vertex blocks (graph_map::count, range).
+  void count_blocks(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n, std::uint64_t* counts_out);
+  std::uint64_t range_blocks(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n,
+                             std::uint64_t* offsets_out, std::uint64_t* edges_out, std::uint64_t* weights_out,
+                             std::uint64_t capacity);
+
   void reset_bad() {
     d_scalar.reserve_discard(2, "graph scratch");
     GPUDICT_CUDA(cudaMemsetAsync(d_scalar.data() + 1, 0xFF, sizeof(unsigned long long), stream()));
@@ -242,8 +374,7 @@ void graph_map::build(const std::uint64_t* edges, const std::uint64_t* weights, 
 void graph_map::insert(const std::uint64_t* edges, const std::uint64_t* weights, std::uint64_t n,
                        cudaStream_t stream) {
   impl_->table.follow(stream);
-  impl_->make_room(edges, nullptr, n);
-  impl_->table.update_device(edges, weights, n, true);
+  impl_->insert_call(edges, weights, nullptr, n);
 }
 
 void graph_map::erase(const std::uint64_t* edges, std::uint64_t n, cudaStream_t stream) {
@@ -255,8 +386,7 @@ void graph_map::erase(const std::uint64_t* edges, std::uint64_t n, cudaStream_t 
 void graph_map::update(const std::uint64_t* edges, const std::uint64_t* weights, const bool* erase, std::uint64_t n,
                        cudaStream_t stream) {
   impl_->table.follow(stream);
-  impl_->make_room(edges, erase, n);
-  impl_->table.update_mixed_device(edges, weights, erase, n);
+  impl_->insert_call(edges, weights, erase, n);
 }
 
 void graph_map::find(const std::uint64_t* edges, std::uint64_t n, std::uint64_t* weights_out, bool* found_out,
@@ -266,74 +396,74 @@ void graph_map::find(const std::uint64_t* edges, std::uint64_t n, std::uint64_t*
   impl_->table.find_device(edges, n, weights_out, found_out);
 }
 
-void graph_map::count(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n, std::uint64_t* counts_out,
-                      cudaStream_t stream) {
-  impl& m = *impl_;
-  m.table.follow(stream);
-  m.ensure_built();
+void graph_map::impl::count_blocks(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n,
+                                   std::uint64_t* counts_out) {
   if (n == 0) return;
-  m.reset_bad();
-  GPUDICT_CUDA(cudaMemsetAsync(counts_out, 0, n * sizeof(std::uint64_t), m.stream()));
+  reset_bad();
+  timer.start(stream());
+  graph::block_degrees_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(
+      table.device_table(), graph::BlockQueries{lo, hi, n, d_scalar.data() + 1}, counts_out, false);
+  GPUDICT_CHECK_LAUNCH("graph block_degrees_kernel");
+  add_time(timer.stop(stream()));
+  throw_if_bad(lo, hi, "count");
+}
+
+std::uint64_t graph_map::impl::range_blocks(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n,
+                                            std::uint64_t* offsets_out, std::uint64_t* edges_out,
+                                            std::uint64_t* weights_out, std::uint64_t capacity) {
+  std::uint64_t* offsets = offsets_out;
+  if (!offsets) {
+    d_offsets.reserve_discard(n + 1, "graph range offsets");
+    offsets = d_offsets.data();
+  }
+  reset_bad();
+  // The degrees, their exclusive sum over n + 1 (in place: CUB's scans may
+  // alias input and output): each block's offset, and the total.
+  temp.prepare("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(p, bytes, offsets, offsets, static_cast<int64_t>(n + 1), stream());
+  });
+  timer.start(stream());
+  graph::block_degrees_kernel<<<blocks_for(n + 1, kThreads), kThreads, 0, stream()>>>(
+      table.device_table(), graph::BlockQueries{lo, hi, n, d_scalar.data() + 1}, offsets, true);
+  GPUDICT_CHECK_LAUNCH("graph block_degrees_kernel");
+  temp.run("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(p, bytes, offsets, offsets, static_cast<int64_t>(n + 1), stream());
+  });
+  add_time(timer.stop(stream()));
+  if (n) throw_if_bad(lo, hi, "range");
+  std::uint64_t total = 0;
+  copy_to_host(stream(), &total, offsets + n, sizeof total);
+  if (total == 0 || total > capacity || !edges_out) return total;
   graph::BucketWalk w;
   w.lo = lo;
   w.n = n;
-  w.items = m.block_items(lo, hi, n);
-  w.start = m.d_start.data();
-  w.query_counts = reinterpret_cast<unsigned long long*>(counts_out);
-  m.timer.start(m.stream());
-  m.walk(w);
-  m.add_time(m.timer.stop(m.stream()));
-  m.throw_if_bad(lo, hi, "count");
+  w.items = block_items(lo, hi, n);
+  w.start = d_start.data();
+  w.offsets = offsets;
+  d_cursor.reserve_discard(n, "graph query scratch");
+  GPUDICT_CUDA(cudaMemsetAsync(d_cursor.data(), 0, n * sizeof(unsigned long long), stream()));
+  w.cursor = d_cursor.data();
+  w.keys_out = edges_out;
+  w.values_out = weights_out;
+  timer.start(stream());
+  walk(w);
+  add_time(timer.stop(stream()));
+  return total;
+}
+
+void graph_map::count(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n, std::uint64_t* counts_out,
+                      cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->ensure_built();
+  impl_->count_blocks(lo, hi, n, counts_out);
 }
 
 std::uint64_t graph_map::range(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n,
                                std::uint64_t* offsets_out, std::uint64_t* edges_out, std::uint64_t* weights_out,
                                std::uint64_t capacity, cudaStream_t stream) {
-  impl& m = *impl_;
-  m.table.follow(stream);
-  m.ensure_built();
-  std::uint64_t* offsets = offsets_out;
-  if (!offsets) {
-    m.d_offsets.reserve_discard(n + 1, "graph range offsets");
-    offsets = m.d_offsets.data();
-  }
-  m.reset_bad();
-  graph::BucketWalk w;
-  w.lo = lo;
-  w.n = n;
-  w.items = m.block_items(lo, hi, n);
-  w.start = m.d_start.data();
-  if (n) m.throw_if_bad(lo, hi, "range");
-  // Each item's edges, their exclusive sum (in place: CUB's scans may alias
-  // input and output), and each query's offset from its first item's.
-  m.d_items.reserve_discard(w.items + 1, "graph query scratch");
-  m.temp.prepare("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(p, bytes, m.d_items.data(), m.d_items.data(),
-                                         static_cast<int64_t>(w.items + 1), m.stream());
-  });
-  GPUDICT_CUDA(cudaMemsetAsync(m.d_items.data() + w.items, 0, sizeof(std::uint64_t), m.stream()));
-  w.item_counts = m.d_items.data();
-  m.timer.start(m.stream());
-  m.walk(w);
-  m.temp.run("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
-    return cub::DeviceScan::ExclusiveSum(p, bytes, m.d_items.data(), m.d_items.data(),
-                                         static_cast<int64_t>(w.items + 1), m.stream());
-  });
-  graph::block_offsets_kernel<<<blocks_for(n + 1, kThreads), kThreads, 0, m.stream()>>>(m.d_start.data(),
-                                                                                         m.d_items.data(), n, offsets);
-  GPUDICT_CHECK_LAUNCH("graph block_offsets_kernel");
-  m.add_time(m.timer.stop(m.stream()));
-  std::uint64_t total = 0;
-  copy_to_host(m.stream(), &total, offsets + n, sizeof total);
-  if (total == 0 || total > capacity || !edges_out) return total;
-  w.item_counts = nullptr;
-  w.pos = m.d_items.data();
-  w.keys_out = edges_out;
-  w.values_out = weights_out;
-  m.timer.start(m.stream());
-  m.walk(w);
-  m.add_time(m.timer.stop(m.stream()));
-  return total;
+  impl_->table.follow(stream);
+  impl_->ensure_built();
+  return impl_->range_blocks(lo, hi, n, offsets_out, edges_out, weights_out, capacity);
 }
 
 void graph_map::cleanup(cudaStream_t stream) {
@@ -363,11 +493,14 @@ graph_stats graph_map::stats() const {
   s.tombstones = t.tombstones;
   s.pool_growths = t.pool_growths;
   s.vertex_growths = impl_->vertex_growths;
+  s.vertex_moves = impl_->vertex_moves;
+  s.moved_edges = impl_->moved_edges;
   s.flushes = t.flushes;
   s.slots_per_slab = impl_->slots();
   s.scratch_bytes = t.scratch_bytes + impl_->d_words.bytes() + impl_->d_scalar.bytes() + impl_->d_offsets.bytes() +
-                    impl_->d_start.bytes() + impl_->d_items.bytes();
-  s.device_bytes = t.device_bytes + impl_->dir.bytes() + s.scratch_bytes - t.scratch_bytes;
+                    impl_->d_start.bytes() + impl_->d_cursor.bytes();
+  s.device_bytes = t.device_bytes + impl_->dir.bytes() + impl_->degree.bytes() + impl_->approx.bytes() +
+                   s.scratch_bytes - t.scratch_bytes;
   return s;
 }
 

@@ -44,6 +44,8 @@ struct graph_stats {
   std::uint64_t tombstones = 0;       // deleted edges' slots, until a cleanup
   std::uint64_t pool_growths = 0;
   std::uint64_t vertex_growths = 0;   // times the vertex capacity grew
+  std::uint64_t vertex_moves = 0;     // vertices moved to more buckets (their chains had grown long)
+  std::uint64_t moved_edges = 0;      // edges those moves inserted again
   std::uint64_t flushes = 0;
   std::uint64_t scratch_bytes = 0;
   std::uint64_t device_bytes = 0;     // everything: directory, base slabs, pool, scratch

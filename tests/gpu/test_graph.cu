@@ -238,6 +238,54 @@ TEST_CASE("graph: growth from empty by inserts naming larger vertices, deletes, 
   check_vertices(g, model, 300, true);
 }
 
+TEST_CASE("graph: a hub that keeps receiving edges moves to more buckets; churn on one vertex does not") {
+  for (const auto variant : {gpudict::graph::Variant::Map, gpudict::graph::Variant::Set}) {
+    const bool weights = variant == gpudict::graph::Variant::Map;
+    CAPTURE(weights);
+    std::mt19937_64 rng(3);
+    graph_options o;
+    o.variant = variant;
+    graph_map g(o);
+    Model model;
+    // Vertex 3 gets 2000 new edges per call, 12 calls; vertices 0..99 a few each.
+    for (int call = 0; call < 12; ++call) {
+      std::vector<uint64_t> keys, w;
+      for (int i = 0; i < 2000; ++i) {
+        keys.push_back(edge(3, static_cast<uint64_t>(call) * 2000 + static_cast<uint64_t>(i)));
+        w.push_back(weights ? rng() : 0);
+      }
+      for (int i = 0; i < 300; ++i) {
+        keys.push_back(edge(rng() % 100, rng() % 1000));
+        w.push_back(weights ? rng() : 0);
+      }
+      std::map<uint64_t, uint64_t> batch;  // one weight per edge of the call
+      for (size_t i = 0; i < keys.size(); ++i) batch[keys[i]] = w[i];
+      for (size_t i = 0; i < keys.size(); ++i) w[i] = batch[keys[i]];
+      insert_call(g, model, keys, w);
+      CHECK(g.size() == model.size());
+    }
+    const gpudict::graph_stats s = g.stats();
+    CHECK(s.vertex_moves >= 3);  // the hub, several times (geometric growth)
+    CHECK(s.moved_edges > 0);
+    CHECK(s.moved_edges < 3 * 24000);  // amortized: each edge moved a few times at most
+    check_find(g, model, {edge(3, 24000), edge(4, 999999)}, weights);
+    check_vertices(g, model, 100, weights);
+    // Churn: one edge of vertex 50 deleted and inserted again, 200 calls.
+    const uint64_t before = s.vertex_moves;
+    for (int call = 0; call < 200; ++call) {
+      auto dk = to_device(std::vector<uint64_t>{edge(50, 77)});
+      if (call % 2) {
+        g.erase(dk.data(), 1);
+        model.erase(edge(50, 77));
+      } else {
+        insert_call(g, model, {edge(50, 77)}, {weights ? 5u : 0u});
+      }
+    }
+    CHECK(g.stats().vertex_moves <= before + 2);
+    check_vertices(g, model, 100, weights);
+  }
+}
+
 TEST_CASE("graph: refusals: a count or range that is not a vertex block, a vertex beyond max_vertices, options") {
   graph_options o;
   o.max_vertices = 1000;

@@ -51,6 +51,8 @@ struct EngineTraits<graph_map> {
         {"pool_bytes", std::to_string(a.pool_bytes)},
         {"pool_growths", std::to_string(a.pool_growths)},
         {"vertex_growths", std::to_string(a.vertex_growths)},
+        {"vertex_moves", std::to_string(a.vertex_moves)},
+        {"moved_edges", std::to_string(a.moved_edges)},
         {"flushes", std::to_string(a.flushes)},
         {"scratch_bytes", std::to_string(a.scratch_bytes)},
     };
@@ -93,6 +95,8 @@ Params graph_parameters(const graph_options& o, const graph_stats& st) {
       {"slab", "128 B: " + std::to_string(st.slots_per_slab) + (map ? " edges with weights" : " edges") +
                    " (the slab hash's u64 layout), an alive-bit state word, a 32-bit next address"},
       {"vertex_growth", "a batch naming a vertex beyond the capacity grows it (at least doubling, up to max_vertices)"},
+      {"resizing", "a vertex whose inserted edges pass twice what its buckets are sized for (and 4 slabs) is counted "
+                   "after the call and, if it needs more buckets, moved to new ones"},
       {"degree_neighbours", "count / range over a vertex block: a tile of 4 lanes walks the vertex's buckets and "
                             "chains (neighbours in table order; the report sorts them)"},
       {"pool_growth", o.growth ? "on (ahead of inserts and when full)" : "off (exit 3)"},

@@ -13,6 +13,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -94,14 +95,23 @@ class SlabHash {
   // Routing by vertex (table_ref.cuh, VertexRoutes; 64-bit keys): the graph
   // of core/graph owns the directory and keeps it valid while this table
   // runs. Set before a build, whose `buckets` it addresses.
-  void set_vertex_routes(const uint2* dir, uint32_t vertices) {
+  void set_vertex_routes(const uint2* dir, uint32_t vertices, uint32_t* degree) {
     routes_.dir = dir;
     routes_.vertices = vertices;
+    routes_.degree = degree;
   }
   // More base slabs: buckets [buckets_, buckets) are added empty, the last
   // (empty) slab moves to the end; nothing points into base slabs, so they
   // are copied as they are.
   void grow_buckets(uint64_t buckets);
+  // Chains the caller took out of the table (the graph moving a vertex to
+  // more buckets): `live` pairs, `claimed` slots (live and tombstones) and
+  // `pool_slabs` pool slabs no longer in it.
+  void forget(uint64_t live, uint64_t claimed, uint64_t pool_slabs) {
+    live_ -= std::min(live_, live);
+    claimed_ -= std::min(claimed_, claimed);
+    pool_used_ -= std::min(pool_used_, pool_slabs);
+  }
   uint64_t buckets() const { return buckets_; }
   uint64_t size() const { return live_; }
 

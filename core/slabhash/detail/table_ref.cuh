@@ -70,9 +70,12 @@ struct Counters {
 // graph grows `vertices` before any insert names such a vertex), so they are
 // found nowhere. `vertices` is below 2^32 - 1, so no routed key is the empty
 // key (u64 max).
+// With `degree`, the batch kernel keeps each vertex's live edges there: +1
+// per claim it wins, -1 per alive bit it clears (seed 001, Alg. 5.1).
 struct VertexRoutes {
   const uint2* dir = nullptr;  // null: hash the whole key over all buckets (the slab hash)
   uint32_t vertices = 0;
+  uint32_t* degree = nullptr;
 };
 
 template <class K>

@@ -367,6 +367,12 @@ __global__ void __launch_bounds__(kBatchThreads, L::kWide ? min_blocks_wide(kOps
       const bool won = cas_lane && L::won(cas_old);
       claimed += won ? 1u : 0u;
       cas_lane = false;
+      if constexpr (sizeof(K) == 8) {
+        if (t.vertex.degree) {  // uniform: the graph counts each vertex's new edges
+          const uint64_t key = static_cast<uint64_t>(__shfl_sync(kFullMask, claim_w, tbase + 0));  // field 0
+          if (won) atomicAdd(t.vertex.degree + (key >> 32), 1u);
+        }
+      }
       const unsigned won_lanes = tile_ballot(kFullMask, tbase, won);
       if (s.claim_out && won_lanes == 0) {  // lost: serve it again
         s.retry = true;
@@ -450,6 +456,12 @@ __global__ void __launch_bounds__(kBatchThreads, L::kWide ? min_blocks_wide(kOps
               if (tl == w) {
                 kill_bits = 1u << (w * L::kPerLane + (__ffs(m.hit) - 1));
                 kill_old = L::kill(s.cur, kill_bits);
+                if constexpr (sizeof(K) == 8) {
+                  // The graph: this delete's outcome now (a wait the slab
+                  // hash, whose degree is null, does not take).
+                  if (t.vertex.degree && (kill_old & kill_bits))
+                    atomicSub(t.vertex.degree + (static_cast<uint64_t>(s.o.stored) >> 32), 1u);
+                }
               }
               done = true;
             } else {
