@@ -4,6 +4,7 @@
 
 #include "gpudict/btree_map.hpp"
 #include "gpudict/errors.hpp"
+#include "gpudict/graph_map.hpp"
 #include "gpudict/lsm_map.hpp"
 #include "gpudict/mvbtree_map.hpp"
 #include "gpudict/slab_hash_map.hpp"
