@@ -308,7 +308,7 @@ int run_cli(int argc, char** argv) {
   for (const auto& s : structures()) {
     CLI::App* sub = app.add_subcommand(s.name, s.summary);
     if (!s.details.empty()) sub->description(s.summary + "\n\n" + s.details);
-    sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD), graph file (.mtx, .el, .edges) or trace (.gdt)")
+    sub->add_option("workload", workload, "Workload: YAML file, binary key file (raw or SOSD), graph file (.mtx, .el, .edges, .coo) or trace (.gdt)")
         ->required();
     add_run_options(sub, flags, s.name);
     add_run_outputs(sub, flags);
@@ -330,7 +330,7 @@ int run_cli(int argc, char** argv) {
   std::string cmp_workload, cmp_structures;
   CommonFlags cmp_flags;
   CLI::App* cmp = app.add_subcommand("compare", "Run one workload on every structure that can, and print one table");
-  cmp->add_option("workload", cmp_workload, "Workload: YAML file, binary key file (raw or SOSD), graph file (.mtx, .el, .edges) or trace (.gdt)")
+  cmp->add_option("workload", cmp_workload, "Workload: YAML file, binary key file (raw or SOSD), graph file (.mtx, .el, .edges, .coo) or trace (.gdt)")
       ->required();
   cmp->add_option("--structures", cmp_structures,
                   "Comma-separated structures to run (default: every built one that can run the workload)");

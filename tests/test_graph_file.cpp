@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/common/errors.hpp"
 #include "workloads/graph_file.hpp"
@@ -108,4 +110,61 @@ TEST_CASE("graph files: as the workload, every edge built then looked up") {
   CHECK(step.kind == StepKind::Batch);
   CHECK(step.batch.keys.size() == 7);
   CHECK_FALSE(src->next(step));
+}
+
+namespace {
+
+// A binary COO file: the header, then (src, dst[, weight]) records.
+std::string coo_bytes(const std::vector<std::pair<uint32_t, uint32_t>>& edges, const std::vector<uint64_t>* weights,
+                      uint64_t claimed_edges, uint32_t flags_extra = 0) {
+  std::string b("GPUDCOO1", 8);
+  auto put32 = [&](uint32_t x) {
+    for (int i = 0; i < 4; ++i) b.push_back(static_cast<char>((x >> (8 * i)) & 0xFF));
+  };
+  auto put64 = [&](uint64_t x) {
+    put32(static_cast<uint32_t>(x));
+    put32(static_cast<uint32_t>(x >> 32));
+  };
+  put32((weights ? 1u : 0u) | flags_extra);
+  put32(0);
+  put64(claimed_edges);
+  for (size_t i = 0; i < edges.size(); ++i) {
+    put32(edges[i].first);
+    put32(edges[i].second);
+    if (weights) put64((*weights)[i]);
+  }
+  return b;
+}
+
+}  // namespace
+
+TEST_CASE("graph files: binary COO, with and without weights, the ends of the id range; malformed headers refused") {
+  const std::vector<std::pair<uint32_t, uint32_t>> edges = {{0, 1}, {1, 0}, {0xFFFFFFFFu, 0}, {7, 0xFFFFFFFFu}, {7, 7}};
+  {
+    const GraphEdges g = read_graph_file(write_graph("p.coo", coo_bytes(edges, nullptr, edges.size())));
+    CHECK(g.format == "coo");
+    REQUIRE(g.keys.size() == 5);
+    CHECK(g.keys[2] == edge(0xFFFFFFFFull, 0));
+    CHECK(g.keys[3] == edge(7, 0xFFFFFFFFull));
+    CHECK(g.values == std::vector<uint64_t>(5, 0));
+    CHECK(g.vertices == (1ull << 32));
+  }
+  {
+    const std::vector<uint64_t> w = {1, 2, ~0ull, 1ull << 40, 0};
+    const GraphEdges g = read_graph_file(write_graph("w.coo", coo_bytes(edges, &w, edges.size())));
+    CHECK(g.keys[0] == edge(0, 1));
+    CHECK(g.values == w);
+  }
+  CHECK(read_error("short.coo", coo_bytes(edges, nullptr, 6)).find("the header says 6 edges of 8 bytes, the file has 40") !=
+        std::string::npos);
+  CHECK(read_error("long.coo", coo_bytes(edges, nullptr, 4)).find("the header says 4 edges") != std::string::npos);
+  CHECK(read_error("flags.coo", coo_bytes(edges, nullptr, 5, 2)).find("flags 2") != std::string::npos);
+  CHECK(read_error("magic.coo", "GPUDCOO2" + std::string(16, '\0')).find("not a binary COO file") != std::string::npos);
+  CHECK(read_error("tiny.coo", "GPU").find("not a binary COO file") != std::string::npos);
+  CHECK(read_error("empty.coo", coo_bytes({}, nullptr, 0)).find("no edges") != std::string::npos);
+  // As the workload: built, then every edge looked up.
+  const std::string path = write_graph("run.coo", coo_bytes(edges, nullptr, edges.size()));
+  CHECK(is_graph_file(path));
+  CHECK(open_workload(path)->header().format == "graph-coo");
+  CHECK(summarize_workload(path).initial == 5);
 }

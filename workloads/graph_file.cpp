@@ -1,6 +1,6 @@
 // Graph files (graph_file.hpp): a small Matrix Market coordinate reader and
 // an edge-list reader, line by line, every malformed line reported with its
-// number.
+// number; and gpudict's binary COO, read in chunks.
 #include "workloads/graph_file.hpp"
 
 #include <algorithm>
@@ -152,19 +152,73 @@ void read_edge_list(const std::string& path, std::ifstream& in, GraphEdges& g) {
   }
 }
 
+// Binary COO (.coo): the header (magic, flags, reserved, edge count), then
+// one record per edge: u32 src, u32 dst, and with flag bit 0 a u64 weight;
+// little-endian, nothing after the last record.
+constexpr char kCooMagic[8] = {'G', 'P', 'U', 'D', 'C', 'O', 'O', '1'};
+constexpr uint64_t kCooHeader = 24;
+
+uint32_t le32(const unsigned char* p) {
+  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
+         static_cast<uint32_t>(p[3]) << 24;
+}
+uint64_t le64(const unsigned char* p) { return static_cast<uint64_t>(le32(p)) | static_cast<uint64_t>(le32(p + 4)) << 32; }
+
+[[noreturn]] void fail_coo(const std::string& path, const std::string& what, const std::string& expected) {
+  throw InputError(path + ": " + what + " (" + expected + ")");
+}
+
+void read_coo(const std::string& path, std::ifstream& in, GraphEdges& g) {
+  unsigned char h[kCooHeader];
+  in.read(reinterpret_cast<char*>(h), kCooHeader);
+  if (in.gcount() != static_cast<std::streamsize>(kCooHeader) || std::memcmp(h, kCooMagic, 8) != 0)
+    fail_coo(path, "not a binary COO file", "the 8-byte magic GPUDCOO1, docs/workload-format.md \"Graph files\"");
+  const uint32_t flags = le32(h + 8);
+  if ((flags & ~1u) != 0 || le32(h + 12) != 0)
+    fail_coo(path, "flags " + std::to_string(flags) + ", reserved " + std::to_string(le32(h + 12)),
+             "flags 0 or 1 (bit 0: a u64 weight per edge), reserved 0");
+  const bool weighted = (flags & 1u) != 0;
+  const uint64_t n = le64(h + 16);
+  const uint64_t record = weighted ? 16 : 8;
+  const uint64_t size = std::filesystem::file_size(path);
+  if (n > (size - kCooHeader) / record || kCooHeader + n * record != size)
+    fail_coo(path, "the header says " + std::to_string(n) + " edges of " + std::to_string(record) + " bytes, the file has " +
+                       std::to_string(size - kCooHeader) + " bytes after the header",
+             "exactly edges x record bytes after the 24-byte header");
+  g.keys.resize(n);
+  g.values.assign(n, 0);
+  constexpr uint64_t kChunk = 1u << 20;  // edges read at a time
+  std::vector<unsigned char> buf(kChunk * record);
+  for (uint64_t at = 0; at < n; at += kChunk) {
+    const uint64_t m = std::min(kChunk, n - at);
+    in.read(reinterpret_cast<char*>(buf.data()), static_cast<std::streamsize>(m * record));
+    if (in.gcount() != static_cast<std::streamsize>(m * record))
+      fail_coo(path, "read error after " + std::to_string(at) + " edges", "a readable file");
+    for (uint64_t i = 0; i < m; ++i) {
+      const unsigned char* r = buf.data() + i * record;
+      const uint64_t u = le32(r), v = le32(r + 4);
+      g.keys[at + i] = (u << 32) | v;
+      if (weighted) g.values[at + i] = le64(r + 8);
+      g.vertices = std::max(g.vertices, std::max(u, v) + 1);
+    }
+  }
+}
+
 }  // namespace
 
 bool is_graph_file(const std::string& path) {
   const std::string ext = lower(std::filesystem::path(path).extension().string());
-  return ext == ".mtx" || ext == ".el" || ext == ".edges";
+  return ext == ".mtx" || ext == ".el" || ext == ".edges" || ext == ".coo";
 }
 
 GraphEdges read_graph_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw InputError(path + ": cannot open (a Matrix Market or edge-list graph file)");
+  const std::string ext = lower(std::filesystem::path(path).extension().string());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open (a Matrix Market, edge-list or binary COO graph file)");
   GraphEdges g;
-  g.format = lower(std::filesystem::path(path).extension().string()) == ".mtx" ? "mtx" : "edge-list";
+  g.format = ext == ".mtx" ? "mtx" : ext == ".coo" ? "coo" : "edge-list";
   if (g.format == "mtx") read_mtx(path, in, g);
+  else if (g.format == "coo") read_coo(path, in, g);
   else read_edge_list(path, in, g);
   if (g.keys.empty()) throw InputError(path + ": no edges (a graph with at least one edge)");
   return g;
