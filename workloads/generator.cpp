@@ -1,4 +1,5 @@
 #include "workloads/generator.hpp"
+#include "workloads/graph_gen.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -215,7 +216,9 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
   const uint64_t key_max = max_of(spec.key_type);
   const uint64_t value_max = max_of(spec.value_type);
 
-  if (in.source == InitialSpec::Source::File) {
+  if (in.source == InitialSpec::Source::Graph) {
+    kv.keys = *rgg_edges(spec.seed, in.graph_scale);  // (the one family so far)
+  } else if (in.source == InitialSpec::Source::File) {
     try {
       kv.keys = read_key_file(in.file, in.count, key_max);
     } catch (const InputError& e) {
@@ -533,7 +536,9 @@ bool GeneratedSource::next(Step& step) { return impl_->next(step); }
 
 WorkloadSummary summarize_spec(const WorkloadSpec& spec) {
   WorkloadSummary s;
-  s.initial = spec.initial.source == InitialSpec::Source::None ? 0 : spec.initial.count;
+  s.initial = spec.initial.source == InitialSpec::Source::None    ? 0
+              : spec.initial.source == InitialSpec::Source::Graph ? rgg_edges(spec.seed, spec.initial.graph_scale)->size()
+                                                                  : spec.initial.count;
   uint64_t inserts = 0, live = 0;
   auto add_phase = [&](PhaseSummary p, uint64_t queries_per_batch) {
     for (int t = 0; t < kNumOpTypes; ++t) s.ops[t] += p.ops[t];

@@ -451,9 +451,35 @@ class Parser {
   InitialSpec initial(const YAML::Node& n, const std::string& field) const {
     InitialSpec in;
     in.pos = pos(n);
-    const Fields f = fields(n, field, {"count", "keys", "values", "file", "format", "width", "allow_empty"});
+    const Fields f = fields(n, field, {"count", "keys", "values", "file", "format", "width", "allow_empty", "graph"});
     in.count_pos = in.pos;
     if (f.has("count")) in.count_pos = pos(f.get("count"));
+
+    if (auto g = f.get("graph")) {
+      for (const char* other : {"count", "keys", "file", "format", "width", "allow_empty"})
+        if (f.has(other))
+          fail(f.keys.at(other), sub(field, other), "cannot be combined with graph (the graph's edges are the keys)",
+               "either graph or count/keys/file");
+      const std::string gf = sub(field, "graph");
+      if (key_type_ != KeyType::U64)
+        fail(g, gf, "a graph's edges are 64-bit keys u * 2^32 + v", "key_type: u64 (or --key-type u64)");
+      const Fields gfields = fields(g, gf, {"family", "scale"});
+      if (!gfields.has("family")) fail(g, sub(gf, "family"), "missing", "family: rgg");
+      in.graph_family = static_cast<GraphFamily>(choice(gfields.get("family"), sub(gf, "family"), {"rgg"}, "graph family"));
+      if (!gfields.has("scale")) fail(g, sub(gf, "scale"), "missing", "scale: log2 of the vertices, 1 to 26");
+      const uint64_t sc = u64(gfields.get("scale"), sub(gf, "scale"), "an integer from 1 to 26");
+      if (sc < 1 || sc > kMaxGraphScale)
+        fail(gfields.get("scale"), sub(gf, "scale"), "scale " + std::to_string(sc),
+             "an integer from 1 to " + std::to_string(kMaxGraphScale) + " (2^scale vertices)");
+      in.graph_scale = static_cast<uint32_t>(sc);
+      in.source = InitialSpec::Source::Graph;
+      if (auto v = f.get("values")) {
+        if (v.IsMap()) fail(v, sub(field, "values"), "a values file with a generated graph", "random, key or index");
+        in.values = static_cast<InitialValues>(
+            choice(v, sub(field, "values"), {"random", "key", "index"}, "value source"));
+      }
+      return in;
+    }
 
     if (auto file = f.get("file")) {
       if (f.has("keys"))

@@ -30,10 +30,16 @@ struct SourcePos {
 
 enum class InitialValues : uint8_t { Random = 0, Key, Index, File };
 
+enum class GraphFamily : uint8_t { Rgg = 0 };
+inline constexpr uint32_t kMaxGraphScale = 26;
+
 struct InitialSpec {
-  enum class Source : uint8_t { None = 0, Generated, File };
+  enum class Source : uint8_t { None = 0, Generated, File, Graph };
   Source source = Source::None;
-  uint64_t count = 0;   // number of initial keys (File: resolved, <= the file's count)
+  uint64_t count = 0;   // number of initial keys (File: resolved, <= the file's count; Graph: 0, its edges known
+                        // once made, graph_gen.hpp)
+  GraphFamily graph_family = GraphFamily::Rgg;  // Graph: a generated graph's edges
+  uint32_t graph_scale = 0;                     // Graph: 2^scale vertices
   KeyDistSpec keys;     // Generated
   KeyFileInfo file;     // File: probed at parse time
   InitialValues values = InitialValues::Random;

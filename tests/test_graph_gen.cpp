@@ -1,0 +1,91 @@
+// Generated graphs (workloads/graph_gen.hpp): the random geometric graph
+// against a brute-force check of every pair, its symmetry, its degree
+// against the model, the same edges on 1 and 4 host threads; as a YAML
+// workload's initial contents, and its refusals.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/common/errors.hpp"
+#include "scratch_dir.hpp"
+#include "workloads/graph_gen.hpp"
+#include "workloads/parallel.hpp"
+#include "workloads/workload.hpp"
+
+using namespace gpudict;
+
+TEST_CASE("rgg: every pair within the radius and no other, both directions, sorted, no self-loops") {
+  const unsigned scale = 10;
+  const auto edges = rgg_edges(3, scale);
+  std::vector<double> x, y;
+  rgg_points(3, scale, x, y);
+  const double r = rgg_radius(scale);
+  std::vector<uint64_t> brute;
+  const uint64_t n = x.size();
+  for (uint64_t i = 0; i < n; ++i)
+    for (uint64_t j = 0; j < n; ++j)
+      if (i != j && (x[i] - x[j]) * (x[i] - x[j]) + (y[i] - y[j]) * (y[i] - y[j]) < r * r) brute.push_back((i << 32) | j);
+  CHECK(brute.size() > n);  // a connected-looking graph, not an empty one
+  CHECK(*edges == brute);    // the same edges, in key order
+}
+
+TEST_CASE("rgg: degree as the model predicts; the same edges on 1 and 4 threads; seeds differ") {
+  const unsigned scale = 16;
+  const double n = std::ldexp(1.0, scale);
+  const auto a = rgg_edges(9, scale);
+  const double avg = static_cast<double>(a->size()) / n;
+  const double interior = M_PI * rgg_radius(scale) * rgg_radius(scale) * n;  // pi 0.55^2 ln n
+  CHECK(avg < interior);
+  CHECK(avg > 0.95 * interior);  // the border costs about (8 / (3 pi)) r of it
+  set_host_threads(1);
+  const std::vector<uint64_t> one = *rgg_edges(10, scale);
+  const std::vector<uint64_t> again = *rgg_edges(9, scale);  // made again on one thread
+  set_host_threads(4);
+  const std::vector<uint64_t> four = *rgg_edges(10, scale);
+  set_host_threads(0);
+  CHECK(again == *a);
+  CHECK(one == four);
+  CHECK(one != *a);
+}
+
+TEST_CASE("rgg as a workload's initial contents; a graph needs u64 keys and excludes count, keys and file") {
+  const std::string ok = testing::write_scratch_file("rgg.yaml", R"(
+seed: 4
+key_type: u64
+initial: {graph: {family: rgg, scale: 12}, values: index}
+steps:
+  - phase: {name: p, batches: 1, batch_size: 1000, mix: {lookup: 0.5, delete: 0.5}, hit_ratio: 1.0}
+)");
+  const WorkloadSummary sum = summarize_workload(ok);
+  const auto edges = rgg_edges(4, 12);
+  CHECK(sum.initial == edges->size());
+  auto src = open_workload(ok);
+  Step step;
+  REQUIRE(src->next(step));
+  REQUIRE(step.kind == StepKind::Initial);
+  CHECK(step.initial.keys == *edges);
+  CHECK(step.initial.values[5] == 5);
+  // --seed: another graph.
+  OpenOptions other{true, 5};
+  CHECK(summarize_workload(ok, other).initial == rgg_edges(5, 12)->size());
+
+  auto error_of = [](const std::string& name, const std::string& text) {
+    try {
+      (void)summarize_workload(testing::write_scratch_file(name, text));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of("rgg32.yaml", "initial: {graph: {family: rgg, scale: 5}}\nsteps: []\n")
+            .find("initial.graph: a graph's edges are 64-bit keys") != std::string::npos);
+  CHECK(error_of("rggc.yaml", "key_type: u64\ninitial: {count: 5, graph: {family: rgg, scale: 5}}\nsteps: []\n")
+            .find("initial.count: cannot be combined with graph") != std::string::npos);
+  CHECK(error_of("rggs.yaml", "key_type: u64\ninitial: {graph: {family: rgg, scale: 27}}\nsteps: []\n")
+            .find("initial.graph.scale: scale 27") != std::string::npos);
+  CHECK(error_of("rggf.yaml", "key_type: u64\ninitial: {graph: {family: road, scale: 5}}\nsteps: []\n")
+            .find("initial.graph.family") != std::string::npos);
+}

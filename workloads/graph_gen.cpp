@@ -1,0 +1,121 @@
+// Generated graphs (graph_gen.hpp). The random geometric graph: points on
+// a grid of cells no smaller than r, so a point's neighbours lie in its own
+// and the 8 surrounding cells; each point's edges counted, then written at
+// its offset, both passes over the same pieces of points on the host's
+// threads.
+#include "workloads/graph_gen.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <mutex>
+
+#include "workloads/parallel.hpp"
+#include "workloads/rng.hpp"
+
+namespace gpudict {
+
+namespace {
+
+constexpr uint64_t kStreamRgg = 0x7667;  // the points' random stream (apart from the generator's streams)
+
+std::vector<uint64_t> make_rgg(uint64_t seed, unsigned scale) {
+  const uint64_t n = uint64_t{1} << scale;
+  const double r = rgg_radius(scale), r2 = r * r;
+  std::vector<double> x, y;
+  rgg_points(seed, scale, x, y);
+  // Cells of side 1 / g >= r; the points of cell c are order[start[c], start[c + 1]), by index.
+  const uint64_t g = std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(1.0 / r)));
+  auto cell_of = [&](uint64_t i) {
+    const uint64_t cx = std::min(g - 1, static_cast<uint64_t>(x[i] * static_cast<double>(g)));
+    const uint64_t cy = std::min(g - 1, static_cast<uint64_t>(y[i] * static_cast<double>(g)));
+    return cy * g + cx;
+  };
+  std::vector<uint64_t> start(g * g + 1, 0);
+  std::vector<uint32_t> cell(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    cell[i] = static_cast<uint32_t>(cell_of(i));
+    ++start[cell[i] + 1];
+  }
+  for (uint64_t c = 0; c < g * g; ++c) start[c + 1] += start[c];
+  std::vector<uint32_t> order(n);
+  {
+    std::vector<uint64_t> at(start.begin(), start.end() - 1);
+    for (uint64_t i = 0; i < n; ++i) order[at[cell[i]]++] = static_cast<uint32_t>(i);
+  }
+  // near = every j != i within r of point i, ascending.
+  auto visit = [&](uint64_t i, std::vector<uint32_t>& near) {
+    near.clear();
+    const int64_t cx = static_cast<int64_t>(cell[i] % g), cy = static_cast<int64_t>(cell[i] / g);
+    for (int64_t dy = -1; dy <= 1; ++dy)
+      for (int64_t dx = -1; dx <= 1; ++dx) {
+        const int64_t nx = cx + dx, ny = cy + dy;
+        if (nx < 0 || ny < 0 || nx >= static_cast<int64_t>(g) || ny >= static_cast<int64_t>(g)) continue;
+        const uint64_t c = static_cast<uint64_t>(ny) * g + static_cast<uint64_t>(nx);
+        for (uint64_t k = start[c]; k < start[c + 1]; ++k) {
+          const uint32_t j = order[k];
+          if (j == i) continue;
+          const double ex = x[i] - x[j], ey = y[i] - y[j];
+          if (ex * ex + ey * ey < r2) near.push_back(j);
+        }
+      }
+    std::sort(near.begin(), near.end());
+  };
+  const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 12);
+  std::vector<uint64_t> degree(n);
+  parallel_each(pieces, [&](uint64_t p) {
+    std::vector<uint32_t> near;
+    for (uint64_t i = piece_begin(n, pieces, p); i < piece_begin(n, pieces, p + 1); ++i) {
+      visit(i, near);
+      degree[i] = near.size();
+    }
+  });
+  std::vector<uint64_t> offset(n + 1, 0);
+  for (uint64_t i = 0; i < n; ++i) offset[i + 1] = offset[i] + degree[i];
+  std::vector<uint64_t> edges(offset[n]);
+  parallel_each(pieces, [&](uint64_t p) {
+    std::vector<uint32_t> near;
+    for (uint64_t i = piece_begin(n, pieces, p); i < piece_begin(n, pieces, p + 1); ++i) {
+      visit(i, near);
+      for (size_t k = 0; k < near.size(); ++k) edges[offset[i] + k] = (i << 32) | near[k];
+    }
+  });
+  return edges;
+}
+
+}  // namespace
+
+void rgg_points(uint64_t seed, unsigned scale, std::vector<double>& x, std::vector<double>& y) {
+  const uint64_t n = uint64_t{1} << scale;
+  const uint64_t stream = Rng::stream_seed(seed, kStreamRgg);
+  x.resize(n);
+  y.resize(n);
+  parallel_for(n, uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t i = lo; i < hi; ++i) {
+      Rng rng = Rng::at(stream, i);
+      x[i] = rng.uniform01();
+      y[i] = rng.uniform01();
+    }
+  });
+}
+
+double rgg_radius(unsigned scale) {
+  const double n = std::ldexp(1.0, static_cast<int>(scale));
+  return scale == 0 ? 1.0 : 0.55 * std::sqrt(std::log(n) / n);
+}
+
+std::shared_ptr<const std::vector<uint64_t>> rgg_edges(uint64_t seed, unsigned scale) {
+  static std::mutex mutex;
+  static uint64_t last_seed = 0;
+  static unsigned last_scale = ~0u;
+  static std::shared_ptr<const std::vector<uint64_t>> last;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!last || last_seed != seed || last_scale != scale) {
+    last.reset();  // the old graph's memory goes before the new one is made
+    last = std::make_shared<const std::vector<uint64_t>>(make_rgg(seed, scale));
+    last_seed = seed;
+    last_scale = scale;
+  }
+  return last;
+}
+
+}  // namespace gpudict
