@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -88,4 +89,60 @@ steps:
             .find("initial.graph.scale: scale 27") != std::string::npos);
   CHECK(error_of("rggf.yaml", "key_type: u64\ninitial: {graph: {family: road, scale: 5}}\nsteps: []\n")
             .find("initial.graph.family") != std::string::npos);
+}
+
+TEST_CASE("undirected workloads: every generated update and initial edge comes with its reverse; the summary counts them") {
+  const std::string path = testing::write_scratch_file("undirected.yaml", R"(
+seed: 8
+key_type: u64
+undirected: true
+initial: {count: 2000, keys: {distribution: rmat, scale: 9}}
+steps:
+  - phase: {name: p, batches: 3, batch_size: 3000, hit_ratio: 0.6,
+            mix: {insert: 0.4, delete: 0.2, lookup: 0.2, count: 0.1, range: 0.1},
+            keys: {distribution: rmat, scale: 9},
+            range_length: {distribution: fixed, length: 1, unit: vertices}}
+  - phase: {name: c, batches: 2, batch_size: 2000, mode: concurrent, mix: {insert: 0.5, delete: 0.5}, hit_ratio: 1.0}
+)");
+  const WorkloadSummary sum = summarize_workload(path);
+  CHECK(sum.initial == 4000);
+  auto src = open_workload(path);
+  Step step;
+  std::array<uint64_t, kNumOpTypes> ops{};
+  uint64_t batches = 0;
+  auto reverse = [](uint64_t k) { return (k << 32) | (k >> 32); };
+  while (src->next(step)) {
+    if (step.kind == StepKind::Initial) {
+      REQUIRE(step.initial.size() == 4000);
+      for (size_t i = 0; i < step.initial.size(); i += 2) {
+        CHECK(step.initial.keys[i + 1] == reverse(step.initial.keys[i]));
+        CHECK(step.initial.values[i + 1] == step.initial.values[i]);
+      }
+    }
+    if (step.kind != StepKind::Batch) continue;
+    ++batches;
+    const Batch& b = step.batch;
+    for (size_t i = 0; i < b.size(); ++i) {
+      ++ops[static_cast<int>(b.types[i])];
+      if (!is_update(b.types[i])) continue;
+      REQUIRE(i + 1 < b.size());
+      CHECK(b.types[i + 1] == b.types[i]);
+      CHECK(b.keys[i + 1] == reverse(b.keys[i]));
+      CHECK(b.args[i + 1] == b.args[i]);
+      ++ops[static_cast<int>(b.types[i + 1])];
+      ++i;
+    }
+  }
+  CHECK(batches == 5);
+  CHECK(ops == sum.ops);
+  CHECK(sum.ops[static_cast<int>(OpType::Insert)] == 2 * (3 * 1200 + 2 * 1000));
+  CHECK(sum.phases[0].max_batch == 3000 + 1800);
+
+  const std::string u32 = testing::write_scratch_file("undirected32.yaml", "undirected: true\nsteps: []\n");
+  try {
+    (void)summarize_workload(u32);
+    FAIL("expected InputError");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("undirected: an undirected graph's edges are 64-bit keys") != std::string::npos);
+  }
 }

@@ -297,7 +297,7 @@ TEST_CASE("workload: unknown fields are rejected with a suggestion") {
   // No suggestion for something far from every valid name, but the list of valid names.
   const std::string msg = parse_error("zzzzzzzzzz: 1\n");
   CHECK(msg.find("did you mean") == std::string::npos);
-  CHECK(msg.find("expected one of: name, seed, key_type, value_type, initial, steps") != std::string::npos);
+  CHECK(msg.find("expected one of: name, seed, key_type, value_type, undirected, initial, steps") != std::string::npos);
   // A field given twice.
   check_error_at("seed: 1\nseed: 2\n", 2, 1, "seed", "twice");
 }

@@ -202,6 +202,52 @@ std::array<uint64_t, kNumOpTypes> batch_op_counts(const std::array<double, kNumO
   return counts;
 }
 
+// The reverse of edge (u, v): (v, u).
+uint64_t reverse_edge(uint64_t k) { return (k << 32) | (k >> 32); }
+
+// An undirected workload's batch: each insert and delete followed by the
+// same operation on the reverse edge (a self-loop's reverse is itself: the
+// update twice, with one value, changes nothing). Queries keep their order.
+void mirror_updates(Batch& b) {
+  uint64_t updates = 0;
+  for (OpType t : b.types) updates += is_update(t) ? 1 : 0;
+  if (updates == 0) return;
+  Batch m;
+  m.mode = b.mode;
+  m.snapshot = b.snapshot;
+  m.types.reserve(b.size() + updates);
+  m.keys.reserve(b.size() + updates);
+  m.args.reserve(b.size() + updates);
+  for (size_t i = 0; i < b.size(); ++i) {
+    m.push(b.types[i], b.keys[i], b.args[i]);
+    if (is_update(b.types[i])) m.push(b.types[i], reverse_edge(b.keys[i]), b.args[i]);
+  }
+  b = std::move(m);
+}
+
+// Initial edges, each followed by its reverse with the same value (of an
+// edge given both ways, the later pair of each way wins: the same value).
+void mirror_initial(KeyValues& kv) {
+  KeyValues m;
+  m.keys.resize(2 * kv.size());
+  m.values.resize(2 * kv.size());
+  parallel_for(kv.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t i = lo; i < hi; ++i) {
+      m.keys[2 * i] = kv.keys[i];
+      m.keys[2 * i + 1] = reverse_edge(kv.keys[i]);
+      m.values[2 * i] = m.values[2 * i + 1] = kv.values[i];
+    }
+  });
+  kv = std::move(m);
+}
+
+// Whether the initial contents are mirrored: an undirected workload's,
+// unless they are a generated graph (already symmetric).
+bool mirrored_initial(const WorkloadSpec& spec) {
+  return spec.undirected && spec.initial.source != InitialSpec::Source::None &&
+         spec.initial.source != InitialSpec::Source::Graph;
+}
+
 bool initial_can_fail(const InitialSpec& in) {
   // Mirrors generate_initial's cases below: the file read, and the switch's drawing branch.
   return in.source == InitialSpec::Source::File ||
@@ -288,6 +334,7 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
       }
       break;
   }
+  if (mirrored_initial(spec)) mirror_initial(kv);
   return kv;
 }
 
@@ -475,6 +522,15 @@ struct GeneratedSource::Impl {
         if (batch < ph.batches) {
           out.kind = StepKind::Batch;
           generate_batch(ph, out.batch);
+          if (spec.undirected) {
+            mirror_updates(out.batch);
+            if (need_model[step])  // the reverse edges too (the odd positions after each update)
+              for (size_t i = 0; i + 1 < out.batch.size(); ++i)
+                if (is_update(out.batch.types[i])) {
+                  model.record(out.batch.keys[i + 1], out.batch.types[i] == OpType::Insert);
+                  ++i;
+                }
+          }
           ++batch;
           return true;
         }
@@ -539,6 +595,7 @@ WorkloadSummary summarize_spec(const WorkloadSpec& spec) {
   s.initial = spec.initial.source == InitialSpec::Source::None    ? 0
               : spec.initial.source == InitialSpec::Source::Graph ? rgg_edges(spec.seed, spec.initial.graph_scale)->size()
                                                                   : spec.initial.count;
+  if (mirrored_initial(spec)) s.initial *= 2;
   uint64_t inserts = 0, live = 0;
   auto add_phase = [&](PhaseSummary p, uint64_t queries_per_batch) {
     for (int t = 0; t < kNumOpTypes; ++t) s.ops[t] += p.ops[t];
@@ -557,7 +614,12 @@ WorkloadSummary summarize_spec(const WorkloadSpec& spec) {
         p.snapshot = st.phase.snapshot;
         p.batches = st.phase.batches;
         p.max_batch = st.phase.batch_size;
-        const auto c = batch_op_counts(st.phase.mix, st.phase.batch_size);
+        auto c = batch_op_counts(st.phase.mix, st.phase.batch_size);
+        if (spec.undirected) {  // every update twice (mirror_updates)
+          p.max_batch += c[static_cast<int>(OpType::Insert)] + c[static_cast<int>(OpType::Delete)];
+          c[static_cast<int>(OpType::Insert)] *= 2;
+          c[static_cast<int>(OpType::Delete)] *= 2;
+        }
         for (int t = 0; t < kNumOpTypes; ++t) p.ops[t] = c[t] * st.phase.batches;
         add_phase(std::move(p), non_inserts(c) - c[static_cast<int>(OpType::Delete)]);
         break;

@@ -119,7 +119,7 @@ class Parser {
 
     WorkloadSpec spec;
     spec.path = path_;
-    const Fields top = fields(root, "", {"name", "seed", "key_type", "value_type", "initial", "steps"});
+    const Fields top = fields(root, "", {"name", "seed", "key_type", "value_type", "undirected", "initial", "steps"});
     spec.name = fs::path(path_).stem().string();
     if (auto n = top.get("name")) spec.name = string_value(n, "name");
     if (auto n = top.get("seed")) spec.seed = u64(n, "seed", "an integer 0..2^64-1");
@@ -132,6 +132,11 @@ class Parser {
     if (widths_.value_type) spec.value_type = *widths_.value_type;
     key_type_ = spec.key_type;
     value_type_ = spec.value_type;
+    if (auto n = top.get("undirected")) {
+      spec.undirected = boolean(n, "undirected");
+      if (spec.undirected && key_type_ != KeyType::U64)
+        fail(n, "undirected", "an undirected graph's edges are 64-bit keys u * 2^32 + v", "key_type: u64");
+    }
     if (auto n = top.get("initial")) spec.initial = initial(n, "initial");
     if (auto n = top.get("steps")) steps(n, "steps", spec.steps);
     return spec;

@@ -81,6 +81,10 @@ struct WorkloadSpec {
   KeyType value_type = KeyType::U32;
   InitialSpec initial;
   std::vector<StepSpec> steps;
+  // An undirected graph (64-bit edge keys u * 2^32 + v): every generated
+  // insert and delete, and every generated initial edge, comes with the
+  // same operation on the reverse edge (v, u), right after it.
+  bool undirected = false;
 };
 
 // Reads and validates a YAML workload. Relative file names inside it resolve
