@@ -5,8 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # python3-matplotlib: the experiment scripts' figures (scripts/gpudict_exp.py);
-# everything else builds and tests without it.
-packages=(cmake g++ make libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev python3 python3-matplotlib)
+# libqhull-dev: the delaunay graph family (workloads/delaunay.cpp). Everything
+# else builds and tests without them.
+packages=(cmake g++ make libcli11-dev libfmt-dev libyaml-cpp-dev doctest-dev libqhull-dev python3 python3-matplotlib)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

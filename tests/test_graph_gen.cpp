@@ -22,7 +22,7 @@ TEST_CASE("rgg: every pair within the radius and no other, both directions, sort
   const unsigned scale = 10;
   const auto edges = rgg_edges(3, scale);
   std::vector<double> x, y;
-  rgg_points(3, scale, x, y);
+  unit_square_points(3, scale, x, y);
   const double r = rgg_radius(scale);
   std::vector<uint64_t> brute;
   const uint64_t n = x.size();
@@ -30,26 +30,26 @@ TEST_CASE("rgg: every pair within the radius and no other, both directions, sort
     for (uint64_t j = 0; j < n; ++j)
       if (i != j && (x[i] - x[j]) * (x[i] - x[j]) + (y[i] - y[j]) * (y[i] - y[j]) < r * r) brute.push_back((i << 32) | j);
   CHECK(brute.size() > n);  // a connected-looking graph, not an empty one
-  CHECK(*edges == brute);    // the same edges, in key order
+  CHECK(edges == brute);     // the same edges, in key order
 }
 
 TEST_CASE("rgg: degree as the model predicts; the same edges on 1 and 4 threads; seeds differ") {
   const unsigned scale = 16;
   const double n = std::ldexp(1.0, scale);
   const auto a = rgg_edges(9, scale);
-  const double avg = static_cast<double>(a->size()) / n;
+  const double avg = static_cast<double>(a.size()) / n;
   const double interior = M_PI * rgg_radius(scale) * rgg_radius(scale) * n;  // pi 0.55^2 ln n
   CHECK(avg < interior);
   CHECK(avg > 0.95 * interior);  // the border costs about (8 / (3 pi)) r of it
   set_host_threads(1);
-  const std::vector<uint64_t> one = *rgg_edges(10, scale);
-  const std::vector<uint64_t> again = *rgg_edges(9, scale);  // made again on one thread
+  const std::vector<uint64_t> one = rgg_edges(10, scale);
+  const std::vector<uint64_t> again = rgg_edges(9, scale);  // made again on one thread
   set_host_threads(4);
-  const std::vector<uint64_t> four = *rgg_edges(10, scale);
+  const std::vector<uint64_t> four = rgg_edges(10, scale);
   set_host_threads(0);
-  CHECK(again == *a);
+  CHECK(again == a);
   CHECK(one == four);
-  CHECK(one != *a);
+  CHECK(one != a);
 }
 
 TEST_CASE("rgg as a workload's initial contents; a graph needs u64 keys and excludes count, keys and file") {
@@ -62,16 +62,16 @@ steps:
 )");
   const WorkloadSummary sum = summarize_workload(ok);
   const auto edges = rgg_edges(4, 12);
-  CHECK(sum.initial == edges->size());
+  CHECK(sum.initial == edges.size());
   auto src = open_workload(ok);
   Step step;
   REQUIRE(src->next(step));
   REQUIRE(step.kind == StepKind::Initial);
-  CHECK(step.initial.keys == *edges);
+  CHECK(step.initial.keys == edges);
   CHECK(step.initial.values[5] == 5);
   // --seed: another graph.
   OpenOptions other{true, 5};
-  CHECK(summarize_workload(ok, other).initial == rgg_edges(5, 12)->size());
+  CHECK(summarize_workload(ok, other).initial == rgg_edges(5, 12).size());
 
   auto error_of = [](const std::string& name, const std::string& text) {
     try {
@@ -89,6 +89,48 @@ steps:
             .find("initial.graph.scale: scale 27") != std::string::npos);
   CHECK(error_of("rggf.yaml", "key_type: u64\ninitial: {graph: {family: road, scale: 5}}\nsteps: []\n")
             .find("initial.graph.family") != std::string::npos);
+}
+
+TEST_CASE("delaunay: a planar triangulation of the points: symmetric, degree just under 6, every nearest neighbour an edge") {
+  if (!delaunay_available()) {
+    MESSAGE("skipped: built without Qhull");
+    return;
+  }
+  const unsigned scale = 10;
+  const std::vector<uint64_t> e = make_delaunay(6, scale);
+  const uint64_t n = uint64_t{1} << scale;
+  CHECK(std::is_sorted(e.begin(), e.end()));
+  CHECK(std::adjacent_find(e.begin(), e.end()) == e.end());
+  for (uint64_t k : e) {
+    CHECK((k >> 32) != (k & 0xFFFFFFFFull));
+    CHECK(std::binary_search(e.begin(), e.end(), (k << 32) | (k >> 32)));  // both ways
+  }
+  // A triangulation of n points with h on the hull has 3n - 3 - h edges
+  // (each counted twice here); h is small for uniform points.
+  CHECK(e.size() / 2 <= 3 * n - 6);
+  CHECK(e.size() / 2 >= 3 * n - 3 - 64);
+  // The nearest-neighbour graph is a subgraph of the Delaunay triangulation.
+  std::vector<double> x, y;
+  unit_square_points(6, scale, x, y);
+  uint64_t missing = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t best = i;
+    double d = 2.0;
+    for (uint64_t j = 0; j < n; ++j) {
+      const double dd = (x[i] - x[j]) * (x[i] - x[j]) + (y[i] - y[j]) * (y[i] - y[j]);
+      if (j != i && dd < d) d = dd, best = j;
+    }
+    if (!std::binary_search(e.begin(), e.end(), (i << 32) | best)) ++missing;
+  }
+  CHECK(missing == 0);
+  // As a workload's initial contents.
+  const std::string path = testing::write_scratch_file("delaunay.yaml", R"(
+seed: 6
+key_type: u64
+initial: {graph: {family: delaunay, scale: 10}}
+steps: []
+)");
+  CHECK(summarize_workload(path).initial == e.size());
 }
 
 TEST_CASE("undirected workloads: every generated update and initial edge comes with its reverse; the summary counts them") {

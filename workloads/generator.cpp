@@ -263,7 +263,7 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
   const uint64_t value_max = max_of(spec.value_type);
 
   if (in.source == InitialSpec::Source::Graph) {
-    kv.keys = *rgg_edges(spec.seed, in.graph_scale);  // (the one family so far)
+    kv.keys = *graph_edges(in.graph_family, spec.seed, in.graph_scale);
   } else if (in.source == InitialSpec::Source::File) {
     try {
       kv.keys = read_key_file(in.file, in.count, key_max);
@@ -593,7 +593,7 @@ bool GeneratedSource::next(Step& step) { return impl_->next(step); }
 WorkloadSummary summarize_spec(const WorkloadSpec& spec) {
   WorkloadSummary s;
   s.initial = spec.initial.source == InitialSpec::Source::None    ? 0
-              : spec.initial.source == InitialSpec::Source::Graph ? rgg_edges(spec.seed, spec.initial.graph_scale)->size()
+              : spec.initial.source == InitialSpec::Source::Graph ? graph_edges(spec.initial.graph_family, spec.seed, spec.initial.graph_scale)->size()
                                                                   : spec.initial.count;
   if (mirrored_initial(spec)) s.initial *= 2;
   uint64_t inserts = 0, live = 0;

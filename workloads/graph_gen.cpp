@@ -18,11 +18,13 @@ namespace {
 
 constexpr uint64_t kStreamRgg = 0x7667;  // the points' random stream (apart from the generator's streams)
 
-std::vector<uint64_t> make_rgg(uint64_t seed, unsigned scale) {
+}  // namespace
+
+std::vector<uint64_t> rgg_edges(uint64_t seed, unsigned scale) {
   const uint64_t n = uint64_t{1} << scale;
   const double r = rgg_radius(scale), r2 = r * r;
   std::vector<double> x, y;
-  rgg_points(seed, scale, x, y);
+  unit_square_points(seed, scale, x, y);
   // Cells of side 1 / g >= r; the points of cell c are order[start[c], start[c + 1]), by index.
   const uint64_t g = std::max<uint64_t>(1, static_cast<uint64_t>(std::floor(1.0 / r)));
   auto cell_of = [&](uint64_t i) {
@@ -82,9 +84,7 @@ std::vector<uint64_t> make_rgg(uint64_t seed, unsigned scale) {
   return edges;
 }
 
-}  // namespace
-
-void rgg_points(uint64_t seed, unsigned scale, std::vector<double>& x, std::vector<double>& y) {
+void unit_square_points(uint64_t seed, unsigned scale, std::vector<double>& x, std::vector<double>& y) {
   const uint64_t n = uint64_t{1} << scale;
   const uint64_t stream = Rng::stream_seed(seed, kStreamRgg);
   x.resize(n);
@@ -103,15 +103,18 @@ double rgg_radius(unsigned scale) {
   return scale == 0 ? 1.0 : 0.55 * std::sqrt(std::log(n) / n);
 }
 
-std::shared_ptr<const std::vector<uint64_t>> rgg_edges(uint64_t seed, unsigned scale) {
+std::shared_ptr<const std::vector<uint64_t>> graph_edges(GraphFamily family, uint64_t seed, unsigned scale) {
   static std::mutex mutex;
+  static GraphFamily last_family = GraphFamily::Rgg;
   static uint64_t last_seed = 0;
   static unsigned last_scale = ~0u;
   static std::shared_ptr<const std::vector<uint64_t>> last;
   std::lock_guard<std::mutex> lock(mutex);
-  if (!last || last_seed != seed || last_scale != scale) {
+  if (!last || last_family != family || last_seed != seed || last_scale != scale) {
     last.reset();  // the old graph's memory goes before the new one is made
-    last = std::make_shared<const std::vector<uint64_t>>(make_rgg(seed, scale));
+    last = std::make_shared<const std::vector<uint64_t>>(family == GraphFamily::Rgg ? rgg_edges(seed, scale)
+                                                                                    : make_delaunay(seed, scale));
+    last_family = family;
     last_seed = seed;
     last_scale = scale;
   }

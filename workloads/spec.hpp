@@ -12,6 +12,7 @@
 #include "workloads/batch.hpp"
 #include "workloads/width_override.hpp"
 #include "workloads/distributions.hpp"
+#include "workloads/graph_gen.hpp"
 #include "workloads/keyfile.hpp"
 
 namespace gpudict {
@@ -29,9 +30,6 @@ struct SourcePos {
                                    const std::string& expected);
 
 enum class InitialValues : uint8_t { Random = 0, Key, Index, File };
-
-enum class GraphFamily : uint8_t { Rgg = 0 };
-inline constexpr uint32_t kMaxGraphScale = 26;
 
 struct InitialSpec {
   enum class Source : uint8_t { None = 0, Generated, File, Graph };
