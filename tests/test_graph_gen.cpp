@@ -87,7 +87,7 @@ steps:
             .find("initial.count: cannot be combined with graph") != std::string::npos);
   CHECK(error_of("rggs.yaml", "key_type: u64\ninitial: {graph: {family: rgg, scale: 27}}\nsteps: []\n")
             .find("initial.graph.scale: scale 27") != std::string::npos);
-  CHECK(error_of("rggf.yaml", "key_type: u64\ninitial: {graph: {family: road, scale: 5}}\nsteps: []\n")
+  CHECK(error_of("rggf.yaml", "key_type: u64\ninitial: {graph: {family: kronecker, scale: 5}}\nsteps: []\n")
             .find("initial.graph.family") != std::string::npos);
 }
 
@@ -187,4 +187,36 @@ steps:
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("undirected: an undirected graph's edges are 64-bit keys") != std::string::npos);
   }
+}
+
+TEST_CASE("road: connected, planar-sparse, average degree 2.4, both directions") {
+  if (!delaunay_available()) {
+    MESSAGE("skipped: built without Qhull");
+    return;
+  }
+  const unsigned scale = 12;
+  const uint64_t n = uint64_t{1} << scale;
+  const std::vector<uint64_t> e = make_road(2, scale);
+  CHECK(e.size() == 2 * (n + n / 5));
+  CHECK(std::is_sorted(e.begin(), e.end()));
+  CHECK(std::adjacent_find(e.begin(), e.end()) == e.end());
+  std::vector<uint32_t> parent(n), degree(n, 0);
+  for (uint64_t i = 0; i < n; ++i) parent[i] = static_cast<uint32_t>(i);
+  auto root = [&](uint32_t a) {
+    while (parent[a] != a) a = parent[a] = parent[parent[a]];
+    return a;
+  };
+  uint64_t components = n;
+  for (uint64_t k : e) {
+    CHECK(std::binary_search(e.begin(), e.end(), (k << 32) | (k >> 32)));
+    ++degree[k >> 32];
+    const uint32_t a = root(static_cast<uint32_t>(k >> 32)), b = root(static_cast<uint32_t>(k & 0xFFFFFFFFull));
+    if (a != b) parent[a] = b, --components;
+  }
+  CHECK(components == 1);
+  CHECK(*std::min_element(degree.begin(), degree.end()) >= 1);
+  CHECK(*std::max_element(degree.begin(), degree.end()) <= 12);  // road_usa's is 9, germany_osm's 13
+  // Made from the same points as delaunay: every road edge is a Delaunay edge.
+  const std::vector<uint64_t> tri = make_delaunay(2, scale);
+  CHECK(std::includes(tri.begin(), tri.end(), e.begin(), e.end()));
 }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+#include <utility>
 
 #include "workloads/parallel.hpp"
 #include "workloads/rng.hpp"
@@ -112,13 +113,63 @@ std::shared_ptr<const std::vector<uint64_t>> graph_edges(GraphFamily family, uin
   std::lock_guard<std::mutex> lock(mutex);
   if (!last || last_family != family || last_seed != seed || last_scale != scale) {
     last.reset();  // the old graph's memory goes before the new one is made
-    last = std::make_shared<const std::vector<uint64_t>>(family == GraphFamily::Rgg ? rgg_edges(seed, scale)
-                                                                                    : make_delaunay(seed, scale));
+    last = std::make_shared<const std::vector<uint64_t>>(family == GraphFamily::Rgg        ? rgg_edges(seed, scale)
+                                                         : family == GraphFamily::Delaunay ? make_delaunay(seed, scale)
+                                                                                           : make_road(seed, scale));
     last_family = family;
     last_seed = seed;
     last_scale = scale;
   }
   return last;
+}
+
+std::vector<uint64_t> make_road(uint64_t seed, unsigned scale) {
+  const std::vector<uint64_t> tri = make_delaunay(seed, scale);
+  std::vector<double> x, y;
+  unit_square_points(seed, scale, x, y);
+  const uint64_t n = x.size();
+  // The undirected edges (u < v), shortest first (ties by key: deterministic).
+  std::vector<std::pair<double, uint64_t>> by_length;
+  by_length.reserve(tri.size() / 2);
+  for (uint64_t k : tri) {
+    const uint64_t u = k >> 32, v = k & 0xFFFFFFFFull;
+    if (u < v) by_length.push_back({(x[u] - x[v]) * (x[u] - x[v]) + (y[u] - y[v]) * (y[u] - y[v]), k});
+  }
+  std::sort(by_length.begin(), by_length.end());
+  // Kruskal: an edge joining two components is a tree edge.
+  std::vector<uint32_t> parent(n);
+  for (uint64_t i = 0; i < n; ++i) parent[i] = static_cast<uint32_t>(i);
+  auto root = [&](uint32_t a) {
+    while (parent[a] != a) a = parent[a] = parent[parent[a]];
+    return a;
+  };
+  std::vector<char> chosen(by_length.size(), 0);
+  uint64_t kept = 0;
+  for (size_t i = 0; i < by_length.size(); ++i) {
+    const uint64_t k = by_length[i].second;
+    const uint32_t a = root(static_cast<uint32_t>(k >> 32)), b = root(static_cast<uint32_t>(k & 0xFFFFFFFFull));
+    if (a == b) continue;
+    parent[a] = b;
+    chosen[i] = 1;
+    ++kept;
+  }
+  // Then the shortest of the rest, up to 1.2 n edges (average degree 2.4).
+  const uint64_t want = n + n / 5;
+  for (size_t i = 0; i < by_length.size() && kept < want; ++i)
+    if (!chosen[i]) {
+      chosen[i] = 1;
+      ++kept;
+    }
+  std::vector<uint64_t> edges;
+  edges.reserve(2 * kept);
+  for (size_t i = 0; i < by_length.size(); ++i)
+    if (chosen[i]) {
+      const uint64_t k = by_length[i].second;
+      edges.push_back(k);
+      edges.push_back((k << 32) | (k >> 32));
+    }
+  std::sort(edges.begin(), edges.end());
+  return edges;
 }
 
 }  // namespace gpudict

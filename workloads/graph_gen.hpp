@@ -10,7 +10,7 @@
 
 namespace gpudict {
 
-enum class GraphFamily : uint8_t { Rgg = 0, Delaunay };
+enum class GraphFamily : uint8_t { Rgg = 0, Delaunay, Road };
 inline constexpr uint32_t kMaxGraphScale = 26;
 
 // The edges of a generated graph of 2^scale vertices, sorted by key, none
@@ -35,6 +35,13 @@ double rgg_radius(unsigned scale);
 // Throws InputError when gpudict was built without Qhull.
 std::vector<uint64_t> make_delaunay(uint64_t seed, unsigned scale);
 bool delaunay_available();
+
+// A road-like graph (the *_osm and road_usa families: planar, connected,
+// average degree about 2.4): the Euclidean minimum spanning tree of the
+// Delaunay graph (the shortest edges that connect every point, n - 1 of
+// them), plus the shortest other Delaunay edges until there are 1.2 n, in
+// both directions. Needs Qhull, as make_delaunay.
+std::vector<uint64_t> make_road(uint64_t seed, unsigned scale);
 
 // The points both families place: point i at (x[i], y[i]), uniform in the
 // unit square, from the seed.

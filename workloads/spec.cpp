@@ -469,10 +469,10 @@ class Parser {
       if (key_type_ != KeyType::U64)
         fail(g, gf, "a graph's edges are 64-bit keys u * 2^32 + v", "key_type: u64 (or --key-type u64)");
       const Fields gfields = fields(g, gf, {"family", "scale"});
-      if (!gfields.has("family")) fail(g, sub(gf, "family"), "missing", "family: rgg or delaunay");
+      if (!gfields.has("family")) fail(g, sub(gf, "family"), "missing", "family: rgg, delaunay or road");
       in.graph_family = static_cast<GraphFamily>(
-          choice(gfields.get("family"), sub(gf, "family"), {"rgg", "delaunay"}, "graph family"));
-      if (in.graph_family == GraphFamily::Delaunay && !delaunay_available())
+          choice(gfields.get("family"), sub(gf, "family"), {"rgg", "delaunay", "road"}, "graph family"));
+      if (in.graph_family != GraphFamily::Rgg && !delaunay_available())
         fail(gfields.get("family"), sub(gf, "family"), "this gpudict was built without Qhull (libqhull-dev)",
              "rgg, or a build with Qhull (scripts/setup.sh installs it)");
       if (!gfields.has("scale")) fail(g, sub(gf, "scale"), "missing", "scale: log2 of the vertices, 1 to 26");
