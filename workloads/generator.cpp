@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <unordered_set>
 #include <utility>
 
 #include "core/common/errors.hpp"
@@ -255,6 +254,53 @@ bool initial_can_fail(const InitialSpec& in) {
           in.keys.kind != DistKind::Sequential);
 }
 
+// The first in.count distinct keys of the draws Rng::at(seed, 0), (seed, 1),
+// ... of `sampler`, sorted: what drawing one at a time into a set until it
+// holds in.count keys gives, made in rounds of draws on the host's threads.
+// A round's draws join the distinct keys so far (each with its first draw's
+// index); sorted by key, a key keeps its first draw. When there are enough,
+// the in.count with the smallest first draws are the keys.
+std::vector<uint64_t> first_unique_draws(const KeySampler& sampler, uint64_t seed, const InitialSpec& in) {
+  const uint64_t max_draws = 100 * in.count + (uint64_t{1} << 20);
+  std::vector<std::pair<uint64_t, uint64_t>> pool;  // (key, first draw), distinct keys
+  uint64_t draws = 0;
+  const auto by_key = [](const std::pair<uint64_t, uint64_t>& p) { return p.first; };
+  const auto by_draw = [](const std::pair<uint64_t, uint64_t>& p) { return p.second; };
+  for (;;) {
+    if (draws == max_draws)
+      throw_spec_error(in.count_pos, "initial.count",
+                       "distribution '" + std::string(dist_name(in.keys.kind)) + "' produced only " +
+                           std::to_string(pool.size()) + " unique keys in " + std::to_string(draws) + " draws",
+                       "a count the distribution can produce as unique keys, or a wider distribution");
+    const uint64_t want = in.count - std::min<uint64_t>(in.count, pool.size());
+    const uint64_t m = std::min(max_draws - draws, std::max<uint64_t>(want + want / 4, uint64_t{1} << 16));
+    const uint64_t at = pool.size();
+    pool.resize(at + m);
+    parallel_for(m, uint64_t{1} << 14, [&](uint64_t lo, uint64_t hi) {
+      KeySampler s = sampler;  // its caches are the thread's own
+      for (uint64_t i = lo; i < hi; ++i) {
+        Rng rng = Rng::at(seed, draws + i);
+        pool[at + i] = {s.universe(rng), draws + i};
+      }
+    });
+    draws += m;
+    // Stable by key: of a key's entries, the earliest draw stays first.
+    parallel_radix_sort(pool, varying_bits(pool, by_key).first, by_key);
+    pool.erase(std::unique(pool.begin(), pool.end(), [](const auto& a, const auto& b) { return a.first == b.first; }),
+               pool.end());
+    if (pool.size() >= in.count) break;
+    // The next round's draws come after every draw so far: keep the pool
+    // in draw order, as the round's are.
+    parallel_radix_sort(pool, varying_bits(pool, by_draw).first, by_draw);
+  }
+  parallel_radix_sort(pool, varying_bits(pool, by_draw).first, by_draw);
+  pool.resize(in.count);
+  std::vector<uint64_t> keys(in.count);
+  for (uint64_t i = 0; i < in.count; ++i) keys[i] = pool[i].first;
+  radix_sort(keys);
+  return keys;
+}
+
 KeyValues generate_initial(const WorkloadSpec& spec) {
   const InitialSpec& in = spec.initial;
   KeyValues kv;
@@ -288,26 +334,9 @@ KeyValues generate_initial(const WorkloadSpec& spec) {
         for (uint64_t& k : kv.keys) k = in.keys.min + sampler.rank_with_counter(rng, last, counter);
         break;
       }
-      default: {
-        const uint64_t max_draws = 100 * in.count + (uint64_t{1} << 20);
-        std::unordered_set<uint64_t> seen;
-        seen.reserve(static_cast<size_t>(in.count));
-        kv.keys.reserve(in.count);
-        uint64_t draws = 0;
-        while (kv.keys.size() < in.count) {
-          if (draws == max_draws)
-            throw_spec_error(in.count_pos, "initial.count",
-                             "distribution '" + std::string(dist_name(in.keys.kind)) + "' produced only " +
-                                 std::to_string(kv.keys.size()) + " unique keys in " + std::to_string(draws) +
-                                 " draws",
-                             "a count the distribution can produce as unique keys, or a wider distribution");
-          Rng rng = Rng::at(seed, draws++);
-          const uint64_t k = sampler.universe(rng);
-          if (seen.insert(k).second) kv.keys.push_back(k);
-        }
-        std::sort(kv.keys.begin(), kv.keys.end());
+      default:
+        kv.keys = first_unique_draws(sampler, seed, in);
         break;
-      }
     }
   }
 
