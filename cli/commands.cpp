@@ -17,6 +17,7 @@
 #include "cli/provenance.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
+#include "workloads/graph_gen.hpp"
 #include "workloads/replay.hpp"
 #include "workloads/step_cache.hpp"
 #include "workloads/trace.hpp"
@@ -26,8 +27,11 @@ namespace gpudict {
 namespace {
 
 std::string build_options() {
-  return fmt::format("CUDA architectures {}, {} build, nvcc {}, {}; CUDA runtime static, yaml-cpp static, fmt header-only",
-                     GPUDICT_CUDA_ARCHS, GPUDICT_BUILD_TYPE, GPUDICT_CUDA_COMPILER, GPUDICT_CXX_COMPILER);
+  return fmt::format("CUDA architectures {}, {} build, nvcc {}, {}; CUDA runtime static, yaml-cpp static, fmt header-only, "
+                     "{}",
+                     GPUDICT_CUDA_ARCHS, GPUDICT_BUILD_TYPE, GPUDICT_CUDA_COMPILER, GPUDICT_CXX_COMPILER,
+                     delaunay_available() ? "Qhull static (the delaunay and road graph families)"
+                                          : "no Qhull (the delaunay and road graph families are refused)");
 }
 
 }  // namespace
