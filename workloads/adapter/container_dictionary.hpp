@@ -417,10 +417,12 @@ class ContainerDictionary final : public Dictionary {
     copy_to_host_queued(stream_, hk_.data(), d_rk_.data(), total * sizeof(K));
     copy_to_host_queued(stream_, hv_.data(), d_rv_.data(), total * sizeof(V));
     wait();
-    for (uint64_t x = 0; x < total; ++x) {
-      r.range_keys[x] = hk_[x];
-      r.range_values[x] = hv_[x];
-    }
+    parallel_for(total, uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t x = lo; x < hi; ++x) {
+        r.range_keys[x] = hk_[x];
+        r.range_values[x] = hv_[x];
+      }
+    });
     if constexpr (!kOrdered) sort_ranges(r, ops);
   }
 
