@@ -286,8 +286,8 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
     finish_output(stdout, "the summary to standard output");
     return kExitOk;
   }
-  fmt::print("{}: valid {} workload '{}' ({} keys, {} values, seed {})\n", h.path, h.format, h.name,
-             type_name(h.key_type), type_name(h.value_type), h.seed);
+  fmt::print("{}: valid {} workload '{}' ({} keys, {} values, seed {}{})\n", h.path, h.format, h.name,
+             type_name(h.key_type), type_name(h.value_type), h.seed, h.undirected ? ", undirected" : "");
   fmt::print("initial contents: {} keys\n", s.initial);
   fmt::print("{:<20} {:<10} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "phase", "mode", "snapshot",
              "batches", "max_batch", "insert", "delete", "lookup", "count", "range", "successor");

@@ -48,8 +48,9 @@ std::string verdict(const RunReport& rep) {
 void print_text(std::FILE* out, const RunReport& r) {
   fmt::print(out, "gpudict {} on {} ({} backend)\n", r.structure, r.device, r.backend);
   if (!r.provenance.version.empty()) fmt::print(out, "run: {}\n", provenance_text(r.provenance));
-  fmt::print(out, "workload: {} ({}, {} keys, {} values, seed {})\n", r.workload.path, r.workload.format,
-             type_name(r.workload.key_type), type_name(r.workload.value_type), r.workload.seed);
+  fmt::print(out, "workload: {} ({}, {} keys, {} values, seed {}{})\n", r.workload.path, r.workload.format,
+             type_name(r.workload.key_type), type_name(r.workload.value_type), r.workload.seed,
+             r.workload.undirected ? ", undirected" : "");
   if (!r.parameters.empty()) fmt::print(out, "parameters: {}\n", params_text(r.parameters));
   // The CPU backend has no device: its times are the reference's host time.
   const bool host = r.backend == "cpu";

@@ -96,6 +96,9 @@ initial: {count: 1000, keys: {distribution: rmat, scale: 8}}
 steps:
   - phase: {name: r, batches: 1, batch_size: 100, mix: {range: 1.0}, range_length: {distribution: fixed, length: 3}}
 )");
+  const auto check = run_gpudict("check examples/graph-rgg.yaml");
+  CHECK(check.exit_code == 0);
+  CHECK_MESSAGE(check.out.find("(u64 keys, u32 values, seed 11, undirected)") != std::string::npos, check.out);
   auto r = run_gpudict("graph " + path + " --backend cpu");
   CHECK(r.exit_code == 2);
   CHECK_MESSAGE(r.err.find("graph answers count and range over a whole vertex block only") != std::string::npos, r.err);

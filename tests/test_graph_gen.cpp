@@ -149,6 +149,7 @@ steps:
   const WorkloadSummary sum = summarize_workload(path);
   CHECK(sum.initial == 4000);
   auto src = open_workload(path);
+  CHECK(src->header().undirected);
   Step step;
   std::array<uint64_t, kNumOpTypes> ops{};
   uint64_t batches = 0;

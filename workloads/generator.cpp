@@ -389,6 +389,7 @@ struct GeneratedSource::Impl {
     header.key_type = spec.key_type;
     header.value_type = spec.value_type;
     header.seed = spec.seed;
+    header.undirected = spec.undirected;
     need_model.assign(spec.steps.size() + 1, 0);
     for (size_t i = spec.steps.size(); i-- > 0;) {
       const StepSpec& st = spec.steps[i];

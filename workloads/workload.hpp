@@ -22,6 +22,7 @@ struct WorkloadHeader {
   KeyType key_type = KeyType::U32;
   KeyType value_type = KeyType::U32;
   uint64_t seed = 0;
+  bool undirected = false;  // a YAML graph workload whose updates are mirrored (`undirected: true`)
 };
 
 enum class StepKind : uint8_t { Initial = 0, Phase = 1, Batch = 2, Snapshot = 3, DropSnapshot = 4, Cleanup = 5 };
