@@ -87,6 +87,8 @@ steps:
             .find("initial.count: cannot be combined with graph") != std::string::npos);
   CHECK(error_of("rggs.yaml", "key_type: u64\ninitial: {graph: {family: rgg, scale: 27}}\nsteps: []\n")
             .find("initial.graph.scale: scale 27") != std::string::npos);
+  CHECK(error_of("rggv.yaml", "key_type: u64\ninitial: {graph: {family: rgg, scale: 5}, values: {file: v.bin}}\nsteps: []\n")
+            .find("initial.values: a values file with a generated graph") != std::string::npos);
   CHECK(error_of("rggf.yaml", "key_type: u64\ninitial: {graph: {family: kronecker, scale: 5}}\nsteps: []\n")
             .find("initial.graph.family") != std::string::npos);
 }

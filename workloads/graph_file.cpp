@@ -158,12 +158,6 @@ void read_edge_list(const std::string& path, std::ifstream& in, GraphEdges& g) {
 constexpr char kCooMagic[8] = {'G', 'P', 'U', 'D', 'C', 'O', 'O', '1'};
 constexpr uint64_t kCooHeader = 24;
 
-uint32_t le32(const unsigned char* p) {
-  return static_cast<uint32_t>(p[0]) | static_cast<uint32_t>(p[1]) << 8 | static_cast<uint32_t>(p[2]) << 16 |
-         static_cast<uint32_t>(p[3]) << 24;
-}
-uint64_t le64(const unsigned char* p) { return static_cast<uint64_t>(le32(p)) | static_cast<uint64_t>(le32(p + 4)) << 32; }
-
 [[noreturn]] void fail_coo(const std::string& path, const std::string& what, const std::string& expected) {
   throw InputError(path + ": " + what + " (" + expected + ")");
 }
@@ -173,12 +167,12 @@ void read_coo(const std::string& path, std::ifstream& in, GraphEdges& g) {
   in.read(reinterpret_cast<char*>(h), kCooHeader);
   if (in.gcount() != static_cast<std::streamsize>(kCooHeader) || std::memcmp(h, kCooMagic, 8) != 0)
     fail_coo(path, "not a binary COO file", "the 8-byte magic GPUDCOO1, docs/workload-format.md \"Graph files\"");
-  const uint32_t flags = le32(h + 8);
-  if ((flags & ~1u) != 0 || le32(h + 12) != 0)
-    fail_coo(path, "flags " + std::to_string(flags) + ", reserved " + std::to_string(le32(h + 12)),
+  const uint64_t flags = load_le(h + 8, 4), reserved = load_le(h + 12, 4);
+  if ((flags & ~uint64_t{1}) != 0 || reserved != 0)
+    fail_coo(path, "flags " + std::to_string(flags) + ", reserved " + std::to_string(reserved),
              "flags 0 or 1 (bit 0: a u64 weight per edge), reserved 0");
   const bool weighted = (flags & 1u) != 0;
-  const uint64_t n = le64(h + 16);
+  const uint64_t n = load_le(h + 16, 8);
   const uint64_t record = weighted ? 16 : 8;
   const uint64_t size = std::filesystem::file_size(path);
   if (n > (size - kCooHeader) / record || kCooHeader + n * record != size)
@@ -196,9 +190,9 @@ void read_coo(const std::string& path, std::ifstream& in, GraphEdges& g) {
       fail_coo(path, "read error after " + std::to_string(at) + " edges", "a readable file");
     for (uint64_t i = 0; i < m; ++i) {
       const unsigned char* r = buf.data() + i * record;
-      const uint64_t u = le32(r), v = le32(r + 4);
+      const uint64_t u = load_le(r, 4), v = load_le(r + 4, 4);
       g.keys[at + i] = (u << 32) | v;
-      if (weighted) g.values[at + i] = le64(r + 8);
+      if (weighted) g.values[at + i] = load_le(r + 8, 8);
       g.vertices = std::max(g.vertices, std::max(u, v) + 1);
     }
   }

@@ -475,22 +475,13 @@ class Parser {
       if (in.graph_family != GraphFamily::Rgg && !delaunay_available())
         fail(gfields.get("family"), sub(gf, "family"), "this gpudict was built without Qhull (libqhull-dev)",
              "rgg, or a build with Qhull (scripts/setup.sh installs it)");
-      if (!gfields.has("scale")) fail(g, sub(gf, "scale"), "missing", "scale: log2 of the vertices, 1 to 26");
-      const uint64_t sc = u64(gfields.get("scale"), sub(gf, "scale"), "an integer from 1 to 26");
-      if (sc < 1 || sc > kMaxGraphScale)
-        fail(gfields.get("scale"), sub(gf, "scale"), "scale " + std::to_string(sc),
-             "an integer from 1 to " + std::to_string(kMaxGraphScale) + " (2^scale vertices)");
+      const std::string scales = "an integer from 1 to " + std::to_string(kMaxGraphScale) + " (2^scale vertices)";
+      if (!gfields.has("scale")) fail(g, sub(gf, "scale"), "missing", "scale: " + scales);
+      const uint64_t sc = u64(gfields.get("scale"), sub(gf, "scale"), scales);
+      if (sc < 1 || sc > kMaxGraphScale) fail(gfields.get("scale"), sub(gf, "scale"), "scale " + std::to_string(sc), scales);
       in.graph_scale = static_cast<uint32_t>(sc);
       in.source = InitialSpec::Source::Graph;
-      if (auto v = f.get("values")) {
-        if (v.IsMap()) fail(v, sub(field, "values"), "a values file with a generated graph", "random, key or index");
-        in.values = static_cast<InitialValues>(
-            choice(v, sub(field, "values"), {"random", "key", "index"}, "value source"));
-      }
-      return in;
-    }
-
-    if (auto file = f.get("file")) {
+    } else if (auto file = f.get("file")) {
       if (f.has("keys"))
         fail(f.keys.at("keys"), sub(field, "keys"), "a key distribution cannot be combined with file",
              "either file or count with keys");
@@ -561,6 +552,9 @@ class Parser {
 
     if (auto v = f.get("values")) {
       const std::string vf = sub(field, "values");
+      if (v.IsMap() && in.source == InitialSpec::Source::Graph)
+        fail(v, vf, "a values file with a generated graph (its edge count is known only once it is made)",
+             "random, key or index");
       if (v.IsMap()) {
         const Fields vfields = fields(v, vf, {"file"});
         if (!vfields.has("file")) fail(v, sub(vf, "file"), "missing", "values: {file: PATH}");

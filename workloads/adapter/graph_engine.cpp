@@ -16,16 +16,11 @@ template <>
 struct EngineTraits<graph_map> {
   static constexpr const char* name = "graph";
 
-  // Refusals before any device work, so the graph is untouched.
-  static void check_batch(const Batch& b, uint64_t index) {
+  // Refused before any device work. (Successors and counts or ranges that
+  // are not vertex blocks are refused by replay for every structure,
+  // refuse_unsupported, and by graph_map itself.)
+  static void check_batch(const Batch& b, uint64_t) {
     if (b.size() >= (1ull << 32)) throw InputError("graph: a batch of 2^32 or more operations");
-    for (uint64_t i = 0; i < b.size(); ++i) {
-      const OpType ty = b.types[i];
-      if ((ty == OpType::Count || ty == OpType::Range) && !is_vertex_block(b.keys[i], b.args[i]))
-        throw InputError(vertex_block_query_message(name, ty, b.keys[i], b.args[i], index));
-      if (ty == OpType::Successor)
-        throw InputError("graph does not support successor operations (batch " + std::to_string(index) + ")");
-    }
   }
 
   static Stats stats(const graph_map& m) {
