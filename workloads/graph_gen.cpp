@@ -1,8 +1,10 @@
-// Generated graphs (graph_gen.hpp). The random geometric graph: points on
-// a grid of cells no smaller than r, so a point's neighbours lie in its own
-// and the 8 surrounding cells; each point's edges counted, then written at
-// its offset, both passes over the same pieces of points on the host's
-// threads.
+// Generated graphs (graph_gen.hpp; the Delaunay triangulation is in
+// delaunay.cpp). The random geometric graph: points on a grid of cells no
+// smaller than r, so a point's neighbours lie in its own and the 8
+// surrounding cells; each point's edges counted, then written at its
+// offset, both passes over the same pieces of points on the host's threads.
+// The road graph: Kruskal over the Delaunay edges by length, then the
+// shortest of the rest. graph_edges keeps the last graph made.
 #include "workloads/graph_gen.hpp"
 
 #include <algorithm>

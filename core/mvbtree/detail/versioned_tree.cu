@@ -384,7 +384,7 @@ uint64_t VersionedTree<Word>::device_bytes_needed(const capacity_bounds& b) cons
   const uint64_t tree = tree_.device_bytes_needed(b);
   // Per node of the B-Tree's pool (at most its bound's nodes): a version
   // word, and a claim mark when lists are claimed by descent.
-  const uint64_t nodes = tree / sizeof(btree::Node<Word>) + 1;  // (a word and a mark each)
+  const uint64_t nodes = tree / sizeof(btree::Node<Word>) + 1;
   // Copies: each leaf at most once per snapshot interval (a state between
   // two snapshots), a leaf holding at least 7 keys (docs/btree.md).
   const uint64_t leaves = b.max_resident / 7 + 1;
