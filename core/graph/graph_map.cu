@@ -50,8 +50,8 @@ struct graph_map::impl {
   std::uint64_t vertices = 0;  // the directory's vertices
   std::uint64_t vertex_growths = 0;
   DeviceBuffer<uint2> dir;
-  DeviceBuffer<unsigned> d_words;             // 2: max_source_kernel's maximum and flag; a count
-  DeviceBuffer<unsigned long long> d_scalar;  // 5: a total, a bad query's index, what a release counted
+  DeviceBuffer<unsigned> d_words;             // max_source_kernel's maximum and flag
+  DeviceBuffer<unsigned long long> d_scalar;  // a total, a bad query's index
   DeviceBuffer<std::uint64_t> d_offsets;      // range's offsets when the caller passes none
   DeviceBuffer<std::uint64_t> d_start;        // block queries: each query's first item
   DeviceBuffer<unsigned long long> d_cursor;  // range: each query's edges placed so far
@@ -76,6 +76,7 @@ struct graph_map::impl {
   // to skip; null: none); false when there is no insert.
   bool max_source(const std::uint64_t* keys, const bool* erase, std::uint64_t n, std::uint32_t& max_u) {
     if (n == 0) return false;
+    d_words.reserve_discard(2, "graph scratch");
     GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, 2 * sizeof(unsigned), stream()));
     graph::max_source_kernel<<<blocks_for(n, kThreads, 4 * device_sm_count()), kThreads, 0, stream()>>>(
         keys, erase, n, d_words.data(), d_words.data() + 1);
@@ -151,6 +152,7 @@ struct graph_map::impl {
     DeviceBuffer<uint2> d(v, "graph vertex directory");
     DeviceBuffer<std::uint32_t> deg(v, "graph build scratch");
     DeviceBuffer<std::uint64_t> buckets(v, "graph build scratch"), first(v, "graph build scratch");
+    d_scalar.reserve_discard(2, "graph scratch");
     temp.prepare("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
       return cub::DeviceScan::ExclusiveSum(p, bytes, buckets.data(), first.data(), static_cast<int64_t>(v), stream());
     });
@@ -236,6 +238,7 @@ struct graph_map::impl {
   std::uint64_t count_inserts(const std::uint64_t* keys, const bool* erase, std::uint64_t n) {
     if (n == 0) return 0;
     listed.reserve_discard(std::min<std::uint64_t>(n, vertices), "graph re-sizing");
+    d_words.reserve_discard(2, "graph scratch");
     GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, sizeof(unsigned), stream()));
     timer.start(stream());
     graph::count_inserts_kernel<<<blocks_for(n, kThreads, 8 * device_sm_count()), kThreads, 0, stream()>>>(
@@ -280,16 +283,10 @@ struct graph_map::impl {
     // New buckets at the arena's end.
     DeviceBuffer<std::uint64_t> first(mc + 1, "graph re-sizing");
     GPUDICT_CUDA(cudaMemsetAsync(buckets.data() + mc, 0, sizeof(std::uint64_t), stream()));
-    temp.prepare("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(p, bytes, buckets.data(), first.data(), static_cast<int64_t>(mc + 1),
-                                           stream());
-    });
-    timer.start(stream());
     temp.run("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
       return cub::DeviceScan::ExclusiveSum(p, bytes, buckets.data(), first.data(), static_cast<int64_t>(mc + 1),
                                            stream());
     });
-    add_time(timer.stop(stream()));
     std::uint64_t added = 0;
     copy_to_host(stream(), &added, first.data() + mc, sizeof added);
     const std::uint64_t base = table.buckets();
@@ -300,6 +297,7 @@ struct graph_map::impl {
     table.grow_buckets(base + added);
     // The old chains out of the table, then the new directory entries.
     const std::uint64_t items = block_items(lo.data(), hi.data(), mc);
+    d_scalar.reserve_discard(5, "graph scratch");
     GPUDICT_CUDA(cudaMemsetAsync(d_scalar.data() + 2, 0, 3 * sizeof(unsigned long long), stream()));
     const slabhash::TableRef<std::uint64_t> t = table.device_table();
     timer.start(stream());
@@ -344,6 +342,7 @@ struct graph_map::impl {
                              std::uint64_t capacity);
 
   void reset_bad() {
+    d_scalar.reserve_discard(2, "graph scratch");
     GPUDICT_CUDA(cudaMemsetAsync(d_scalar.data() + 1, 0xFF, sizeof(unsigned long long), stream()));
   }
   void throw_if_bad(const std::uint64_t* lo, const std::uint64_t* hi, const char* call) {
