@@ -23,10 +23,10 @@ namespace {
 // `phases` phases of `batches` concurrent batches of `size` operations on
 // keys in [lo, hi]; `ordered`: every query type, else point operations.
 std::string churn_yaml(uint64_t initial, uint64_t lo, uint64_t hi, const std::string& dist, bool ordered,
-                       int phases, int batches, int size) {
+                       int phases, int batches, int size, bool wide) {
   const std::string mix = ordered ? "{insert: 0.25, delete: 0.25, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1}"
                                   : "{insert: 0.25, delete: 0.25, lookup: 0.5}";
-  std::string y = "seed: 5\ninitial: {count: " + std::to_string(initial) + ", keys: {distribution: uniform, min: " +
+  std::string y = std::string(wide ? "key_type: u64\n" : "") + "seed: 5\ninitial: {count: " + std::to_string(initial) + ", keys: {distribution: uniform, min: " +
                   std::to_string(lo) + ", max: " + std::to_string(hi) + "}}\nsteps:\n";
   for (int p = 0; p < phases; ++p)
     y += "  - phase: {name: p" + std::to_string(p) + ", batches: " + std::to_string(batches) +
@@ -53,12 +53,16 @@ void soak(const std::string& name, uint64_t initial, uint64_t window, const std:
     CAPTURE(info.name);
     CAPTURE(name);
     const bool ordered = info.caps.ordered;
+    // A structure of 64-bit keys only (the graph) gets the same keys as
+    // u64: edges of vertex 0 to destinations around 2^31, one hot table.
+    const bool wide = !info.caps.supports(KeyType::U32);
     const std::string path = testing::write_scratch_file(
-        "soak-" + name + (ordered ? "-ordered" : "-point") + ".yaml",
-        churn_yaml(initial, lo, hi, dist, ordered, 4, 500, 1024));
+        "soak-" + name + (ordered ? "-ordered" : "-point") + (wide ? "-u64" : "") + ".yaml",
+        churn_yaml(initial, lo, hi, dist, ordered, 4, 500, 1024, wide));
     OpenOptions oo{};
     const WorkloadSummary summary = summarize_workload(path, oo);
     StructureConfig cfg;
+    if (wide) cfg.key_type = KeyType::U64;
     for (const auto& o : info.options) cfg.options[o.name] = o.default_value;
     ReplayOptions opt;
     opt.gpu = true;
