@@ -239,7 +239,9 @@ void add_run_options(CLI::App* sub, CommonFlags& f, const std::string& name) {
   f.seed_opts[name] = sub->add_option("--seed", f.seed, "Seed for generated workloads (overrides the file's `seed`)")
                           ->check(kSeed);
   f.widths.add_to(sub);
-  sub->add_option("--repeat", f.repeat, "Timed repetitions of the whole workload; times are the median")
+  sub->add_option("--repeat", f.repeat,
+                  "Timed repetitions of the whole workload; times are the median (a structure's report also gives "
+                  "the min and max, and in JSON every sample)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
   sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();

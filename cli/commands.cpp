@@ -289,14 +289,22 @@ int run_check(const std::string& workload, const OpenOptions& open, OutputFormat
   fmt::print("{}: valid {} workload '{}' ({} keys, {} values, seed {}{})\n", h.path, h.format, h.name,
              type_name(h.key_type), type_name(h.value_type), h.seed, h.undirected ? ", undirected" : "");
   fmt::print("initial contents: {} keys\n", s.initial);
-  fmt::print("{:<20} {:<10} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "phase", "mode", "snapshot",
-             "batches", "max_batch", "insert", "delete", "lookup", "count", "range", "successor");
+  // One column per operation type; the graph operations' only when the workload has them.
+  std::vector<OpType> columns;
+  for (OpType t : kAllOpTypes)
+    if (!is_graph_op(t) || s.ops[static_cast<int>(t)] > 0) columns.push_back(t);
+  auto row = [&](const std::string& name, const std::string& mode, const std::string& snapshot,
+                 const std::string& batches, const std::string& max_batch, const auto& ops) {
+    std::string line = fmt::format("{:<20} {:<10} {:<10} {:>8} {:>10}", name, mode, snapshot, batches, max_batch);
+    for (OpType t : columns) line += fmt::format(" {:>10}", ops(t));
+    fmt::print("{}\n", line);
+  };
+  row("phase", "mode", "snapshot", "batches", "max_batch", [](OpType t) { return std::string(op_name(t)); });
   for (const auto& p : s.phases)
-    fmt::print("{:<20} {:<10} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", p.name, mode_name(p.mode),
-               p.snapshot.empty() ? "-" : p.snapshot, p.batches, p.max_batch, p.ops[0], p.ops[1], p.ops[2], p.ops[3],
-               p.ops[4], p.ops[5]);
-  fmt::print("{:<20} {:<10} {:<10} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "total", "", "", s.batches,
-             s.bounds.max_batch, s.ops[0], s.ops[1], s.ops[2], s.ops[3], s.ops[4], s.ops[5]);
+    row(p.name, std::string(mode_name(p.mode)), p.snapshot.empty() ? "-" : p.snapshot, std::to_string(p.batches),
+        std::to_string(p.max_batch), [&](OpType t) { return std::to_string(p.ops[static_cast<int>(t)]); });
+  row("total", "", "", std::to_string(s.batches), std::to_string(s.bounds.max_batch),
+      [&](OpType t) { return std::to_string(s.ops[static_cast<int>(t)]); });
   for (const auto& x : s.snapshot_steps) fmt::print("step: {}\n", x);
   for (const auto& r : runnable(h, s)) fmt::print("{}: {}\n", r.name, r.can ? std::string("can run it") + r.note : "cannot run it: " + r.reason);
   if (s.cleanups) fmt::print("cleanup steps: {}\n", s.cleanups);

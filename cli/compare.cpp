@@ -71,14 +71,18 @@ void print_text(std::FILE* out, const Comparison& c, const std::vector<Line>& li
              first.backend == "gpu" ? "device time" : "the CPU reference's compute time (no device: every column runs the reference)",
              first.repeat > 1 ? fmt::format(" (median of {} repetitions)", first.repeat) : std::string());
   size_t w = 4;
-  for (const Line& l : lines) w = std::max(w, l.step->name.size());
+  size_t wop = 10;
+  for (const Line& l : lines) {
+    w = std::max(w, l.step->name.size());
+    wop = std::max(wop, phase_name(l.phase).size());
+  }
   std::vector<size_t> cw;
   for (const RunReport& r : c.reports) cw.push_back(std::max<size_t>(12, r.structure.size() + 1));
-  fmt::print(out, "{:>4}  {:<{}} {:<10} {:>11}", "step", "name", w, "op", "ops");
+  fmt::print(out, "{:>4}  {:<{}} {:<{}} {:>11}", "step", "name", w, "op", wop, "ops");
   for (size_t r = 0; r < c.reports.size(); ++r) fmt::print(out, " {:>{}}", c.reports[r].structure, cw[r]);
   fmt::print(out, "\n");
   for (const Line& l : lines) {
-    fmt::print(out, "{:>4}  {:<{}} {:<10} {:>11}", l.step->index, l.step->name, w, phase_name(l.phase), l.ops);
+    fmt::print(out, "{:>4}  {:<{}} {:<{}} {:>11}", l.step->index, l.step->name, w, phase_name(l.phase), wop, l.ops);
     for (size_t r = 0; r < c.reports.size(); ++r) {
       std::string cell = "-";
       if (l.rows[r]) cell = fmt::format("{:.1f}{}", mops(l.rows[r]->ops, l.rows[r]->device_ms),

@@ -57,16 +57,20 @@ void print_text(std::FILE* out, const RunReport& r) {
   const bool spread = r.repeat > 1;
   if (spread) fmt::print(out, "times: median of {} repetitions; min-max: the fastest and slowest\n", r.repeat);
   size_t w = 4;  // the name column fits the longest name
-  for (const auto& s : r.steps) w = std::max(w, s.name.size() + (s.snapshot.empty() ? 0 : s.snapshot.size() + 1));
-  fmt::print(out, "\n{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10}{}\n", "step", "kind", "name",
-             w, "mode", "op", "ops", "verified", host ? "host_ms" : "device_ms", "Mops/s", "e2e_ms",
+  size_t wop = 10;  // the op column fits the longest category name shown
+  for (const auto& s : r.steps) {
+    w = std::max(w, s.name.size() + (s.snapshot.empty() ? 0 : s.snapshot.size() + 1));
+    for (const auto& row : s.rows) wop = std::max(wop, phase_name(row.phase).size());
+  }
+  fmt::print(out, "\n{:>4}  {:<13} {:<{}} {:<10} {:<{}} {:>11} {:>11} {:>11} {:>10} {:>10}{}\n", "step", "kind", "name",
+             w, "mode", "op", wop, "ops", "verified", host ? "host_ms" : "device_ms", "Mops/s", "e2e_ms",
              spread ? fmt::format(" {:>17}", "min-max") : std::string());
   for (const auto& s : r.steps) {
     std::string mode = s.kind == "phase" ? std::string(mode_name(s.mode)) : "-";
     std::string name = s.name + (s.snapshot.empty() ? "" : "@" + s.snapshot);
     if (s.rows.empty()) {
-      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11} {:>10} {:>10.3f}\n", s.index, s.kind,
-                 name, w, mode, "-", "-", "-", "-", "-", s.e2e_ms);
+      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<{}} {:>11} {:>11} {:>11} {:>10} {:>10.3f}\n", s.index, s.kind,
+                 name, w, mode, "-", wop, "-", "-", "-", "-", s.e2e_ms);
       continue;
     }
     bool first = true;
@@ -77,9 +81,9 @@ void print_text(std::FILE* out, const RunReport& r) {
       if (spread && !row.samples.empty())
         range = fmt::format(" {:>17}", fmt::format("{:.3f}-{:.3f}", *std::min_element(row.samples.begin(), row.samples.end()),
                                                    *std::max_element(row.samples.begin(), row.samples.end())));
-      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<10} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}{}\n",
+      fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<{}} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}{}\n",
                  first ? std::to_string(s.index) : "", first ? s.kind : "", first ? name : "", w, first ? mode : "",
-                 phase_name(row.phase), row.ops, ver, row.device_ms, mops(row.ops, row.device_ms), e2e, range);
+                 phase_name(row.phase), wop, row.ops, ver, row.device_ms, mops(row.ops, row.device_ms), e2e, range);
       first = false;
     }
   }

@@ -310,7 +310,7 @@ TEST_CASE("formats: trace round trip") {
   CHECK(sum.phases[0].max_batch == 6);
   CHECK(sum.phases[0].mode == ExecMode::Concurrent);
   CHECK(sum.phases[0].snapshot == "snap");
-  for (int t = 0; t < kNumOpTypes; ++t) CHECK(sum.ops[t] == 1);
+  for (OpType t : kAllOpTypes) CHECK(sum.ops[static_cast<int>(t)] == (is_graph_op(t) ? 0 : 1));
   CHECK(sum.snapshot_steps == std::vector<std::string>{"snapshot snap", "drop_snapshot snap"});
   CHECK(sum.bounds.max_resident == 4);
   CHECK(sum.bounds.max_queries == 4);
@@ -397,7 +397,7 @@ TEST_CASE("formats: truncated and corrupt traces") {
   CHECK(huge.find("truncated trace") == 0);
   CHECK(huge.find("BATCH of 9223372036854775807 operations") != std::string::npos);
   CHECK(corrupt_at(initial_at + 4, {0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF}).find("truncated trace") == 0);
-  CHECK(corrupt_at(batch_at + 20, {6}).find("operation type 6") != std::string::npos);
+  CHECK(corrupt_at(batch_at + 20, {8}).find("operation type 8") != std::string::npos);
   // Non-zero argument of a lookup.
   CHECK(corrupt_at(batch_at + 20 + 2 + 8, {1}).find("lookup argument 1") != std::string::npos);
   // Trailing bytes after END.

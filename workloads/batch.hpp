@@ -32,6 +32,8 @@ struct KeyValues {
 //   count:     keys[i] = lo,  args[i] = hi   (both ends included; lo > hi is empty)
 //   range:     keys[i] = lo,  args[i] = hi
 //   successor: keys[i] = key, args[i] = 0    (smallest present key > key)
+//   vertex_delete: keys[i] = u * 2^32, args[i] = 0 (every edge from or to u)
+//   triangles: keys[i] = 0, args[i] = 0
 struct Batch {
   ExecMode mode = ExecMode::Phased;
   std::string snapshot;  // queries run against this snapshot; empty: the live structure
@@ -61,6 +63,7 @@ struct Batch {
 //   range:     value[i] = number of pairs, key[i] = offset of the first pair in
 //              range_keys/range_values; pairs sorted by key
 //   successor: found[i], key[i] = successor key, value[i] = its value
+//   triangles: value[i] = the number of triangles
 struct BatchResults {
   std::vector<uint8_t> found;
   std::vector<uint64_t> value;
@@ -89,7 +92,7 @@ struct BatchPlan {
   size_t queries() const {
     size_t n = 0;
     for (OpType t : kAllOpTypes)
-      if (!is_update(t)) n += of(t).size();
+      if (is_query(t)) n += of(t).size();
     return n;
   }
 };

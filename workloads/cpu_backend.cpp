@@ -11,11 +11,15 @@
 //     its inserts. A lookup reports the key's oldest value.
 // Concurrent batches run as updates-then-queries, resolved the same way (one
 // execution the concurrent semantics allow). A set stores every value as 0.
+// The graph operations: vertex deletes after a phased batch's updates (a
+// scan of every key), triangles by intersecting neighbour sets (its own
+// count, not the reference's triangles.cpp).
 #include "workloads/cpu_backend.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -224,6 +228,46 @@ uint64_t size_of(const MultiStore& m) {
 }
 
 // ---------------------------------------------------------------------------
+// Graph operations, for either store (keys u * 2^32 + v)
+// ---------------------------------------------------------------------------
+
+uint32_t source_of(uint64_t k) { return static_cast<uint32_t>(k >> 32); }
+uint32_t target_of(uint64_t k) { return static_cast<uint32_t>(k); }
+
+// Every key from or to a vertex the batch's vertex deletes name.
+template <class Store>
+void delete_vertices(Store& m, const Batch& batch, const std::vector<uint32_t>& ops) {
+  std::unordered_set<uint32_t> gone;
+  for (uint32_t i : ops) gone.insert(source_of(batch.keys[i]));
+  for (auto it = m.begin(); it != m.end();) {
+    if (gone.count(source_of(it->first)) || gone.count(target_of(it->first)))
+      it = m.erase(it);
+    else
+      ++it;
+  }
+}
+
+// Triangles of the undirected simple graph of the keys: for every vertex u
+// and neighbour v > u, the common neighbours w > v of both.
+template <class Store>
+uint64_t triangles_of(const Store& m) {
+  std::map<uint32_t, std::set<uint32_t>> adj;
+  for (const auto& kv : m) {
+    const uint32_t u = source_of(kv.first), v = target_of(kv.first);
+    if (u == v) continue;
+    adj[u].insert(v);
+    adj[v].insert(u);
+  }
+  uint64_t n = 0;
+  for (const auto& [u, nu] : adj)
+    for (auto vi = nu.upper_bound(u); vi != nu.end(); ++vi) {
+      const std::set<uint32_t>& nv = adj[*vi];
+      for (auto wi = std::next(vi); wi != nu.end(); ++wi) n += nv.count(*wi);
+    }
+  return n;
+}
+
+// ---------------------------------------------------------------------------
 // The Dictionary, for either store
 // ---------------------------------------------------------------------------
 
@@ -270,12 +314,23 @@ class CpuDictionary final : public Dictionary {
       apply_updates(live_, batch, caps_);
       if (!concurrent) t.add(Phase::Update, sw.ms());
     }
+    if (!plan.of(OpType::VertexDelete).empty()) {  // (phased batches only: refuse_unsupported)
+      Stopwatch sw;
+      delete_vertices(live_, batch, plan.of(OpType::VertexDelete));
+      t.add(Phase::VertexDelete, sw.ms());
+    }
     for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
       const std::vector<uint32_t>& ops = plan.of(type);
       if (ops.empty()) continue;
       Stopwatch sw;
       for (uint32_t i : ops) run_query(*target, batch, i, r);
       if (!concurrent) t.add(query_phase(type), sw.ms());
+    }
+    if (!plan.of(OpType::Triangles).empty()) {
+      Stopwatch sw;
+      const uint64_t n = triangles_of(*target);
+      for (uint32_t i : plan.of(OpType::Triangles)) r.value[i] = n;
+      t.add(Phase::Triangles, sw.ms());
     }
     if (concurrent) t.add(Phase::Concurrent, whole.ms());
   }
@@ -315,6 +370,12 @@ void refuse_unsupported(const Capabilities& caps, const std::string& structure, 
     if (!caps.supports(t))
       throw InputError(fmt::format("{} does not support {} operations (batch {}); structures that do: {}", structure,
                                    op_name(t), index, structures_supporting(t)));
+    if (is_graph_op(t) && batch.mode == ExecMode::Concurrent)
+      throw InputError(fmt::format("{} runs in phased batches only; batch {} is concurrent", op_name(t), index));
+    if (t == OpType::VertexDelete && (batch.keys[i] & 0xFFFFFFFFull) != 0)
+      throw InputError(fmt::format("vertex_delete takes the first key of a vertex's block, u * 2^32; operation {} "
+                                   "of batch {} has key {}",
+                                   i, index, batch.keys[i]));
     if ((t == OpType::Count || t == OpType::Range) && !caps.ordered) {
       if (caps.vertex_count_range) {
         if (!is_vertex_block(batch.keys[i], batch.args[i]))

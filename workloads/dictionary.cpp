@@ -51,6 +51,8 @@ std::string_view phase_name(Phase p) {
     case Phase::Concurrent: return "concurrent";
     case Phase::Snapshot: return "snapshot";
     case Phase::Cleanup: return "cleanup";
+    case Phase::VertexDelete: return "vertex_delete";
+    case Phase::Triangles: return "triangles";
   }
   return "?";
 }
@@ -61,6 +63,8 @@ Phase query_phase(OpType t) {
     case OpType::Count: return Phase::Count;
     case OpType::Range: return Phase::Range;
     case OpType::Successor: return Phase::Successor;
+    case OpType::Triangles: return Phase::Triangles;
+    case OpType::VertexDelete: return Phase::VertexDelete;
     default: return Phase::Update;
   }
 }

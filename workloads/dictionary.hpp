@@ -64,8 +64,15 @@ struct Capabilities {
   // (exit 2).
   bool vertex_count_range = false;
 
+  // The graph operations (ops.hpp): vertex deletes and triangle counts
+  // over the edge keys u * 2^32 + v.
+  bool vertex_delete = false;
+  bool triangles = false;
+
   bool supports(OpType t) const {
     if (t == OpType::Delete) return deletes;
+    if (t == OpType::VertexDelete) return vertex_delete;
+    if (t == OpType::Triangles) return triangles;
     if (t == OpType::Count || t == OpType::Range) return ordered || point_count_range || vertex_count_range;
     if (is_ordered_query(t)) return ordered;
     return true;
@@ -87,10 +94,22 @@ struct Capabilities {
 
 // Categories the report times separately. A phased batch's inserts and
 // deletes run in one pass, timed as `update`; a concurrent batch is one pass.
-enum class Phase : uint8_t { Build = 0, Update, Lookup, Count, Range, Successor, Concurrent, Snapshot, Cleanup };
-inline constexpr int kNumPhases = 9;
+enum class Phase : uint8_t {
+  Build = 0,
+  Update,
+  Lookup,
+  Count,
+  Range,
+  Successor,
+  Concurrent,
+  Snapshot,
+  Cleanup,
+  VertexDelete,  // a batch's vertex deletes (after its edge updates)
+  Triangles,
+};
+inline constexpr int kNumPhases = 11;
 std::string_view phase_name(Phase p);
-Phase query_phase(OpType t);  // lookup/count/range/successor -> its phase
+Phase query_phase(OpType t);  // lookup/count/range/successor/triangles -> its phase
 
 // Device time the structure spent, per category (milliseconds, CUDA events
 // around device work only; the CPU backend reports its own compute time).

@@ -84,6 +84,22 @@ class PresentModel {
     }
   }
 
+  // Vertex deletes: every key whose source or target is one of `vertices`
+  // (sorted, unique; keys u * 2^32 + v) leaves the model.
+  void erase_vertices(const std::vector<uint32_t>& vertices) {
+    merge_pending();
+    auto touches = [&](uint64_t k) {
+      return std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k >> 32)) ||
+             std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k));
+    };
+    uninit_vector<uint64_t> out;
+    parallel_select(
+        present_.size(), uint64_t{1} << 16, [&](uint64_t i) { return !touches(present_[i]); },
+        [&](uint64_t total) { out.resize(total); }, [&](uint64_t rank, uint64_t i) { out[rank] = present_[i]; });
+    present_.swap(out);
+    index_valid_ = false;
+  }
+
   // Valid after materialize().
   const uninit_vector<uint64_t>& keys() const { return present_; }
   // Asks the cache for what contains(k) reads first (its bucket's bounds).
@@ -172,6 +188,14 @@ std::array<uint64_t, kNumOpTypes> batch_op_counts(const std::array<double, kNumO
     if (m > 0) sum += m;
   if (batch_size == 0 || !(sum > 0)) return counts;
   const double b = static_cast<double>(batch_size);
+  if (sum == b) {  // operation counts (spec.cpp), when they are whole numbers
+    bool whole = true;
+    for (int t = 0; t < kNumOpTypes; ++t) whole &= !(mix[t] > 0) || mix[t] == std::floor(mix[t]);
+    if (whole) {
+      for (int t = 0; t < kNumOpTypes; ++t) counts[t] = mix[t] > 0 ? static_cast<uint64_t>(mix[t]) : 0;
+      return counts;
+    }
+  }
   std::array<double, kNumOpTypes> frac{};
   uint64_t total = 0;
   for (int t = 0; t < kNumOpTypes; ++t) {
@@ -405,6 +429,17 @@ struct GeneratedSource::Impl {
       if (b.types[i] == OpType::Insert) model.record(b.keys[i], true);
       else if (b.types[i] == OpType::Delete) model.record(b.keys[i], false);
     }
+    record_vertex_deletes(b);
+  }
+  // A batch's vertex deletes take effect after all of its edge updates.
+  void record_vertex_deletes(const Batch& b) {
+    std::vector<uint32_t> gone;
+    for (size_t i = 0; i < b.size(); ++i)
+      if (b.types[i] == OpType::VertexDelete) gone.push_back(static_cast<uint32_t>(b.keys[i] >> 32));
+    if (gone.empty()) return;
+    std::sort(gone.begin(), gone.end());
+    gone.erase(std::unique(gone.begin(), gone.end()), gone.end());
+    model.erase_vertices(gone);
   }
 
   // Operation i of a batch draws only from Rng::at(batch seed, i), its type
@@ -442,8 +477,9 @@ struct GeneratedSource::Impl {
     }
 
     const bool tracking = need_model[step] != 0;
+    const uint64_t vertex_deletes = counts[static_cast<int>(OpType::VertexDelete)];
     const uint64_t updates = counts[static_cast<int>(OpType::Insert)] + counts[static_cast<int>(OpType::Delete)];
-    const bool has_queries = updates < n;
+    const bool has_queries = updates + vertex_deletes < n;
     const bool phased = ph.mode == ExecMode::Phased;
     const uint64_t value_max = max_of(spec.value_type);
     const uint64_t key_max = max_of(spec.key_type);
@@ -472,7 +508,9 @@ struct GeneratedSource::Impl {
           int m = 0;
           for (; i < hi && m < kBlock; ++i) {
             const OpType t = b.types[i];
-            if (is_update(t) ? !updates_pass : !queries_pass) continue;
+            // (a vertex delete draws from the state before the batch, as a delete does)
+            if (is_update(t) || t == OpType::VertexDelete ? !updates_pass : !queries_pass) continue;
+            if (t == OpType::Triangles) continue;  // no key (0)
             Rng rng = Rng::at(seed, i);
             if (t == OpType::Insert) {
               b.keys[i] = s.universe(rng);
@@ -502,7 +540,8 @@ struct GeneratedSource::Impl {
               // (an empty model makes the first one absent).
               for (int a = 1; a < kMissAttempts && model.contains(k); ++a) k = s.universe(o.rng);
             }
-            if ((t == OpType::Count || t == OpType::Range) && vertex_ranges) k &= ~uint64_t{0xFFFFFFFF};  // its vertex block
+            if (((t == OpType::Count || t == OpType::Range) && vertex_ranges) || t == OpType::VertexDelete)
+              k &= ~uint64_t{0xFFFFFFFF};  // its vertex block
             b.keys[o.i] = k;
             if (t == OpType::Count || t == OpType::Range) {
               const uint64_t span = lengths->span(o.rng, universe, present.size());
@@ -521,7 +560,8 @@ struct GeneratedSource::Impl {
       });
     };
 
-    if (counts[static_cast<int>(OpType::Delete)] > 0 || (has_queries && !phased)) model.materialize();
+    if (counts[static_cast<int>(OpType::Delete)] > 0 || vertex_deletes > 0 || (has_queries && !phased))
+      model.materialize();
     if (phased) {
       fill(true, false);
       if (tracking) record_updates(b);
@@ -554,12 +594,14 @@ struct GeneratedSource::Impl {
           generate_batch(ph, out.batch);
           if (spec.undirected) {
             mirror_updates(out.batch);
-            if (need_model[step])  // the reverse edges too (the odd positions after each update)
+            if (need_model[step]) {  // the reverse edges too (the odd positions after each update)
               for (size_t i = 0; i + 1 < out.batch.size(); ++i)
                 if (is_update(out.batch.types[i])) {
                   model.record(out.batch.keys[i + 1], out.batch.types[i] == OpType::Insert);
                   ++i;
                 }
+              record_vertex_deletes(out.batch);  // again: after the reverse edges too
+            }
           }
           ++batch;
           return true;

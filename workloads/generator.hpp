@@ -15,7 +15,8 @@ namespace gpudict {
 // Operations of each type in one batch of `batch_size`: floor(mix[t] *
 // batch_size) each, the remainder handed out one by one to the types with
 // the largest fractional parts (ties: the lower OpType first). Types with mix
-// 0 get none; the counts sum to batch_size.
+// 0 get none; the counts sum to batch_size. A mix of whole numbers summing
+// to batch_size is taken as the counts themselves.
 std::array<uint64_t, kNumOpTypes> batch_op_counts(const std::array<double, kNumOpTypes>& mix, uint64_t batch_size);
 
 // The initial contents the spec describes (generated or read from its files).

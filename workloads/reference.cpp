@@ -8,6 +8,7 @@
 #include "workloads/kv_sort.hpp"
 #include "workloads/parallel.hpp"
 #include "workloads/parallel_sort.hpp"
+#include "workloads/triangles.hpp"
 
 namespace gpudict {
 
@@ -225,6 +226,38 @@ void ModelState::apply_phased(const std::vector<KeyUpdates>& groups, DuplicateRu
 
 void ModelState::apply_concurrent(const std::vector<KeyUpdates>& groups) {
   apply_groups(groups, [](const std::vector<Outcome>& effects) { return resolve_concurrent(effects); });
+}
+
+void ModelState::erase_vertices(std::vector<uint32_t> vertices) {
+  if (vertices.empty()) return;
+  std::sort(vertices.begin(), vertices.end());
+  vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
+  auto touches = [&](uint64_t k) {
+    return std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k >> 32)) ||
+           std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k));
+  };
+  std::vector<uint64_t> keys;  // ascending: the cursor's order
+  for (DefiniteStore::Cursor c = definite_.lower_bound(0); c.valid(); c.next())
+    if (touches(c.key())) keys.push_back(c.key());
+  for (auto it = ambiguous_.begin(); it != ambiguous_.end();)
+    it = touches(it->first) ? ambiguous_.erase(it) : std::next(it);
+  definite_.apply_sorted(keys, std::vector<Outcome>(keys.size()));
+}
+
+ModelState::CountBounds ModelState::triangle_bounds() const {
+  std::vector<uint64_t> must;
+  must.reserve(definite_.size());
+  for (DefiniteStore::Cursor c = definite_.lower_bound(0); c.valid(); c.next()) must.push_back(c.key());
+  if (ambiguous_.empty()) {
+    const uint64_t n = count_triangles(std::move(must));
+    return {n, n};
+  }
+  // The count only grows with the edges: the fewest are the definite ones,
+  // the most add every ambiguous cell that may be present.
+  std::vector<uint64_t> may = must;
+  for (const auto& [key, outcomes] : ambiguous_)
+    if (outcomes.back()) may.push_back(key);  // (absent sorts first: the last outcome is a value if any is)
+  return {count_triangles(std::move(must)), count_triangles(std::move(may))};
 }
 
 void ModelState::collapse(uint64_t key, const Outcome& observed) {

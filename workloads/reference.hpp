@@ -142,6 +142,11 @@ class ModelState {
   void apply_phased(const std::vector<KeyUpdates>& groups, DuplicateRule rule);
   void apply_concurrent(const std::vector<KeyUpdates>& groups);
 
+  // A phased batch's vertex deletes, after its edge updates: every key
+  // whose source or target is one of `vertices` (keys u * 2^32 + v)
+  // becomes definitely absent.
+  void erase_vertices(std::vector<uint32_t> vertices);
+
   // --- collapse (an observation fixes an ambiguous cell; definite keys and
   //     touched keys are left alone) ---
   void collapse(uint64_t key, const Outcome& observed);
@@ -163,6 +168,11 @@ class ModelState {
     uint64_t min = 0;  // keys that must be present
     uint64_t max = 0;  // keys that may be present
   };
+  // The triangles of the undirected graph of the keys (triangles.hpp): its
+  // exact count, or with ambiguous cells the range from the definite keys'
+  // count to the count with every cell that may be present.
+  CountBounds triangle_bounds() const;
+
   CountBounds count_bounds(uint64_t lo, uint64_t hi, const TouchedKeys* touched) const;
   // A count equal to its minimum (to_min) / maximum fixed every untouched
   // ambiguous cell in [lo, hi]: absent / present.

@@ -32,7 +32,7 @@ double median(std::vector<double> v) {
 
 bool returns_results(Phase p) {
   return p == Phase::Lookup || p == Phase::Count || p == Phase::Range || p == Phase::Successor ||
-         p == Phase::Concurrent;
+         p == Phase::Triangles || p == Phase::Concurrent;
 }
 
 // A step while it runs: per category ops, device time and verified results.
@@ -45,7 +45,7 @@ struct StepAccumulator {
 
 Phase category_of(OpType t, ExecMode mode) {
   if (mode == ExecMode::Concurrent) return Phase::Concurrent;
-  return is_update(t) ? Phase::Update : query_phase(t);
+  return is_update(t) ? Phase::Update : query_phase(t);  // (vertex deletes: their own phase)
 }
 
 // One full pass over the workload with a fresh structure.

@@ -42,7 +42,7 @@ void ResultsWriter::write_batch(uint64_t batch_index, const Batch& b, const Batc
   fmt::memory_buffer out;
   for (size_t i = 0; i < b.size(); ++i) {
     OpType t = b.types[i];
-    if (is_update(t)) continue;
+    if (!is_query(t)) continue;
     fmt::format_to(std::back_inserter(out), "{}\t{}\t{}\t{}\t{}\t", batch_index, i, op_name(t), b.keys[i], b.args[i]);
     switch (t) {
       case OpType::Lookup:
@@ -51,7 +51,8 @@ void ResultsWriter::write_batch(uint64_t batch_index, const Batch& b, const Batc
         else
           fmt::format_to(std::back_inserter(out), "0\t\t\t");
         break;
-      case OpType::Count: fmt::format_to(std::back_inserter(out), "\t{}\t\t", r.value[i]); break;
+      case OpType::Count:
+      case OpType::Triangles: fmt::format_to(std::back_inserter(out), "\t{}\t\t", r.value[i]); break;
       case OpType::Successor:
         if (r.found[i])
           fmt::format_to(std::back_inserter(out), "1\t{}\t{}\t", r.value[i], r.key[i]);

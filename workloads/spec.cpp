@@ -707,15 +707,30 @@ class Parser {
       Names ops;
       for (OpType t : kAllOpTypes) ops.emplace_back(op_name(t));
       const Fields mixf = fields(m, mf, ops);
+      // Fractions summing to 1, or operation counts summing to batch_size
+      // (one triangle count after 2^22 inserts is {insert: 4194304, triangles: 1}).
       double sum = 0;
+      bool counts = true;
       for (int i = 0; i < kNumOpTypes; ++i) {
         if (auto v = mixf.get(ops[i])) {
-          p.mix[i] = real_in(v, sub(mf, ops[i]), 0, 1, false, "a fraction in [0, 1]");
+          p.mix[i] = real_in(v, sub(mf, ops[i]), 0, static_cast<double>(p.batch_size), false,
+                             "a fraction in [0, 1] or an operation count");
           sum += p.mix[i];
+          counts &= p.mix[i] == std::floor(p.mix[i]);
         }
       }
-      if (std::fabs(sum - 1.0) > 1e-9)
-        fail(m, mf, "operation mix sums to " + fmt_double(sum), "fractions summing to 1 within 1e-9");
+      const bool fractions = std::fabs(sum - 1.0) <= 1e-9;
+      if (!fractions && !(counts && sum == static_cast<double>(p.batch_size)))
+        fail(m, mf, "operation mix sums to " + fmt_double(sum),
+             "fractions summing to 1 within 1e-9, or operation counts summing to batch_size " +
+                 std::to_string(p.batch_size));
+      for (OpType t : {OpType::VertexDelete, OpType::Triangles}) {
+        if (!(p.mix[static_cast<int>(t)] > 0)) continue;
+        if (key_type_ != KeyType::U64)
+          fail(m, sub(mf, std::string(op_name(t))), "a graph operation on the edge keys u * 2^32 + v", "key_type: u64");
+        if (p.mode != ExecMode::Phased)
+          fail(m, sub(mf, std::string(op_name(t))), "a graph operation in a concurrent phase", "mode: phased");
+      }
     }
     p.keys.max = max_of(key_type_);
     if (auto v = f.get("keys")) p.keys = key_dist(v, sub(field, "keys"));
@@ -751,14 +766,24 @@ class Parser {
       const YAML::Node op = *it;
       const std::string opf = of + "[" + std::to_string(i) + "]";
       const std::string shape =
-          "[insert, KEY, VALUE], [delete, KEY], [lookup, KEY], [count, LO, HI], [range, LO, HI] or [successor, KEY]";
+          "[insert, KEY, VALUE], [delete, KEY], [lookup, KEY], [count, LO, HI], [range, LO, HI], [successor, KEY], "
+          "[vertex_delete, U * 2^32] or [triangles]";
       if (!op.IsSequence() || op.size() == 0) fail(op, opf, "got " + describe(op), shape);
       const OpType t = static_cast<OpType>(choice(op[0], opf, names, "operation"));
-      const size_t want = (t == OpType::Insert || t == OpType::Count || t == OpType::Range) ? 3 : 2;
+      const size_t want = (t == OpType::Insert || t == OpType::Count || t == OpType::Range) ? 3
+                          : t == OpType::Triangles                                         ? 1
+                                                                                           : 2;
       if (op.size() != want)
         fail(op, opf, std::string(op_name(t)) + " with " + std::to_string(op.size() - 1) + " arguments",
              std::to_string(want - 1) + " arguments: " + shape);
-      const uint64_t key = key_value(op[1], opf);
+      if (is_graph_op(t)) {
+        if (key_type_ != KeyType::U64) fail(op, opf, "a graph operation on the edge keys u * 2^32 + v", "key_type: u64");
+        if (s.batch.mode != ExecMode::Phased) fail(op, opf, "a graph operation in a concurrent batch", "mode: phased");
+      }
+      const uint64_t key = want > 1 ? key_value(op[1], opf) : 0;
+      if (t == OpType::VertexDelete && (key & 0xFFFFFFFFull) != 0)
+        fail(op[1], opf, "key " + std::to_string(key) + " is not a vertex's first key",
+             "u * 2^32 (vertex u's block of edge keys starts there)");
       uint64_t arg = 0;
       if (t == OpType::Insert) arg = value_value(op[2], opf);
       else if (want == 3) arg = key_value(op[2], opf);

@@ -296,8 +296,8 @@ struct TraceSource::Impl {
     b.types.resize(n);
     for (uint64_t i = 0; i < n; ++i) {
       if (types[i] >= kNumOpTypes)
-        r.corrupt("operation type " + std::to_string(types[i]), "0..5 (insert, delete, lookup, count, range, successor)",
-                  tat + i);
+        r.corrupt("operation type " + std::to_string(types[i]),
+                  "0..7 (insert, delete, lookup, count, range, successor, vertex_delete, triangles)", tat + i);
       b.types[i] = static_cast<OpType>(types[i]);
     }
     r.array(n, kb, b.keys, "BATCH keys");
@@ -423,7 +423,7 @@ WorkloadSummary summarize_trace(const std::string& path) {
         }
         std::array<uint64_t, kNumOpTypes> c{};
         for (uint64_t i = 0; i < n; ++i) {
-          if (types[i] >= kNumOpTypes) r.corrupt("operation type " + std::to_string(types[i]), "0..5", tat + i);
+          if (types[i] >= kNumOpTypes) r.corrupt("operation type " + std::to_string(types[i]), "0..7", tat + i);
           ++c[types[i]];
         }
         r.skip(n * (kb + 8), "BATCH keys and args");

@@ -158,8 +158,16 @@ struct Verifier::Impl {
     return std::nullopt;
   }
 
+  static std::optional<Problem> check_triangles(const ModelState::CountBounds& b, uint64_t got) {
+    if (got >= b.min && got <= b.max) return std::nullopt;
+    return Problem{b.min == b.max ? fmt::format("{} triangles", b.min)
+                                  : fmt::format("between {} and {} triangles", b.min, b.max),
+                   fmt::format("{} triangles", got)};
+  }
+
   uint64_t check(uint64_t batch_index, const Batch& b, const BatchResults& r) {
     if (multi) multi->begin_batch(b);
+    std::optional<ModelState::CountBounds> triangles;
     std::vector<KeyUpdates> groups = multi ? std::vector<KeyUpdates>{} : group_updates(b);
     if (keys_only())
       for (KeyUpdates& g : groups)
@@ -172,6 +180,10 @@ struct Verifier::Impl {
       // the multimap checker keeps its own model
     } else if (b.mode == ExecMode::Phased) {
       model.live().apply_phased(groups, rule);
+      std::vector<uint32_t> gone;  // the vertex deletes, after the edge updates
+      for (size_t i = 0; i < b.size(); ++i)
+        if (b.types[i] == OpType::VertexDelete) gone.push_back(static_cast<uint32_t>(b.keys[i] >> 32));
+      model.live().erase_vertices(std::move(gone));
     } else if (b.snapshot.empty() && !queries_first) {
       touched_keys = TouchedKeys(groups);
       touched = &touched_keys;
@@ -193,11 +205,19 @@ struct Verifier::Impl {
         case OpType::Count: return check_count(queried, touched, key, arg, r.value[i]);
         case OpType::Range: return check_range(queried, touched, key, arg, r, i);
         case OpType::Successor: return check_successor(queried, touched, key, r.found[i] != 0, r.key[i], r.value[i]);
+        case OpType::Triangles: return check_triangles(*triangles, r.value[i]);
         default: return std::nullopt;
       }
     };
     uint64_t queries = 0;
-    for (size_t i = 0; i < n; ++i) queries += is_update(b.types[i]) ? 0 : 1;
+    bool counts_triangles = false;
+    for (size_t i = 0; i < n; ++i) {
+      queries += is_query(b.types[i]) ? 1 : 0;
+      counts_triangles |= b.types[i] == OpType::Triangles;
+    }
+    // Every triangle count of the batch reads one state: counted once,
+    // before the checks (which may run on several threads).
+    if (counts_triangles && !multi) triangles = queried.triangle_bounds();
     if (!multi) queried.settle(queries);
     // Only an ambiguous cell can be collapsed by what a query observes
     // (touched cells never are, and collapsing a definite key changes
@@ -233,7 +253,7 @@ struct Verifier::Impl {
       parallel_for(n, uint64_t{1} << 12, [&](uint64_t lo, uint64_t hi) {
         std::vector<std::pair<size_t, Problem>>& mine = found[next_slot++];
         for (uint64_t i = lo; i < hi; ++i) {
-          if (is_update(b.types[i])) continue;
+          if (!is_query(b.types[i])) continue;
           if (meets_ambiguous(i)) {
             later[i] = 1;
             continue;
@@ -251,7 +271,7 @@ struct Verifier::Impl {
       for (auto& [i, p] : all) report(batch_index, i, b, std::move(p));
     } else {
       for (size_t i = 0; i < n; ++i) {
-        if (is_update(b.types[i])) continue;
+        if (!is_query(b.types[i])) continue;
         if (auto p = check_one(i)) report(batch_index, i, b, std::move(*p));
       }
     }

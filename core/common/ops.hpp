@@ -22,17 +22,36 @@ inline constexpr uint64_t max_of(KeyType t) {
 }
 inline std::string_view type_name(KeyType t) { return t == KeyType::U32 ? "u32" : "u64"; }
 
-enum class OpType : uint8_t { Insert = 0, Delete = 1, Lookup = 2, Count = 3, Range = 4, Successor = 5 };
-inline constexpr int kNumOpTypes = 6;
+// The graph operations (docs/semantics.md, "Graph operations") work on the
+// edge keys u * 2^32 + v: vertex_delete (key u * 2^32) removes every edge
+// from and to u; triangles (key 0) counts the triangles of the undirected
+// graph the edges form. Only structures that declare them run them.
+enum class OpType : uint8_t {
+  Insert = 0,
+  Delete = 1,
+  Lookup = 2,
+  Count = 3,
+  Range = 4,
+  Successor = 5,
+  VertexDelete = 6,
+  Triangles = 7
+};
+inline constexpr int kNumOpTypes = 8;
 inline constexpr std::array<OpType, kNumOpTypes> kAllOpTypes = {
-    OpType::Insert, OpType::Delete, OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor};
+    OpType::Insert, OpType::Delete,    OpType::Lookup,       OpType::Count,
+    OpType::Range,  OpType::Successor, OpType::VertexDelete, OpType::Triangles};
 
 inline std::string_view op_name(OpType t) {
-  constexpr std::array<std::string_view, kNumOpTypes> names = {"insert", "delete",  "lookup",
-                                                               "count",  "range",   "successor"};
+  constexpr std::array<std::string_view, kNumOpTypes> names = {"insert", "delete",    "lookup",        "count",
+                                                               "range",  "successor", "vertex_delete", "triangles"};
   return names[static_cast<int>(t)];
 }
+// Edge (key) updates: an insert or delete of one key. A vertex delete also
+// changes the structure but is neither (it is applied after them).
 inline constexpr bool is_update(OpType t) { return t == OpType::Insert || t == OpType::Delete; }
+// Operations that return a result.
+inline constexpr bool is_query(OpType t) { return !is_update(t) && t != OpType::VertexDelete; }
+inline constexpr bool is_graph_op(OpType t) { return t == OpType::VertexDelete || t == OpType::Triangles; }
 inline constexpr bool is_ordered_query(OpType t) {
   return t == OpType::Count || t == OpType::Range || t == OpType::Successor;
 }

@@ -1,9 +1,11 @@
 // graph_map (graph_map.hpp): the vertex directory over a slab hash routed
-// by vertex (SlabHash<u64, u64> with VertexRoutes), and the degree and
-// neighbour walks.
+// by vertex (SlabHash<u64, u64> with VertexRoutes), the degree and
+// neighbour walks, vertex deletion and triangle counting.
 #include "core/graph/graph_map.hpp"
 
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <string>
@@ -16,7 +18,8 @@
 #include "core/common/grid.cuh"
 #include "core/common/stream_copy.hpp"
 #include "core/common/stream_follow.hpp"
-#include "core/graph/detail/graph_kernels.cuh"  // its kernels: this file only
+#include "core/graph/detail/graph_kernels.cuh"      // its kernels: this file only
+#include "core/graph/detail/graph_ops_kernels.cuh"  // (this file only too)
 #include "core/slabhash/detail/slabhash_impl.cuh"
 
 namespace gpudict {
@@ -40,7 +43,7 @@ constexpr unsigned kThreads = 256;
 
 struct graph_map::impl {
   impl(const graph_options& o, int device)
-      : opt(o), table(device, table_options(o)), d_words(2, "graph scratch"), d_scalar(5, "graph scratch") {}
+      : opt(o), table(device, table_options(o)), d_words(2, "graph scratch"), d_scalar(6, "graph scratch") {}
 
   graph_options opt;
   slabhash::SlabHash<std::uint64_t, std::uint64_t> table;
@@ -61,6 +64,7 @@ struct graph_map::impl {
   DeviceBuffer<std::uint32_t> degree;  // per vertex: live edges, kept by the batch kernel
   DeviceBuffer<std::uint32_t> listed;
   std::uint64_t vertex_moves = 0, moved_edges = 0;
+  std::uint64_t vertex_deletes = 0;  // vertices whose edges a vertex delete removed
   CubTemp temp;
 
   cudaStream_t stream() const { return table.stream(); }
@@ -325,6 +329,18 @@ struct graph_map::impl {
     moved_edges += edges;
   }
 
+  // f(layout tag): calls f with the slab layout of this graph's variant.
+  template <class F>
+  void with_layout(F&& f) const {
+    if (opt.variant == graph::Variant::Map)
+      f(slabhash::LayoutFor<std::uint64_t, std::uint64_t, slabhash::Mode::Map>{});
+    else
+      f(slabhash::LayoutFor<std::uint64_t, std::uint64_t, slabhash::Mode::Set>{});
+  }
+
+  void erase_vertices(const std::uint64_t* blocks, std::uint64_t n);
+  std::uint64_t triangle_count();
+
   void insert_call(const std::uint64_t* keys, const std::uint64_t* weights, const bool* erase, std::uint64_t n) {
     make_room(keys, erase, n);
     const std::uint64_t m = count_inserts(keys, erase, n);
@@ -472,6 +488,206 @@ void graph_map::cleanup(cudaStream_t stream) {
   impl_->table.cleanup();
 }
 
+// Vertex deletion (graph_ops_kernels.cuh): the batch's vertices marked and
+// listed once each; every other vertex's chains swept of their edges to
+// them; their own chains released (base slabs pristine, pool slabs freed)
+// and their degrees zeroed. They keep their ids and buckets.
+void graph_map::impl::erase_vertices(const std::uint64_t* blocks, std::uint64_t n) {
+  if (n == 0) return;
+  const std::uint64_t words = (vertices + 31) / 32;
+  DeviceBuffer<std::uint32_t> marks(words, "graph vertex deletion");
+  DeviceBuffer<std::uint32_t> gone(std::min<std::uint64_t>(n, vertices), "graph vertex deletion");
+  GPUDICT_CUDA(cudaMemsetAsync(marks.data(), 0, words * sizeof(std::uint32_t), stream()));
+  GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, sizeof(unsigned), stream()));
+  reset_bad();
+  d_scalar.reserve_discard(6, "graph scratch");
+  GPUDICT_CUDA(cudaMemsetAsync(d_scalar.data() + 2, 0, 4 * sizeof(unsigned long long), stream()));
+  const slabhash::TableRef<std::uint64_t> t = table.device_table();
+  timer.start(stream());
+  graph::mark_vertices_kernel<<<blocks_for(n, kThreads, 4 * device_sm_count()), kThreads, 0, stream()>>>(
+      blocks, n, static_cast<std::uint32_t>(vertices), marks.data(), gone.data(), d_words.data(), d_scalar.data() + 1);
+  GPUDICT_CHECK_LAUNCH("graph mark_vertices_kernel");
+  add_time(timer.stop(stream()));
+  unsigned long long bad = 0;
+  copy_to_host(stream(), &bad, d_scalar.data() + 1, sizeof bad);
+  if (bad != ~0ull) {
+    std::uint64_t k = 0;
+    copy_to_host(stream(), &k, blocks + bad, sizeof k);
+    throw InputError("graph: erase_vertices takes a vertex's first key u * 2^32; entry " + std::to_string(bad) +
+                     " is " + std::to_string(k));
+  }
+  unsigned m = 0;
+  copy_to_host(stream(), &m, d_words.data(), sizeof m);
+  if (m == 0) return;  // no vertex with buckets
+  const std::uint64_t buckets = table.buckets();
+  timer.start(stream());
+  with_layout([&](auto layout) {
+    using L = decltype(layout);
+    graph::sweep_kernel<L><<<blocks_for(buckets, kThreads), kThreads, 0, stream()>>>(
+        t, buckets, marks.data(), static_cast<std::uint32_t>(vertices), degree.data(), d_scalar.data() + 2);
+    GPUDICT_CHECK_LAUNCH("graph sweep_kernel");
+  });
+  add_time(timer.stop(stream()));
+  DeviceBuffer<std::uint64_t> lo(m, "graph vertex deletion"), hi(m, "graph vertex deletion");
+  graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, lo.data(),
+                                                                                   hi.data());
+  GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+  const std::uint64_t items = block_items(lo.data(), hi.data(), m);  // (timed inside)
+  timer.start(stream());
+  with_layout([&](auto layout) {
+    using L = decltype(layout);
+    if (items == 0) return;
+    graph::release_chains_kernel<L><<<blocks_for(items, kThreads), kThreads, 0, stream()>>>(
+        t, gone.data(), d_start.data(), m, items, d_scalar.data() + 3);
+    GPUDICT_CHECK_LAUNCH("graph release_chains_kernel");
+  });
+  graph::clear_vertices_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, degree.data(),
+                                                                                    approx.data());
+  GPUDICT_CHECK_LAUNCH("graph clear_vertices_kernel");
+  add_time(timer.stop(stream()));
+  unsigned long long c[4];  // killed by the sweep; released live, claimed, pool slabs
+  copy_to_host(stream(), c, d_scalar.data() + 2, sizeof c);
+  // The swept edges are tombstones now (claimed, not live); the released
+  // chains are out of the table.
+  table.forget(c[0] + c[1], c[2], c[3]);
+  vertex_deletes += m;
+}
+
+// Triangle counting: the live edges (u, v), u != v, gathered as undirected
+// words min * 2^32 + max (graph_ops_kernels.cuh), sorted and deduplicated;
+// their endpoints renumbered densely (destinations need not have buckets,
+// and ids may reach 2^32 - 2); each edge oriented by (degree, index) and
+// sorted again, which lays the out-lists out as CSR; every oriented edge
+// then merges two sorted out-lists. The hash tables are not probed: a merge
+// of sorted lists is cheaper than a probe per edge (the paper's own finding,
+// section 5.6.3), and the sort is paid once per count. Allocations sit
+// between the timed parts.
+std::uint64_t graph_map::impl::triangle_count() {
+  const std::uint64_t buckets = table.buckets();
+  const std::uint64_t cap = std::max<std::uint64_t>(table.size(), 1);  // live edges: at least the non-loop ones
+  d_scalar.reserve_discard(6, "graph scratch");
+  const slabhash::TableRef<std::uint64_t> t = table.device_table();
+  double ms = 0;
+  std::uint64_t m = 0;
+  DeviceBuffer<std::uint64_t> a, b;
+  {
+    DeviceBuffer<std::uint64_t> counts(buckets + 1, "graph triangle counting"),
+        offsets(buckets + 1, "graph triangle counting");
+    auto scan = [&](void* p, size_t& bytes) {
+      return cub::DeviceScan::ExclusiveSum(p, bytes, counts.data(), offsets.data(),
+                                           static_cast<std::int64_t>(buckets + 1), stream());
+    };
+    temp.prepare("cub::DeviceScan::ExclusiveSum", scan);
+    GPUDICT_CUDA(cudaMemsetAsync(counts.data() + buckets, 0, sizeof(std::uint64_t), stream()));
+    timer.start(stream());
+    with_layout([&](auto layout) {
+      using L = decltype(layout);
+      graph::arena_edges_kernel<L, false>
+          <<<blocks_for(buckets, kThreads), kThreads, 0, stream()>>>(t, buckets, counts.data(), nullptr, nullptr);
+      GPUDICT_CHECK_LAUNCH("graph arena_edges_kernel");
+    });
+    temp.run("cub::DeviceScan::ExclusiveSum", scan);
+    ms += timer.stop(stream());
+    copy_to_host(stream(), &m, offsets.data() + buckets, sizeof m);
+    if (m > cap) throw RuntimeFailure("graph: triangle counting found more edges than the graph holds");
+    if (m < 3) {
+      add_time(ms);
+      return 0;
+    }
+    a = DeviceBuffer<std::uint64_t>(m, "graph triangle counting");
+    b = DeviceBuffer<std::uint64_t>(m, "graph triangle counting");
+    auto sort = [&](void* p, size_t& bytes) {
+      return cub::DeviceRadixSort::SortKeys(p, bytes, a.data(), b.data(), static_cast<std::int64_t>(m), 0, 64,
+                                            stream());
+    };
+    auto unique = [&](void* p, size_t& bytes) {
+      return cub::DeviceSelect::Unique(p, bytes, b.data(), a.data(), d_scalar.data() + 2,
+                                       static_cast<std::int64_t>(m), stream());
+    };
+    temp.prepare("cub::DeviceRadixSort::SortKeys", sort);
+    temp.prepare("cub::DeviceSelect::Unique", unique);
+    timer.start(stream());
+    with_layout([&](auto layout) {
+      using L = decltype(layout);
+      graph::arena_edges_kernel<L, true>
+          <<<blocks_for(buckets, kThreads), kThreads, 0, stream()>>>(t, buckets, nullptr, offsets.data(), a.data());
+      GPUDICT_CHECK_LAUNCH("graph arena_edges_kernel");
+    });
+    temp.run("cub::DeviceRadixSort::SortKeys", sort);
+    temp.run("cub::DeviceSelect::Unique", unique);  // the undirected edges, in a
+    ms += timer.stop(stream());
+  }
+  unsigned long long e = 0;
+  copy_to_host(stream(), &e, d_scalar.data() + 2, sizeof e);
+
+  // The vertices: the edges' endpoints sorted and unique (ids[0, nv)).
+  const std::uint64_t ends = 2 * e;
+  DeviceBuffer<std::uint32_t> ends_in(ends, "graph triangle counting"), ids(ends, "graph triangle counting");
+  auto sort_ends = [&](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortKeys(p, bytes, ends_in.data(), ids.data(), static_cast<std::int64_t>(ends), 0, 32,
+                                          stream());
+  };
+  auto unique_ends = [&](void* p, size_t& bytes) {
+    return cub::DeviceSelect::Unique(p, bytes, ids.data(), ends_in.data(), d_scalar.data() + 2,
+                                     static_cast<std::int64_t>(ends), stream());
+  };
+  temp.prepare("cub::DeviceRadixSort::SortKeys", sort_ends);
+  temp.prepare("cub::DeviceSelect::Unique", unique_ends);
+  const unsigned grid = blocks_for(e, kThreads, 8 * device_sm_count());
+  timer.start(stream());
+  graph::endpoints_kernel<<<grid, kThreads, 0, stream()>>>(a.data(), e, ends_in.data());
+  GPUDICT_CHECK_LAUNCH("graph endpoints_kernel");
+  temp.run("cub::DeviceRadixSort::SortKeys", sort_ends);
+  temp.run("cub::DeviceSelect::Unique", unique_ends);  // the vertex ids, ascending, in ends_in
+  ms += timer.stop(stream());
+  unsigned long long nv = 0;
+  copy_to_host(stream(), &nv, d_scalar.data() + 2, sizeof nv);
+
+  // Renumbered, oriented, sorted: CSR (first: the out-lists' offsets).
+  DeviceBuffer<std::uint32_t> deg(nv, "graph triangle counting");
+  DeviceBuffer<std::uint64_t> first(nv + 1, "graph triangle counting");
+  auto sort_oriented = [&](void* p, size_t& bytes) {
+    return cub::DeviceRadixSort::SortKeys(p, bytes, b.data(), a.data(), static_cast<std::int64_t>(e), 0, 64,
+                                          stream());
+  };
+  auto scan_first = [&](void* p, size_t& bytes) {
+    return cub::DeviceScan::ExclusiveSum(p, bytes, first.data(), first.data(), static_cast<std::int64_t>(nv + 1),
+                                         stream());
+  };
+  temp.prepare("cub::DeviceRadixSort::SortKeys", sort_oriented);
+  temp.prepare("cub::DeviceScan::ExclusiveSum", scan_first);
+  GPUDICT_CUDA(cudaMemsetAsync(deg.data(), 0, nv * sizeof(std::uint32_t), stream()));
+  GPUDICT_CUDA(cudaMemsetAsync(first.data(), 0, (nv + 1) * sizeof(std::uint64_t), stream()));
+  GPUDICT_CUDA(cudaMemsetAsync(d_scalar.data() + 3, 0, sizeof(unsigned long long), stream()));
+  timer.start(stream());
+  graph::renumber_kernel<<<grid, kThreads, 0, stream()>>>(a.data(), e, ends_in.data(), nv, deg.data());
+  GPUDICT_CHECK_LAUNCH("graph renumber_kernel");
+  graph::orient_kernel<<<grid, kThreads, 0, stream()>>>(a.data(), e, deg.data(), b.data(), first.data());
+  GPUDICT_CHECK_LAUNCH("graph orient_kernel");
+  temp.run("cub::DeviceRadixSort::SortKeys", sort_oriented);
+  temp.run("cub::DeviceScan::ExclusiveSum", scan_first);
+  graph::triangle_count_kernel<kThreads>
+      <<<grid, kThreads, 0, stream()>>>(a.data(), e, first.data(), d_scalar.data() + 3);
+  GPUDICT_CHECK_LAUNCH("graph triangle_count_kernel");
+  ms += timer.stop(stream());
+  std::uint64_t total = 0;
+  copy_to_host(stream(), &total, d_scalar.data() + 3, sizeof total);
+  add_time(ms);
+  return total;
+}
+
+void graph_map::erase_vertices(const std::uint64_t* vertices, std::uint64_t n, cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->ensure_built();
+  impl_->erase_vertices(vertices, n);
+}
+
+std::uint64_t graph_map::triangle_count(cudaStream_t stream) {
+  impl_->table.follow(stream);
+  impl_->ensure_built();
+  return impl_->triangle_count();
+}
+
 std::uint64_t graph_map::size() const { return impl_->table.size(); }
 std::uint64_t graph_map::vertex_capacity() const { return impl_->vertices; }
 const graph_options& graph_map::options() const { return impl_->opt; }
@@ -495,6 +711,7 @@ graph_stats graph_map::stats() const {
   s.vertex_growths = impl_->vertex_growths;
   s.vertex_moves = impl_->vertex_moves;
   s.moved_edges = impl_->moved_edges;
+  s.vertex_deletes = impl_->vertex_deletes;
   s.flushes = t.flushes;
   s.slots_per_slab = impl_->slots();
   s.scratch_bytes = t.scratch_bytes + impl_->d_words.bytes() + impl_->d_scalar.bytes() + impl_->d_offsets.bytes() +

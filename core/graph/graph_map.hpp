@@ -46,6 +46,7 @@ struct graph_stats {
   std::uint64_t vertex_growths = 0;   // times the vertex capacity grew
   std::uint64_t vertex_moves = 0;     // vertices moved to more buckets (their chains had grown long)
   std::uint64_t moved_edges = 0;      // edges those moves inserted again
+  std::uint64_t vertex_deletes = 0;   // vertices erase_vertices emptied
   std::uint64_t flushes = 0;
   std::uint64_t scratch_bytes = 0;
   std::uint64_t device_bytes = 0;     // everything: directory, base slabs, pool, scratch
@@ -96,6 +97,14 @@ class graph_map {
   std::uint64_t range(const std::uint64_t* lo, const std::uint64_t* hi, std::uint64_t n, std::uint64_t* offsets_out,
                       std::uint64_t* edges_out, std::uint64_t* weights_out, std::uint64_t capacity,
                       cudaStream_t stream = 0);
+  // Deletes each vertex (vertices[i] = u * 2^32, the first key of its
+  // block; anything else is an InputError): every edge from u and every
+  // edge to u. A vertex keeps its id and buckets; one without edges, named
+  // twice, or beyond vertex_capacity() is a no-op.
+  void erase_vertices(const std::uint64_t* vertices, std::uint64_t n, cudaStream_t stream = 0);
+  // The triangles of the undirected graph the edges form ({u, v} is an edge
+  // when u != v and (u, v) or (v, u) is present), each counted once: exact.
+  std::uint64_t triangle_count(cudaStream_t stream = 0);
   // Drops the deleted edges' slots: every chain rewritten compactly.
   void cleanup(cudaStream_t stream = 0);
 

@@ -3,8 +3,10 @@
 // ends of the destination range and at the last vertex id; degrees and
 // neighbour lists of every vertex, absent vertices included; growth from an
 // empty graph by inserts naming ever larger vertices; deletes (absent ones
-// too) and cleanup; the refusals; both variants. The replay engine's runs of
-// graph workloads are in test_examples_gpu.cpp and at the end here.
+// too) and cleanup; the refusals; both variants; triangle counts of graphs
+// with known counts and against the host's counter; vertex deletes of hubs.
+// The replay engine's runs of graph workloads are in test_examples_gpu.cpp
+// and at the end here.
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
@@ -23,6 +25,7 @@
 #include "library_test_util.cuh"
 #include "workloads/registry/registry.hpp"
 #include "workloads/replay.hpp"
+#include "workloads/triangles.hpp"
 #include "workloads/workload.hpp"
 
 using namespace library_test;
@@ -360,5 +363,184 @@ steps:
                                                    [&] { return info->make_gpu(cfg); }, summary, ro);
     CHECK(rep.mismatches == 0);
     CHECK(rep.checked > 50000);
+  }
+}
+
+namespace {
+
+std::vector<uint64_t> both_ways(const std::vector<std::pair<uint32_t, uint32_t>>& edges) {
+  std::vector<uint64_t> k;
+  for (auto [u, v] : edges) {
+    k.push_back(edge(u, v));
+    k.push_back(edge(v, u));
+  }
+  return k;
+}
+
+graph_map built(const std::vector<uint64_t>& keys, gpudict::graph::Variant variant, Model& model) {
+  graph_options o;
+  o.variant = variant;
+  graph_map g(o);
+  const std::vector<uint64_t> w(keys.size(), 3);
+  auto dk = to_device(keys), dw = to_device(w);
+  g.build(dk.data(), dw.data(), keys.size());
+  model.clear();
+  for (uint64_t k : keys) model[k] = variant == gpudict::graph::Variant::Map ? 3 : 0;
+  return g;
+}
+
+void erase_vertices(graph_map& g, Model& model, const std::vector<uint32_t>& vertices) {
+  std::vector<uint64_t> blocks;
+  for (uint32_t u : vertices) blocks.push_back(edge(u, 0));
+  auto d = to_device(blocks);
+  g.erase_vertices(d.data(), blocks.size());
+  for (auto it = model.begin(); it != model.end();) {
+    const uint32_t a = static_cast<uint32_t>(it->first >> 32), b = static_cast<uint32_t>(it->first);
+    const bool gone = std::find(vertices.begin(), vertices.end(), a) != vertices.end() ||
+                      std::find(vertices.begin(), vertices.end(), b) != vertices.end();
+    it = gone ? model.erase(it) : std::next(it);
+  }
+}
+
+std::vector<uint64_t> keys_of(const Model& model) {
+  std::vector<uint64_t> k;
+  for (const auto& [key, w] : model) k.push_back(key);
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("graph: triangle counts of complete graphs, wheels, grids and directed graphs; vertex deletes of hubs") {
+  for (const auto variant : {gpudict::graph::Variant::Map, gpudict::graph::Variant::Set}) {
+    const bool weights = variant == gpudict::graph::Variant::Map;
+    CAPTURE(weights);
+    Model model;
+    {
+      std::vector<std::pair<uint32_t, uint32_t>> k30;
+      for (uint32_t a = 0; a < 30; ++a)
+        for (uint32_t b = a + 1; b < 30; ++b) k30.emplace_back(a, b);
+      graph_map g = built(both_ways(k30), variant, model);
+      CHECK(g.triangle_count() == 4060);  // C(30, 3)
+      erase_vertices(g, model, {0, 0, 29, 5000000});  // a duplicate; a vertex beyond the capacity
+      CHECK(g.size() == model.size());
+      CHECK(g.triangle_count() == 3276);  // C(28, 3)
+      check_find(g, model, {edge(0, 1), edge(1, 0), edge(29, 3), edge(3, 29)}, weights);
+      check_vertices(g, model, 31, weights);
+    }
+    {
+      std::vector<std::pair<uint32_t, uint32_t>> w;  // a hub 0 and a rim of 2000
+      for (uint32_t i = 1; i <= 2000; ++i) {
+        w.emplace_back(0, i);
+        w.emplace_back(i, i % 2000 + 1);
+      }
+      graph_map g = built(both_ways(w), variant, model);
+      CHECK(g.triangle_count() == 2000);
+      erase_vertices(g, model, {0});  // the hub: its chains released, its edges gone from every rim vertex
+      CHECK(g.triangle_count() == 0);
+      CHECK(g.size() == 4000);
+      check_find(g, model, {edge(0, 1), edge(7, 0)}, weights);
+      check_vertices(g, model, 2002, weights);
+      // It comes back as a vertex like any other.
+      insert_call(g, model, {edge(0, 1), edge(1, 0), edge(0, 2), edge(2, 0)}, {1, 1, 1, 1});
+      if (!weights)
+        for (auto& [k, x] : model) x = 0;
+      CHECK(g.triangle_count() == 1);
+      check_vertices(g, model, 2002, weights);
+      g.cleanup();
+      CHECK(g.stats().tombstones == 0);
+      check_vertices(g, model, 2002, weights);
+    }
+    {
+      std::vector<std::pair<uint32_t, uint32_t>> grid;  // 60 x 60: no triangles
+      for (uint32_t i = 0; i < 60; ++i)
+        for (uint32_t j = 0; j < 60; ++j) {
+          if (j + 1 < 60) grid.emplace_back(i * 60 + j, i * 60 + j + 1);
+          if (i + 1 < 60) grid.emplace_back(i * 60 + j, (i + 1) * 60 + j);
+        }
+      graph_map g = built(both_ways(grid), variant, model);
+      CHECK(g.triangle_count() == 0);
+    }
+    {
+      // Directed: one direction per edge, destinations far beyond the
+      // vertex capacity (ids near 2^32), a self-loop and an edge both ways.
+      const std::vector<uint64_t> keys = {edge(0, 1), edge(1, 0xFFFFFFFEull), edge(0, 0xFFFFFFFEull), edge(0, 0),
+                                          edge(2, 2),  edge(2, 0),             edge(0, 2),             edge(1, 2)};
+      graph_map g = built(keys, variant, model);
+      CHECK(g.triangle_count() == gpudict::count_triangles(keys_of(model)));
+      CHECK(g.triangle_count() == 2);  // {0, 1, 2^32 - 2} and {0, 1, 2}
+      erase_vertices(g, model, {0, 1});  // only the self-loop (2, 2) is left
+      CHECK(g.triangle_count() == 0);
+      check_find(g, model, {edge(0, 1), edge(1, 2)}, weights);
+    }
+    {
+      // A random graph against the host counter.
+      std::mt19937_64 rng(5);
+      std::vector<uint64_t> keys;
+      for (int i = 0; i < 200000; ++i) {
+        const uint64_t u = rng() % 3000, v = (rng() % 7 == 0) ? rng() % 20 : rng() % 3000;  // some hubs
+        keys.push_back(edge(u, v));
+      }
+      graph_map g = built(keys, variant, model);
+      const uint64_t expect = gpudict::count_triangles(keys_of(model));
+      CHECK(expect > 0);
+      CHECK(g.triangle_count() == expect);
+      std::vector<uint32_t> gone;
+      for (uint32_t u = 0; u < 3000; u += 7) gone.push_back(u);
+      gone.push_back(3);  // a hub
+      erase_vertices(g, model, gone);
+      CHECK(g.size() == model.size());
+      CHECK(g.triangle_count() == gpudict::count_triangles(keys_of(model)));
+      check_vertices(g, model, 3001, weights);
+    }
+    {
+      graph_map g = built(both_ways({{1, 2}}), variant, model);
+      auto bad = to_device(std::vector<uint64_t>{edge(1, 0), edge(2, 5)});
+      try {
+        g.erase_vertices(bad.data(), 2);
+        FAIL("expected InputError");
+      } catch (const gpudict::InputError& e) {
+        CHECK(std::string(e.what()) == "graph: erase_vertices takes a vertex's first key u * 2^32; entry 1 is " +
+                                           std::to_string(edge(2, 5)));
+      }
+      CHECK(g.size() == 2);  // refused before any change
+      graph_map empty;
+      CHECK(empty.triangle_count() == 0);
+      empty.erase_vertices(bad.data(), 1);
+      CHECK(empty.size() == 0);
+    }
+  }
+}
+
+TEST_CASE("graph: the engine runs vertex deletes and triangle counts verified, both variants") {
+  const std::string path = gpudict::testing::write_scratch_file("graph-ops.yaml", R"(
+seed: 23
+key_type: u64
+undirected: true
+initial: {count: 40000, keys: {distribution: rmat, scale: 12}}
+steps:
+  - phase: {name: tc, batches: 1, batch_size: 1, mix: {triangles: 1}}
+  - phase: {name: grow, batches: 4, batch_size: 8193, mix: {insert: 8192, triangles: 1}, keys: {distribution: rmat, scale: 12}}
+  - phase: {name: vdel, batches: 4, batch_size: 2000, hit_ratio: 0.9,
+            mix: {vertex_delete: 0.25, insert: 0.25, lookup: 0.25, count: 0.25},
+            keys: {distribution: rmat, scale: 12}, range_length: {distribution: fixed, length: 1, unit: vertices}}
+  - phase: {name: tc-after, batches: 1, batch_size: 1, mix: {triangles: 1}}
+)");
+  const gpudict::StructureInfo* info = gpudict::find_structure("graph");
+  REQUIRE(info != nullptr);
+  for (const char* variant : {"map", "set"}) {
+    CAPTURE(variant);
+    gpudict::OpenOptions oo{};
+    const gpudict::WorkloadSummary summary = gpudict::summarize_workload(path, oo);
+    gpudict::StructureConfig cfg;
+    for (const auto& opt : info->options) cfg.options[opt.name] = opt.default_value;
+    cfg.options["variant"] = variant;
+    cfg.key_type = gpudict::KeyType::U64;
+    cfg.value_type = gpudict::KeyType::U32;
+    gpudict::ReplayOptions ro;
+    ro.gpu = true;
+    const gpudict::RunReport rep = gpudict::replay([&] { return gpudict::open_workload(path, oo); },
+                                                   [&] { return info->make_gpu(cfg); }, summary, ro);
+    CHECK(rep.mismatches == 0);
+    CHECK(rep.checked > 4000);  // lookups, degrees and triangle counts
   }
 }

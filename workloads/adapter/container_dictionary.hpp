@@ -83,6 +83,17 @@ struct has_count_range<Map, std::void_t<decltype(std::declval<Map&>().count(
                                 static_cast<const typename Map::key_type*>(nullptr), std::uint64_t{0},
                                 static_cast<std::uint64_t*>(nullptr), cudaStream_t{}))>> : std::true_type {};
 
+// Whether Map has the graph operations (ops.hpp): erase_vertices of vertex
+// blocks and an exact triangle count.
+template <class Map, class = void>
+struct has_graph_ops : std::false_type {};
+template <class Map>
+struct has_graph_ops<Map, std::void_t<decltype(std::declval<Map&>().erase_vertices(
+                                           static_cast<const typename Map::key_type*>(nullptr), std::uint64_t{0},
+                                           cudaStream_t{})),
+                                       decltype(std::declval<Map&>().triangle_count(cudaStream_t{}))>>
+    : std::true_type {};
+
 // Whether the structure's traits refuse some batches before they run
 // (Traits::check_batch(batch, index) throws InputError).
 template <class Traits, class = void>
@@ -190,6 +201,13 @@ class ContainerDictionary final : public Dictionary {
       if (concurrent && plan.updates() > 0 && batch.snapshot.empty()) return run_mixed(batch, plan, r, t);
     }
     if (plan.updates() > 0) run_updates(batch, plan.updates(), concurrent ? Phase::Concurrent : Phase::Update, t);
+    if (!plan.of(OpType::VertexDelete).empty() || !plan.of(OpType::Triangles).empty()) {
+      if constexpr (has_graph_ops<Map>::value) {
+        run_graph_ops(batch, plan, r, t);  // (phased batches only: refuse_unsupported)
+      } else {
+        throw InputError(std::string(Traits::name) + " does not support vertex_delete or triangles");
+      }
+    }
     for (OpType type : {OpType::Lookup, OpType::Count, OpType::Range, OpType::Successor}) {
       const auto& ops = plan.of(type);
       if (ops.empty()) continue;
@@ -290,6 +308,28 @@ class ContainerDictionary final : public Dictionary {
     // as cleanup, not as the batch's work.
     t.add(phase, timing_.ms - before.ms);
     t.add(Phase::Cleanup, timing_.cleanup_ms - before.cleanup_ms);
+  }
+
+  // The batch's vertex deletes (after its edge updates), then its triangle
+  // counts (one count answers them all: nothing changes in between).
+  void run_graph_ops(const Batch& b, const BatchPlan& plan, BatchResults& r, DeviceTime& t) {
+    const std::vector<uint32_t>& gone = plan.of(OpType::VertexDelete);
+    if (!gone.empty()) {
+      const uint64_t q = gone.size();
+      wait();
+      hk_.reserve_discard(q);
+      for (uint64_t j = 0; j < q; ++j) hk_[j] = static_cast<K>(b.keys[gone[j]]);
+      copy_to_device_queued(stream_, dk_.data(), hk_.data(), q * sizeof(K));
+      const double before = timing_.ms;
+      map_.erase_vertices(dk_.data(), q, stream_);
+      t.add(Phase::VertexDelete, timing_.ms - before);
+    }
+    if (!plan.of(OpType::Triangles).empty()) {
+      const double before = timing_.ms;
+      const std::uint64_t n = map_.triangle_count(stream_);
+      t.add(Phase::Triangles, timing_.ms - before);
+      for (uint32_t i : plan.of(OpType::Triangles)) r.value[i] = n;
+    }
   }
 
   // One query type of the batch (ops: their batch indices) on `on`:

@@ -48,6 +48,7 @@ struct EngineTraits<graph_map> {
         {"vertex_growths", std::to_string(a.vertex_growths)},
         {"vertex_moves", std::to_string(a.vertex_moves)},
         {"moved_edges", std::to_string(a.moved_edges)},
+        {"vertex_deletes", std::to_string(a.vertex_deletes)},
         {"flushes", std::to_string(a.flushes)},
         {"scratch_bytes", std::to_string(a.scratch_bytes)},
     };
@@ -59,6 +60,8 @@ Capabilities graph_caps() {
   Capabilities c;
   c.ordered = false;
   c.vertex_count_range = true;
+  c.vertex_delete = true;
+  c.triangles = true;
   c.deletes = true;
   c.snapshots = false;
   c.native_concurrent = false;  // a concurrent batch runs as its updates, then its queries
@@ -95,6 +98,10 @@ Params graph_parameters(const graph_options& o, const graph_stats& st) {
       {"degree_neighbours", "count / range over a vertex block: a tile of 4 lanes walks the vertex's buckets and "
                             "chains (neighbours in table order; the report sorts them)"},
       {"pool_growth", o.growth ? "on (ahead of inserts and when full)" : "off (exit 3)"},
+      {"vertex_delete", "every chain swept of the edges into the deleted vertices (alive bits cleared), then their own "
+                        "chains released; a vertex keeps its id and buckets"},
+      {"triangles", "the live edges gathered undirected, sorted, oriented by degree into CSR, sorted out-lists merged "
+                    "per oriented edge (exact; the hash tables are not probed)"},
       {"concurrent", "a concurrent batch runs as its updates, then its queries"},
   };
 }
