@@ -273,9 +273,13 @@ void write_batch_times(std::FILE* f, const RunReport& rep) {
 
 void print_mismatches(std::FILE* err, const RunReport& rep) {
   if (rep.mismatches == 0) return;
-  for (const auto& m : rep.first_mismatches)
-    fmt::print(err, "gpudict: mismatch: batch {} op {} {} key {} arg {}: expected {}, got {}\n", m.batch, m.op,
-               op_name(m.type), m.key, m.arg, m.expected, m.got);
+  for (const auto& m : rep.first_mismatches) {
+    if (!m.subject.empty())
+      fmt::print(err, "gpudict: mismatch: batch {}, {}: expected {}, got {}\n", m.batch, m.subject, m.expected, m.got);
+    else
+      fmt::print(err, "gpudict: mismatch: batch {} op {} {} key {} arg {}: expected {}, got {}\n", m.batch, m.op,
+                 op_name(m.type), m.key, m.arg, m.expected, m.got);
+  }
   fmt::print(err, "gpudict: {} mismatches in {} checked results (first {} shown)\n", rep.mismatches, rep.checked,
              rep.first_mismatches.size());
 }

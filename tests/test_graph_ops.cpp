@@ -267,3 +267,25 @@ steps:
   CHECK_MESSAGE(sa.err.find("does not support vertex_delete operations") != std::string::npos, sa.err);
   CHECK_MESSAGE(sa.err.find("structures that do: graph") != std::string::npos, sa.err);
 }
+
+TEST_CASE("verifier: a structure's count of live keys is checked after a batch, when the reference knows it") {
+  Verifier v(KeyType::U64, KeyType::U64, DuplicateRule::AnyUpdate);
+  v.build(KeyValues{{edge(1, 2), edge(2, 3)}, {7, 8}});
+  v.check_size(0, 2);
+  CHECK(v.mismatches() == 0);
+  v.check_size(0, 3);
+  REQUIRE(v.mismatches() == 1);
+  CHECK(v.first_mismatches()[0].subject == "live keys after the batch");
+  CHECK(v.first_mismatches()[0].expected == "2 keys");
+  CHECK(v.first_mismatches()[0].got == "3 keys");
+  CHECK(v.checked() == 0);  // not a query result
+  // Two updates of one key under AnyUpdate: the key is ambiguous, the size unknown; no check.
+  Batch b;
+  b.push(OpType::Insert, edge(5, 6), 1);
+  b.push(OpType::Delete, edge(5, 6));
+  BatchResults r;
+  r.reset(b.size());
+  v.check_batch(1, b, r);
+  v.check_size(1, 99);
+  CHECK(v.mismatches() == 1);
+}

@@ -68,6 +68,9 @@ struct Capabilities {
   // over the edge keys u * 2^32 + v.
   bool vertex_delete = false;
   bool triangles = false;
+  // stats().size is exactly the live keys: verified runs compare it with
+  // the reference after every batch (where the reference knows its size).
+  bool exact_size = false;
 
   bool supports(OpType t) const {
     if (t == OpType::Delete) return deletes;

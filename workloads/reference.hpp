@@ -204,6 +204,7 @@ class ModelState {
   void settle(uint64_t reads) { definite_.settle(reads); }
   // --- inspection ---
   DefiniteMap definite() const { return definite_.to_map(); }
+  uint64_t definite_size() const { return definite_.size(); }
   const AmbiguousMap& ambiguous() const { return ambiguous_; }
   // The key's outcomes in this state (no batch in flight).
   Outcomes outcomes(uint64_t key) const;

@@ -203,6 +203,11 @@ class Pass {
         }
         s.verified[p] += results - std::min(results, bad_by[p]);
       }
+      if (dict_.caps().exact_size) {  // the structure's own count of live keys
+        const uint64_t m = verifier_->mismatches();
+        verifier_->check_size(batch_index_, dict_.stats().size);
+        s.report.mismatches += verifier_->mismatches() - m;
+      }
       s.report.verify_ms += ms_since(tv);
     }
     if (writer_) writer_->write_batch(batch_index_, b, results_);

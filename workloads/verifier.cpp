@@ -305,6 +305,21 @@ uint64_t Verifier::check_batch(uint64_t batch_index, const Batch& batch, const B
 
 void Verifier::set_concurrent_queries_first(bool on) { impl_->queries_first = on; }
 
+void Verifier::check_size(uint64_t batch_index, uint64_t live) {
+  Impl& v = *impl_;
+  if (v.multi || !v.model.live().ambiguous().empty()) return;  // the size is not known exactly
+  const uint64_t expected = v.model.live().definite_size();
+  if (live == expected) return;
+  ++v.mismatches;
+  if (v.first.size() >= v.max_reported) return;
+  Mismatch m;
+  m.batch = batch_index;
+  m.subject = "live keys after the batch";
+  m.expected = fmt::format("{} keys", expected);
+  m.got = fmt::format("{} keys", live);
+  v.first.push_back(std::move(m));
+}
+
 void Verifier::snapshot(const std::string& name) { impl_->snapshot(name); }
 void Verifier::drop_snapshot(const std::string& name) { impl_->drop_snapshot(name); }
 

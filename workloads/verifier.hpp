@@ -21,6 +21,9 @@ struct Mismatch {
   uint64_t arg = 0;
   std::string expected;  // what the semantics allow, in words ("value 17", "not found", "count in [3, 5]")
   std::string got;
+  // Non-empty: a check of the whole state after the batch (check_size),
+  // named here, rather than of operation `op`.
+  std::string subject;
 };
 
 class Verifier {
@@ -51,6 +54,10 @@ class Verifier {
   // checked exactly against that state, without the allowances for keys the
   // batch updates (docs/semantics.md, section 4). Off by default.
   void set_concurrent_queries_first(bool on);
+  // After batch `batch_index` (checked): the structure holds `live` keys.
+  // Compared with the reference when it knows its size exactly (no
+  // ambiguous keys); a difference is a mismatch. Not counted in checked().
+  void check_size(uint64_t batch_index, uint64_t live);
 
   uint64_t checked() const;                          // query results checked so far
   uint64_t mismatches() const;                       // how many failed

@@ -19,6 +19,7 @@
 
 #include <doctest/doctest.h>
 
+#include "../cli_helpers.hpp"
 #include "../scratch_dir.hpp"
 #include "core/common/errors.hpp"
 #include "core/graph/graph_map.hpp"
@@ -543,4 +544,32 @@ steps:
     CHECK(rep.mismatches == 0);
     CHECK(rep.checked > 4000);  // lookups, degrees and triangle counts
   }
+}
+
+TEST_CASE("graph: a pool that runs out with growth off is a RuntimeFailure naming the option, exit 3 from the CLI") {
+  graph_options o;
+  o.growth = false;
+  o.pool_slabs = 1024;
+  o.vertex_capacity = 1;
+  graph_map g(o);
+  std::vector<uint64_t> keys;
+  for (uint64_t v = 0; v < (1u << 20); ++v) keys.push_back(edge(0, v));  // one vertex's chain: 150,000 slabs
+  auto dk = to_device(keys);
+  try {
+    g.insert(dk.data(), nullptr, keys.size());
+    FAIL("expected RuntimeFailure");
+  } catch (const gpudict::RuntimeFailure& e) {
+    CHECK(e.option() == "growth");
+    CHECK_MESSAGE(std::string(e.what()).find("out of slab memory: ") != std::string::npos, e.what());
+  }
+  const std::string path = gpudict::testing::write_scratch_file("graph-pool.yaml", R"(
+key_type: u64
+initial: {count: 1000, keys: {distribution: uniform, min: 0, max: 1048575}}
+steps:
+  - phase: {name: grow, batches: 1, batch_size: 1000000, mix: {insert: 1.0}, keys: {distribution: uniform, min: 0, max: 1048575}}
+)");  // every edge from vertex 0
+  auto r = gpudict::testing::run_gpudict("graph '" + path + "' --backend gpu --pool-slabs 1024 --pool-growth off");
+  CHECK(r.exit_code == 3);
+  CHECK_MESSAGE(r.err.find("out of slab memory: ") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("--pool-growth") != std::string::npos, r.err);
 }

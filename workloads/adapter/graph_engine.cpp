@@ -62,6 +62,7 @@ Capabilities graph_caps() {
   c.vertex_count_range = true;
   c.vertex_delete = true;
   c.triangles = true;
+  c.exact_size = true;  // live edges: the table's counters, kept by every call
   c.deletes = true;
   c.snapshots = false;
   c.native_concurrent = false;  // a concurrent batch runs as its updates, then its queries
