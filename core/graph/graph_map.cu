@@ -255,21 +255,21 @@ struct graph_map::impl {
     return m;
   }
 
-  // After the insert call: the listed vertices' exact degrees; those that
-  // need more buckets move (their edges gathered, their chains released,
-  // new buckets at the arena's end, the edges inserted again).
-  void resize_listed(std::uint64_t m) {
-    DeviceBuffer<std::uint64_t> lo(m, "graph re-sizing"), hi(m, "graph re-sizing"), degrees(m, "graph re-sizing");
-    graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(listed.data(), m, lo.data(),
-                                                                                     hi.data());
-    GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
-    count_blocks(lo.data(), hi.data(), m, degrees.data());
+  // Before an insert call of n operations: the listed vertices' exact
+  // degrees; those that with the call's inserts need more buckets move
+  // (their edges gathered, their chains released, new buckets at the
+  // arena's end, the edges inserted again) before the call inserts.
+  // lo, hi: the listed vertices' blocks (m each).
+  void resize_listed(std::uint64_t m, const std::uint64_t* listed_lo, const std::uint64_t* listed_hi,
+                     std::uint64_t n) {
+    DeviceBuffer<std::uint64_t> degrees(m, "graph re-sizing");
+    count_blocks(listed_lo, listed_hi, m, degrees.data());
     DeviceBuffer<std::uint32_t> moved(m, "graph re-sizing");
     DeviceBuffer<std::uint64_t> buckets(m + 1, "graph re-sizing");
     GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, sizeof(unsigned), stream()));
     timer.start(stream());
     graph::plan_moves_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(
-        listed.data(), degrees.data(), m, dir.data(), per_bucket(), approx.data(), moved.data(), buckets.data(),
+        listed.data(), degrees.data(), m, dir.data(), per_bucket(), approx.data(), n, moved.data(), buckets.data(),
         d_words.data());
     GPUDICT_CHECK_LAUNCH("graph plan_moves_kernel");
     add_time(timer.stop(stream()));
@@ -277,6 +277,7 @@ struct graph_map::impl {
     copy_to_host(stream(), &mc, d_words.data(), sizeof mc);
     if (mc == 0) return;
     // Their edges, gathered through the old directory.
+    DeviceBuffer<std::uint64_t> lo(mc, "graph re-sizing"), hi(mc, "graph re-sizing");
     graph::vertex_blocks_kernel<<<blocks_for(mc, kThreads), kThreads, 0, stream()>>>(moved.data(), mc, lo.data(),
                                                                                       hi.data());
     GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
@@ -344,11 +345,28 @@ struct graph_map::impl {
   void insert_call(const std::uint64_t* keys, const std::uint64_t* weights, const bool* erase, std::uint64_t n) {
     make_room(keys, erase, n);
     const std::uint64_t m = count_inserts(keys, erase, n);
+    DeviceBuffer<std::uint64_t> lo, hi;  // the listed vertices' blocks
+    if (m) {
+      lo = DeviceBuffer<std::uint64_t>(m, "graph re-sizing");
+      hi = DeviceBuffer<std::uint64_t>(m, "graph re-sizing");
+      graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(listed.data(), m, lo.data(),
+                                                                                       hi.data());
+      GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+      resize_listed(m, lo.data(), hi.data(), n);
+    }
     if (erase)
       table.update_mixed_device(keys, weights, erase, n);
     else
       table.update_device(keys, weights, n, true);
-    if (m) resize_listed(m);
+    if (m) {  // their bounds back to their exact degrees
+      DeviceBuffer<std::uint64_t> degrees(m, "graph re-sizing");
+      count_blocks(lo.data(), hi.data(), m, degrees.data());
+      timer.start(stream());
+      graph::set_approx_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(listed.data(), degrees.data(), m,
+                                                                                    approx.data());
+      GPUDICT_CHECK_LAUNCH("graph set_approx_kernel");
+      add_time(timer.stop(stream()));
+    }
   }
 
   // Degrees and neighbour lists of vertex blocks (graph_map::count, range).

@@ -95,7 +95,7 @@ Params graph_parameters(const graph_options& o, const graph_stats& st) {
                    " (the slab hash's u64 layout), an alive-bit state word, a 32-bit next address"},
       {"vertex_growth", "a batch naming a vertex beyond the capacity grows it (at least doubling, up to max_vertices)"},
       {"resizing", "a vertex whose inserted edges pass twice what its buckets are sized for (and 4 slabs) is counted "
-                   "after the call and, if it needs more buckets, moved to new ones"},
+                   "before the call inserts and, if it needs more buckets for the call's edges, moved to new ones"},
       {"degree_neighbours", "count / range over a vertex block: a tile of 4 lanes walks the vertex's buckets and "
                             "chains (neighbours in table order; the report sorts them)"},
       {"pool_growth", o.growth ? "on (ahead of inserts and when full)" : "off (exit 3)"},

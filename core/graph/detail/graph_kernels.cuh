@@ -206,8 +206,12 @@ __global__ void bucket_walk_kernel(const slabhash::TableRef<uint64_t> t, const B
 // receiving edges would otherwise grow one chain of thousands of slabs that
 // every insert into it walks. approx[u] bounds u's degree from above (edges
 // inserted since it was last counted); an insert call that takes it past
-// twice what u's buckets are sized for lists u once, and after the call the
-// graph counts u's edges and, if they need more buckets, moves them.
+// twice what u's buckets are sized for lists u once, and *before* the
+// insert the graph counts u's edges and, if they with the call's inserts
+// need more buckets, moves them: a hub never grows a chain of thousands of
+// slabs inside the call (every insert into it would walk the chain), and
+// the call's own edges go straight to their new buckets. After the call,
+// approx of the listed vertices is their exact degree again.
 //
 // approx[u] += 1 per insert of the call; u is listed when this passes
 // limit(u) = max(2 * per_bucket * buckets(u), min_limit): chains twice as
@@ -235,23 +239,34 @@ __global__ void vertex_blocks_kernel(const uint32_t* v, uint64_t n, uint64_t* lo
   hi[i] = lo[i] | 0xFFFFFFFFull;
 }
 
-// For each listed vertex with its exact degree: approx = degree; the
-// vertex moves when max(1, ceil(degree / per_bucket)) is more than its
-// buckets: moved[m] = u, buckets[m] = the new count.
+// For each listed vertex, with its exact degree d before the call: the
+// degree it may reach, target = min(approx[u], d + extra) (approx counts
+// the call's inserts; extra = the call's size bounds what churn of
+// present edges adds to approx), and it moves when max(1, ceil(target /
+// per_bucket)) is more than its buckets: moved[m] = u, buckets[m] = the
+// new count.
 __global__ void plan_moves_kernel(const uint32_t* listed, const uint64_t* degree, uint64_t n, const uint2* dir,
-                                  double per_bucket, uint32_t* approx, uint32_t* moved, uint64_t* buckets,
-                                  unsigned* count) {
+                                  double per_bucket, const uint32_t* approx, uint64_t extra, uint32_t* moved,
+                                  uint64_t* buckets, unsigned* count) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const uint32_t u = listed[i];
   const uint64_t d = degree[i];
-  approx[u] = static_cast<uint32_t>(d < 0xFFFFFFFFull ? d : 0xFFFFFFFFull);
-  const double want = ceil(static_cast<double>(d) / per_bucket);
+  const uint64_t a = approx[u] > d ? approx[u] : d;
+  const uint64_t target = a < d + extra ? a : d + extra;
+  const double want = ceil(static_cast<double>(target) / per_bucket);
   if (want > dir[u].y) {
     const unsigned m = atomicAdd(count, 1u);
     moved[m] = u;
     buckets[m] = static_cast<uint64_t>(want);
   }
+}
+
+// approx[listed[i]] = its exact degree (after the call).
+__global__ void set_approx_kernel(const uint32_t* listed, const uint64_t* degree, uint64_t n, uint32_t* approx) {
+  const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  approx[listed[i]] = static_cast<uint32_t>(degree[i] < 0xFFFFFFFFull ? degree[i] : 0xFFFFFFFFull);
 }
 
 // Takes the moved vertices' chains out of the table, one thread per (vertex,
