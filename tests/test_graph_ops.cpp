@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_helpers.hpp"
+#include "graph_shapes.hpp"
 #include "core/common/errors.hpp"
 #include "scratch_dir.hpp"
 #include "workloads/generator.hpp"
@@ -23,49 +24,15 @@
 #include "workloads/verifier.hpp"
 
 using namespace gpudict;
+using gpudict::testing::both_ways;
+using gpudict::testing::complete_graph;
+using gpudict::testing::grid_graph;
 using gpudict::testing::run_gpudict;
+using gpudict::testing::wheel_graph;
 
 namespace {
 
 uint64_t edge(uint64_t u, uint64_t v) { return (u << 32) | v; }
-
-// Both directions of each undirected edge.
-std::vector<uint64_t> both_ways(const std::vector<std::pair<uint32_t, uint32_t>>& edges) {
-  std::vector<uint64_t> k;
-  for (auto [u, v] : edges) {
-    k.push_back(edge(u, v));
-    k.push_back(edge(v, u));
-  }
-  return k;
-}
-
-std::vector<std::pair<uint32_t, uint32_t>> complete(uint32_t n, uint32_t base = 0) {
-  std::vector<std::pair<uint32_t, uint32_t>> e;
-  for (uint32_t a = 0; a < n; ++a)
-    for (uint32_t b = a + 1; b < n; ++b) e.emplace_back(base + a, base + b);
-  return e;
-}
-
-// A hub (id 0) joined to a cycle of n rim vertices 1..n.
-std::vector<std::pair<uint32_t, uint32_t>> wheel(uint32_t n) {
-  std::vector<std::pair<uint32_t, uint32_t>> e;
-  for (uint32_t i = 1; i <= n; ++i) {
-    e.emplace_back(0, i);
-    e.emplace_back(i, i % n + 1);
-  }
-  return e;
-}
-
-// An r x c grid: no triangles.
-std::vector<std::pair<uint32_t, uint32_t>> grid(uint32_t r, uint32_t c) {
-  std::vector<std::pair<uint32_t, uint32_t>> e;
-  for (uint32_t i = 0; i < r; ++i)
-    for (uint32_t j = 0; j < c; ++j) {
-      if (j + 1 < c) e.emplace_back(i * c + j, i * c + j + 1);
-      if (i + 1 < r) e.emplace_back(i * c + j, (i + 1) * c + j);
-    }
-  return e;
-}
 
 uint64_t brute_force(const std::vector<uint64_t>& keys, uint32_t n) {
   std::vector<std::vector<char>> adj(n, std::vector<char>(n, 0));
@@ -85,16 +52,16 @@ uint64_t brute_force(const std::vector<uint64_t>& keys, uint32_t n) {
 
 TEST_CASE("count_triangles: complete graphs, wheels, grids, directed edges, loops and duplicates") {
   CHECK(count_triangles({}) == 0);
-  CHECK(count_triangles(both_ways(complete(3))) == 1);
-  CHECK(count_triangles(both_ways(complete(5))) == 10);
-  CHECK(count_triangles(both_ways(complete(40))) == 9880);  // C(40, 3)
-  CHECK(count_triangles(both_ways(wheel(3))) == 4);         // K4
-  CHECK(count_triangles(both_ways(wheel(10))) == 10);
-  CHECK(count_triangles(both_ways(wheel(1000))) == 1000);
-  CHECK(count_triangles(both_ways(grid(30, 40))) == 0);
+  CHECK(count_triangles(both_ways(complete_graph(3))) == 1);
+  CHECK(count_triangles(both_ways(complete_graph(5))) == 10);
+  CHECK(count_triangles(both_ways(complete_graph(40))) == 9880);  // C(40, 3)
+  CHECK(count_triangles(both_ways(wheel_graph(3))) == 4);         // K4
+  CHECK(count_triangles(both_ways(wheel_graph(10))) == 10);
+  CHECK(count_triangles(both_ways(wheel_graph(1000))) == 1000);
+  CHECK(count_triangles(both_ways(grid_graph(30, 40))) == 0);
   // One direction of each edge is enough; duplicates and self-loops change nothing.
   std::vector<uint64_t> one_way;
-  for (auto [u, v] : complete(6)) one_way.push_back(u % 2 ? edge(u, v) : edge(v, u));
+  for (auto [u, v] : complete_graph(6)) one_way.push_back(u % 2 ? edge(u, v) : edge(v, u));
   CHECK(count_triangles(one_way) == 20);
   one_way.push_back(edge(3, 3));
   one_way.push_back(one_way.front());
@@ -102,8 +69,8 @@ TEST_CASE("count_triangles: complete graphs, wheels, grids, directed edges, loop
   // Vertex ids at the ends of the 32-bit range (a triangle of 0, 2^32 - 2, 2^32 - 1).
   CHECK(count_triangles({edge(0, 0xFFFFFFFE), edge(0xFFFFFFFE, 0xFFFFFFFF), edge(0xFFFFFFFF, 0)}) == 1);
   // Two disjoint K4s far apart.
-  std::vector<uint64_t> two = both_ways(complete(4));
-  for (uint64_t k : both_ways(complete(4, 3000000000u))) two.push_back(k);
+  std::vector<uint64_t> two = both_ways(complete_graph(4));
+  for (uint64_t k : both_ways(complete_graph(4, 3000000000u))) two.push_back(k);
   CHECK(count_triangles(two) == 8);
 }
 
@@ -129,7 +96,7 @@ TEST_CASE("count_triangles: random graphs against a brute force, on 1 and severa
 TEST_CASE("reference: vertex deletes remove every edge from and to the vertex; triangle bounds") {
   ModelState s;
   KeyValues kv;
-  for (uint64_t k : both_ways(wheel(6))) {
+  for (uint64_t k : both_ways(wheel_graph(6))) {
     kv.keys.push_back(k);
     kv.values.push_back(k & 0xFF);
   }
@@ -162,7 +129,7 @@ TEST_CASE("reference: vertex deletes remove every edge from and to the vertex; t
 TEST_CASE("verifier: vertex deletes after the batch's edge updates; triangle counts exact") {
   Verifier v(KeyType::U64, KeyType::U64, DuplicateRule::LastWins, Semantics::Set);
   KeyValues kv;
-  for (uint64_t k : both_ways(complete(5))) {
+  for (uint64_t k : both_ways(complete_graph(5))) {
     kv.keys.push_back(k);
     kv.values.push_back(0);
   }

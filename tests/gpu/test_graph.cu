@@ -20,6 +20,7 @@
 #include <doctest/doctest.h>
 
 #include "../cli_helpers.hpp"
+#include "../graph_shapes.hpp"
 #include "../scratch_dir.hpp"
 #include "core/common/errors.hpp"
 #include "core/graph/graph_map.hpp"
@@ -32,6 +33,10 @@
 using namespace library_test;
 using gpudict::graph_map;
 using gpudict::graph_options;
+using gpudict::testing::both_ways;
+using gpudict::testing::complete_graph;
+using gpudict::testing::grid_graph;
+using gpudict::testing::wheel_graph;
 
 namespace {
 
@@ -101,6 +106,25 @@ void insert_call(graph_map& g, Model& model, const std::vector<uint64_t>& keys, 
   auto dk = to_device(keys), dw = to_device(w);
   g.insert(dk.data(), dw.data(), keys.size());
   for (size_t i = 0; i < keys.size(); ++i) model[keys[i]] = w[i];
+}
+
+// The workload at `path` replayed verified on the GPU graph (u64 edges,
+// weights of width `value`) with its default options but the variant.
+gpudict::RunReport replay_graph(const std::string& path, const char* variant, gpudict::KeyType value) {
+  const gpudict::StructureInfo* info = gpudict::find_structure("graph");
+  REQUIRE(info != nullptr);
+  REQUIRE(info->make_gpu);
+  gpudict::OpenOptions oo{};
+  const gpudict::WorkloadSummary summary = gpudict::summarize_workload(path, oo);
+  gpudict::StructureConfig cfg;
+  for (const auto& opt : info->options) cfg.options[opt.name] = opt.default_value;
+  cfg.options["variant"] = variant;
+  cfg.key_type = gpudict::KeyType::U64;
+  cfg.value_type = value;
+  gpudict::ReplayOptions ro;
+  ro.gpu = true;
+  return gpudict::replay([&] { return gpudict::open_workload(path, oo); }, [&] { return info->make_gpu(cfg); },
+                         summary, ro);
 }
 
 }  // namespace
@@ -346,37 +370,15 @@ steps:
             keys: {distribution: rmat, scale: 16},
             range_length: {distribution: fixed, length: 1, unit: vertices}}
 )");
-  const gpudict::StructureInfo* info = gpudict::find_structure("graph");
-  REQUIRE(info != nullptr);
-  REQUIRE(info->make_gpu);
   for (const char* variant : {"map", "set"}) {
     CAPTURE(variant);
-    gpudict::OpenOptions oo{};
-    const gpudict::WorkloadSummary summary = gpudict::summarize_workload(path, oo);
-    gpudict::StructureConfig cfg;
-    for (const auto& opt : info->options) cfg.options[opt.name] = opt.default_value;
-    cfg.options["variant"] = variant;
-    cfg.key_type = gpudict::KeyType::U64;
-    cfg.value_type = gpudict::KeyType::U64;
-    gpudict::ReplayOptions ro;
-    ro.gpu = true;
-    const gpudict::RunReport rep = gpudict::replay([&] { return gpudict::open_workload(path, oo); },
-                                                   [&] { return info->make_gpu(cfg); }, summary, ro);
+    const gpudict::RunReport rep = replay_graph(path, variant, gpudict::KeyType::U64);
     CHECK(rep.mismatches == 0);
     CHECK(rep.checked > 50000);
   }
 }
 
 namespace {
-
-std::vector<uint64_t> both_ways(const std::vector<std::pair<uint32_t, uint32_t>>& edges) {
-  std::vector<uint64_t> k;
-  for (auto [u, v] : edges) {
-    k.push_back(edge(u, v));
-    k.push_back(edge(v, u));
-  }
-  return k;
-}
 
 graph_map built(const std::vector<uint64_t>& keys, gpudict::graph::Variant variant, Model& model) {
   graph_options o;
@@ -417,10 +419,7 @@ TEST_CASE("graph: triangle counts of complete graphs, wheels, grids and directed
     CAPTURE(weights);
     Model model;
     {
-      std::vector<std::pair<uint32_t, uint32_t>> k30;
-      for (uint32_t a = 0; a < 30; ++a)
-        for (uint32_t b = a + 1; b < 30; ++b) k30.emplace_back(a, b);
-      graph_map g = built(both_ways(k30), variant, model);
+      graph_map g = built(both_ways(complete_graph(30)), variant, model);
       CHECK(g.triangle_count() == 4060);  // C(30, 3)
       erase_vertices(g, model, {0, 0, 29, 5000000});  // a duplicate; a vertex beyond the capacity
       CHECK(g.size() == model.size());
@@ -429,12 +428,7 @@ TEST_CASE("graph: triangle counts of complete graphs, wheels, grids and directed
       check_vertices(g, model, 31, weights);
     }
     {
-      std::vector<std::pair<uint32_t, uint32_t>> w;  // a hub 0 and a rim of 2000
-      for (uint32_t i = 1; i <= 2000; ++i) {
-        w.emplace_back(0, i);
-        w.emplace_back(i, i % 2000 + 1);
-      }
-      graph_map g = built(both_ways(w), variant, model);
+      graph_map g = built(both_ways(wheel_graph(2000)), variant, model);  // a hub 0 and a rim of 2000
       CHECK(g.triangle_count() == 2000);
       erase_vertices(g, model, {0});  // the hub: its chains released, its edges gone from every rim vertex
       CHECK(g.triangle_count() == 0);
@@ -452,13 +446,7 @@ TEST_CASE("graph: triangle counts of complete graphs, wheels, grids and directed
       check_vertices(g, model, 2002, weights);
     }
     {
-      std::vector<std::pair<uint32_t, uint32_t>> grid;  // 60 x 60: no triangles
-      for (uint32_t i = 0; i < 60; ++i)
-        for (uint32_t j = 0; j < 60; ++j) {
-          if (j + 1 < 60) grid.emplace_back(i * 60 + j, i * 60 + j + 1);
-          if (i + 1 < 60) grid.emplace_back(i * 60 + j, (i + 1) * 60 + j);
-        }
-      graph_map g = built(both_ways(grid), variant, model);
+      graph_map g = built(both_ways(grid_graph(60, 60)), variant, model);
       CHECK(g.triangle_count() == 0);
     }
     {
@@ -526,34 +514,25 @@ steps:
             keys: {distribution: rmat, scale: 12}, range_length: {distribution: fixed, length: 1, unit: vertices}}
   - phase: {name: tc-after, batches: 1, batch_size: 1, mix: {triangles: 1}}
 )");
-  const gpudict::StructureInfo* info = gpudict::find_structure("graph");
-  REQUIRE(info != nullptr);
   for (const char* variant : {"map", "set"}) {
     CAPTURE(variant);
-    gpudict::OpenOptions oo{};
-    const gpudict::WorkloadSummary summary = gpudict::summarize_workload(path, oo);
-    gpudict::StructureConfig cfg;
-    for (const auto& opt : info->options) cfg.options[opt.name] = opt.default_value;
-    cfg.options["variant"] = variant;
-    cfg.key_type = gpudict::KeyType::U64;
-    cfg.value_type = gpudict::KeyType::U32;
-    gpudict::ReplayOptions ro;
-    ro.gpu = true;
-    const gpudict::RunReport rep = gpudict::replay([&] { return gpudict::open_workload(path, oo); },
-                                                   [&] { return info->make_gpu(cfg); }, summary, ro);
+    const gpudict::RunReport rep = replay_graph(path, variant, gpudict::KeyType::U32);
     CHECK(rep.mismatches == 0);
     CHECK(rep.checked > 4000);  // lookups, degrees and triangle counts
   }
 }
 
 TEST_CASE("graph: a pool that runs out with growth off is a RuntimeFailure naming the option, exit 3 from the CLI") {
+  // 2^16 vertices of one bucket, 27 edges each: below the count that moves
+  // a vertex to more buckets (4 slabs), so every chain grows into the pool.
   graph_options o;
   o.growth = false;
   o.pool_slabs = 1024;
-  o.vertex_capacity = 1;
+  o.vertex_capacity = 1 << 16;
   graph_map g(o);
   std::vector<uint64_t> keys;
-  for (uint64_t v = 0; v < (1u << 20); ++v) keys.push_back(edge(0, v));  // one vertex's chain: 150,000 slabs
+  for (uint64_t u = 0; u < (1u << 16); ++u)
+    for (uint64_t v = 0; v < 27; ++v) keys.push_back(edge(u, v));
   auto dk = to_device(keys);
   try {
     g.insert(dk.data(), nullptr, keys.size());
@@ -564,10 +543,11 @@ TEST_CASE("graph: a pool that runs out with growth off is a RuntimeFailure namin
   }
   const std::string path = gpudict::testing::write_scratch_file("graph-pool.yaml", R"(
 key_type: u64
-initial: {count: 1000, keys: {distribution: uniform, min: 0, max: 1048575}}
+initial: {count: 1000, keys: {distribution: uniform, min: 0, max: 281474976710655}}
 steps:
-  - phase: {name: grow, batches: 1, batch_size: 1000000, mix: {insert: 1.0}, keys: {distribution: uniform, min: 0, max: 1048575}}
-)");  // every edge from vertex 0
+  - phase: {name: grow, batches: 1, batch_size: 1000000, mix: {insert: 1.0},
+            keys: {distribution: uniform, min: 0, max: 281474976710655}}
+)");  // 2^16 vertices, about 15 edges each
   auto r = gpudict::testing::run_gpudict("graph '" + path + "' --backend gpu --pool-slabs 1024 --pool-growth off");
   CHECK(r.exit_code == 3);
   CHECK_MESSAGE(r.err.find("out of slab memory: ") != std::string::npos, r.err);
