@@ -109,14 +109,12 @@ using AmbiguousMap = std::pmr::map<uint64_t, Outcomes>;
 // One dictionary state: the live structure or a snapshot.
 //
 // Why a pool: a std::map over the default allocator gives every freed node
-// back to glibc's malloc. Deleting a quarter of a 2^24-key model (4 M nodes
-// between live ones, so none merge) leaves millions of small free chunks,
-// and glibc then sorts up to 10000 of them into its bins on each later
-// malloc that finds no exact fit: the CUDA driver's own allocations inside
-// the next batch's launches each took 0.6-1.5 ms, time the device spent
-// waiting inside timed regions (docs/output-formats.md, "A timing defect of
-// verified runs"). The pool keeps freed nodes on its own free lists, outside
-// malloc's.
+// back to glibc's malloc. Deleting part of a large model leaves millions of
+// small free chunks between live ones, and glibc then sorts thousands of
+// them into its bins on each later malloc that finds no exact fit: the CUDA
+// driver's own allocations inside the next batch's launches then ran slowly,
+// time the device spent waiting inside timed regions. The pool keeps freed
+// nodes on its own free lists, outside malloc's.
 class ModelState {
  public:
   ModelState() = default;
