@@ -93,7 +93,8 @@ void print_text(std::FILE* out, const Comparison& c, const std::vector<Line>& li
   }
   fmt::print(out, "\n");
   for (const RunReport& r : c.reports)
-    fmt::print(out, "{}: {:.3f} ms device, {}\n", r.structure, r.total_device_ms, verdict_of(r));
+    fmt::print(out, "{}: {:.3f} ms {}, {}\n", r.structure, r.total_device_ms, r.backend == "cpu" ? "host" : "device",
+               verdict_of(r));
   for (const auto& [name, why] : c.skipped) fmt::print(out, "{}: cannot run it: {}\n", name, why);
 }
 

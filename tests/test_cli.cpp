@@ -640,6 +640,8 @@ TEST_CASE("cli: compare runs one workload on every structure that can, and check
   CHECK(t.out.find(" lsm") != std::string::npos);
   CHECK(t.out.find("sorted-array: ") != std::string::npos);
   CHECK(t.out.find("verified, 46693 results") != std::string::npos);
+  CHECK(t.out.find(" ms host, verified") != std::string::npos);  // the CPU backend's time is the host's
+  CHECK(t.out.find(" ms device") == std::string::npos);
   CHECK(t.out.find("btree: cannot run it: ") != std::string::npos);   // snapshots
   CHECK(t.out.find("slabhash: cannot run it: ") != std::string::npos);  // successors
   CHECK(t.out.find('*') != std::string::npos);                       // a fastest is marked
