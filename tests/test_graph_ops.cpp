@@ -115,6 +115,12 @@ TEST_CASE("reference: vertex deletes remove every edge from and to the vertex; t
   CHECK(s.triangle_bounds().min == 4);
   s.erase_vertices({0});  // the hub: no triangles left
   CHECK(s.triangle_bounds().max == 0);
+  // A vertex that is only a target (no edges from it) loses its edges in.
+  s.put(edge(1, 500), 4);
+  s.put(edge(2, 500), 4);
+  const size_t before = s.definite().size();
+  s.erase_vertices({500});
+  CHECK(s.definite().size() == before - 2);
   // An ambiguous edge: the count is a range.
   ModelState a;
   a.build(KeyValues{{edge(1, 2), edge(2, 3)}, {0, 0}});

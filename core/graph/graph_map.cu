@@ -515,15 +515,18 @@ void graph_map::impl::erase_vertices(const std::uint64_t* blocks, std::uint64_t 
   const std::uint64_t words = (vertices + 31) / 32;
   DeviceBuffer<std::uint32_t> marks(words, "graph vertex deletion");
   DeviceBuffer<std::uint32_t> gone(std::min<std::uint64_t>(n, vertices), "graph vertex deletion");
+  DeviceBuffer<std::uint32_t> far(n, "graph vertex deletion"), far_sorted(n, "graph vertex deletion");
   GPUDICT_CUDA(cudaMemsetAsync(marks.data(), 0, words * sizeof(std::uint32_t), stream()));
-  GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, sizeof(unsigned), stream()));
+  d_words.reserve_discard(2, "graph scratch");
+  GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, 2 * sizeof(unsigned), stream()));
   reset_bad();
   d_scalar.reserve_discard(6, "graph scratch");
   GPUDICT_CUDA(cudaMemsetAsync(d_scalar.data() + 2, 0, 4 * sizeof(unsigned long long), stream()));
   const slabhash::TableRef<std::uint64_t> t = table.device_table();
   timer.start(stream());
   graph::mark_vertices_kernel<<<blocks_for(n, kThreads, 4 * device_sm_count()), kThreads, 0, stream()>>>(
-      blocks, n, static_cast<std::uint32_t>(vertices), marks.data(), gone.data(), d_words.data(), d_scalar.data() + 1);
+      blocks, n, static_cast<std::uint32_t>(vertices), marks.data(), gone.data(), far.data(), d_words.data(),
+      d_scalar.data() + 1);
   GPUDICT_CHECK_LAUNCH("graph mark_vertices_kernel");
   add_time(timer.stop(stream()));
   unsigned long long bad = 0;
@@ -534,18 +537,40 @@ void graph_map::impl::erase_vertices(const std::uint64_t* blocks, std::uint64_t 
     throw InputError("graph: erase_vertices takes a vertex's first key u * 2^32; entry " + std::to_string(bad) +
                      " is " + std::to_string(k));
   }
-  unsigned m = 0;
-  copy_to_host(stream(), &m, d_words.data(), sizeof m);
-  if (m == 0) return;  // no vertex with buckets
+  unsigned counts[2];  // vertices with buckets (listed once each); vertices beyond the capacity
+  copy_to_host(stream(), counts, d_words.data(), sizeof counts);
+  const unsigned m = counts[0], nfar = counts[1];
+  if (m == 0 && nfar == 0) return;
+  graph::Deleted d;
+  d.marks = marks.data();
+  d.vertices = static_cast<std::uint32_t>(vertices);
+  if (nfar) {
+    auto sort = [&](void* p, size_t& bytes) {
+      return cub::DeviceRadixSort::SortKeys(p, bytes, far.data(), far_sorted.data(), static_cast<std::int64_t>(nfar),
+                                            0, 32, stream());
+    };
+    temp.prepare("cub::DeviceRadixSort::SortKeys", sort);
+    timer.start(stream());
+    temp.run("cub::DeviceRadixSort::SortKeys", sort);
+    add_time(timer.stop(stream()));
+    d.far = far_sorted.data();
+    d.nfar = nfar;
+  }
   const std::uint64_t buckets = table.buckets();
   timer.start(stream());
   with_layout([&](auto layout) {
     using L = decltype(layout);
-    graph::sweep_kernel<L><<<blocks_for(buckets, kThreads), kThreads, 0, stream()>>>(
-        t, buckets, marks.data(), static_cast<std::uint32_t>(vertices), degree.data(), d_scalar.data() + 2);
+    graph::sweep_kernel<L><<<blocks_for(buckets, kThreads), kThreads, 0, stream()>>>(t, buckets, d, degree.data(),
+                                                                                      d_scalar.data() + 2);
     GPUDICT_CHECK_LAUNCH("graph sweep_kernel");
   });
   add_time(timer.stop(stream()));
+  if (m == 0) {  // only vertices without buckets: their edges in were swept
+    unsigned long long killed = 0;
+    copy_to_host(stream(), &killed, d_scalar.data() + 2, sizeof killed);
+    table.forget(killed, 0, 0);
+    return;
+  }
   DeviceBuffer<std::uint64_t> lo(m, "graph vertex deletion"), hi(m, "graph vertex deletion");
   graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, lo.data(),
                                                                                    hi.data());

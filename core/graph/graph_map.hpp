@@ -99,8 +99,8 @@ class graph_map {
                       cudaStream_t stream = 0);
   // Deletes each vertex (vertices[i] = u * 2^32, the first key of its
   // block; anything else is an InputError): every edge from u and every
-  // edge to u. A vertex keeps its id and buckets; one without edges, named
-  // twice, or beyond vertex_capacity() is a no-op.
+  // edge to u. A vertex keeps its id and buckets; one named twice counts
+  // once; one beyond vertex_capacity() has only edges into it to lose.
   void erase_vertices(const std::uint64_t* vertices, std::uint64_t n, cudaStream_t stream = 0);
   // The triangles of the undirected graph the edges form ({u, v} is an edge
   // when u != v and (u, v) or (v, u) is present), each counted once: exact.

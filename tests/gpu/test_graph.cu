@@ -457,6 +457,12 @@ TEST_CASE("graph: triangle counts of complete graphs, wheels, grids and directed
       graph_map g = built(keys, variant, model);
       CHECK(g.triangle_count() == gpudict::count_triangles(keys_of(model)));
       CHECK(g.triangle_count() == 2);  // {0, 1, 2^32 - 2} and {0, 1, 2}
+      // 2^32 - 2 has no buckets (no edges from it), only edges into it: a
+      // vertex delete takes those, both of them, and its triangle.
+      erase_vertices(g, model, {0xFFFFFFFEu, 0xFFFFFFFEu, 4000000000u});
+      CHECK(g.size() == model.size());
+      CHECK(g.triangle_count() == 1);
+      check_find(g, model, {edge(1, 0xFFFFFFFEull), edge(0, 0xFFFFFFFEull)}, weights);
       erase_vertices(g, model, {0, 1});  // only the self-loop (2, 2) is left
       CHECK(g.triangle_count() == 0);
       check_find(g, model, {edge(0, 1), edge(1, 2)}, weights);

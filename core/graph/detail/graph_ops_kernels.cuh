@@ -50,8 +50,27 @@ __device__ __forceinline__ uint32_t live_slots(const SlabWords& v) {
   return live;
 }
 
-__device__ __forceinline__ bool marked(const uint32_t* marks, uint32_t vertices, uint32_t u) {
-  return u < vertices && ((marks[u >> 5] >> (u & 31)) & 1u);
+// The vertices a vertex delete names: those below the capacity as bits of
+// `marks`; those at or beyond it (no buckets, but they may be the target
+// of edges) in `far`, sorted, `nfar` of them.
+struct Deleted {
+  const uint32_t* marks = nullptr;
+  uint32_t vertices = 0;
+  const uint32_t* far = nullptr;
+  uint32_t nfar = 0;
+};
+
+__device__ __forceinline__ bool marked(const Deleted& d, uint32_t u) {
+  if (u < d.vertices) return (d.marks[u >> 5] >> (u & 31)) & 1u;
+  uint32_t lo = 0, hi = d.nfar;
+  while (lo < hi) {
+    const uint32_t mid = (lo + hi) / 2;
+    if (d.far[mid] < u)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < d.nfar && d.far[lo] == u;
 }
 
 // ---------------------------------------------------------------- vertex deletion
@@ -73,9 +92,11 @@ __device__ __forceinline__ bool marked(const uint32_t* marks, uint32_t vertices,
 
 // blocks[i] = u * 2^32 names vertex u; a block start with a low half is
 // flagged in *bad (lowest index). Vertices at or beyond `vertices` have no
-// edges and are skipped.
+// buckets (no edges from them) but may be targets: they go to far[] (count
+// in counts[1]; the caller sorts them); the others are marked, and listed
+// once each (counts[0]).
 __global__ void mark_vertices_kernel(const uint64_t* blocks, uint64_t n, uint32_t vertices, uint32_t* marks,
-                                     uint32_t* listed, unsigned* count, unsigned long long* bad) {
+                                     uint32_t* listed, uint32_t* far, unsigned* counts, unsigned long long* bad) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const uint64_t k = blocks[i];
@@ -84,17 +105,20 @@ __global__ void mark_vertices_kernel(const uint64_t* blocks, uint64_t n, uint32_
       continue;
     }
     const uint32_t u = static_cast<uint32_t>(k >> 32);
-    if (u >= vertices) continue;
+    if (u >= vertices) {
+      far[atomicAdd(counts + 1, 1u)] = u;
+      continue;
+    }
     const uint32_t bit = 1u << (u & 31);
-    if (!(atomicOr(marks + (u >> 5), bit) & bit)) listed[atomicAdd(count, 1u)] = u;
+    if (!(atomicOr(marks + (u >> 5), bit) & bit)) listed[atomicAdd(counts, 1u)] = u;
   }
 }
 
 // One thread per bucket chain (buckets: the hashed ones). out[0] += edges
 // killed.
 template <class L>
-__global__ void sweep_kernel(const slabhash::TableRef<uint64_t> t, uint64_t buckets, const uint32_t* marks,
-                             uint32_t vertices, uint32_t* degree, unsigned long long* out) {
+__global__ void sweep_kernel(const slabhash::TableRef<uint64_t> t, uint64_t buckets, const Deleted d,
+                             uint32_t* degree, unsigned long long* out) {
   const uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= buckets) return;
   slabhash::Slab* s = t.base + i;
@@ -107,11 +131,11 @@ __global__ void sweep_kernel(const slabhash::TableRef<uint64_t> t, uint64_t buck
       // Every edge of the chain has the same source: a marked one's chain
       // is released whole, later.
       source = static_cast<uint32_t>(slot_key<L>(v, __ffs(live) - 1) >> 32);
-      if (marked(marks, vertices, source)) return;
+      if (marked(d, source)) return;
       uint32_t kill = 0;
 #pragma unroll
       for (unsigned slot = 0; slot < L::kSlots; ++slot)
-        if (((live >> slot) & 1u) && marked(marks, vertices, static_cast<uint32_t>(slot_key<L>(v, slot))))
+        if (((live >> slot) & 1u) && marked(d, static_cast<uint32_t>(slot_key<L>(v, slot))))
           kill |= 1u << slot;
       if (kill) {
         s->w[30] = v.w[30] & ~kill;
