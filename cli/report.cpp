@@ -170,10 +170,11 @@ void print_json(std::FILE* out, const RunReport& r, bool quiet) {
 }
 
 void print_csv(std::FILE* out, const RunReport& r) {
-  fmt::print(out, "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms,gen_ms,verify_ms\n");
+  fmt::print(out, "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms,gen_ms,verify_ms,device_ms_min,device_ms_max\n");
   // run_verified: the run's verdict on every row (true, false, or empty with
   // --no-verify); e2e_ms, gen_ms and verify_ms are a step's figures, so only
-  // its first row has them.
+  // its first row has them; device_ms is the median of the repetitions,
+  // device_ms_min and _max their spread.
   const std::string run_verified = r.verified ? (r.mismatches == 0 ? "true" : "false") : "";
   for (const auto& s : r.steps) {
     std::string prefix = fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.structure), r.backend,
@@ -181,12 +182,17 @@ void print_csv(std::FILE* out, const RunReport& r) {
                                      run_verified, s.index, s.kind, csv_field(s.name), mode_name(s.mode),
                                      csv_field(s.snapshot), s.batches);
     const std::string step_times = fmt::format("{:.6f},{:.6f},{:.6f}", s.e2e_ms, s.gen_ms, s.verify_ms);
-    if (s.rows.empty()) fmt::print(out, "{},,0,,0,0,{}\n", prefix, step_times);
+    if (s.rows.empty()) fmt::print(out, "{},,0,,0,0,{},0,0\n", prefix, step_times);
     bool first = true;
     for (const auto& row : s.rows) {
       std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "";
-      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{}\n", prefix, phase_name(row.phase), row.ops, ver, row.device_ms,
-                 mops(row.ops, row.device_ms), first ? step_times : std::string(",,"));
+      double lo = row.device_ms, hi = row.device_ms;
+      if (!row.samples.empty()) {
+        lo = *std::min_element(row.samples.begin(), row.samples.end());
+        hi = *std::max_element(row.samples.begin(), row.samples.end());
+      }
+      fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{},{:.6f},{:.6f}\n", prefix, phase_name(row.phase), row.ops, ver,
+                 row.device_ms, mops(row.ops, row.device_ms), first ? step_times : std::string(",,"), lo, hi);
       first = false;
     }
   }

@@ -185,13 +185,34 @@ TEST_CASE("cli: csv has a header row and rectangular rows") {
   REQUIRE(r.exit_code == 0);
   auto ls = lines_of(r.out);
   REQUIRE(ls.size() >= 2);
-  CHECK(ls[0] == "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms,gen_ms,verify_ms");
+  CHECK(ls[0] == "structure,backend,device,workload,seed,repeat,run_verified,step,kind,name,mode,snapshot,batches,op,ops,verified,device_ms,mops,e2e_ms,gen_ms,verify_ms,device_ms_min,device_ms_max");
   // The seed, the repetitions and the verdict on every row; e2e_ms once per step.
   CHECK(ls[1].find(",42,1,true,0,build,") != std::string::npos);
   const auto n = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format csv --no-verify");
   REQUIRE(n.exit_code == 0);
   CHECK(lines_of(n.out)[1].find(",42,1,,0,build,") != std::string::npos);
   for (const auto& l : ls) CHECK(count_fields(l) == count_fields(ls[0]));
+  // --repeat: the median with its spread, min <= median <= max on every row.
+  const auto rep = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu --format csv --no-verify --repeat 3");
+  REQUIRE(rep.exit_code == 0);
+  for (const auto& l : lines_of(rep.out)) {
+    if (l.rfind("structure,", 0) == 0) continue;
+    std::vector<std::string> f;
+    std::string cur;
+    for (char c : l) {
+      if (c == ',') {
+        f.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    f.push_back(cur);
+    REQUIRE(f.size() == 23);
+    const double med = std::stod(f[16]), lo = std::stod(f[21]), hi = std::stod(f[22]);
+    CHECK(lo <= med);
+    CHECK(med <= hi);
+  }
 }
 
 TEST_CASE("cli: gen then replay gives the same results as the YAML") {
