@@ -68,7 +68,7 @@ struct Capabilities {
   // over the edge keys u * 2^32 + v.
   bool vertex_delete = false;
   bool triangles = false;
-  // stats().size is exactly the live keys: verified runs compare it with
+  // live_keys() is exactly the live keys: verified runs compare it with
   // the reference after every batch (where the reference knows its size).
   bool exact_size = false;
 
@@ -163,6 +163,10 @@ class Dictionary {
   virtual void cleanup(DeviceTime& t) { (void)t; }
 
   virtual Stats stats() const = 0;
+  // Live keys, where caps().exact_size says it is exact: what a verified
+  // run compares after every batch, so it must be cheap (stats() may read
+  // the device). The default: stats().size.
+  virtual uint64_t live_keys() const { return stats().size; }
 
   // The widest keys and values this instance stores. A workload with wider
   // ones is refused by replay (it would be truncated); narrower ones widen

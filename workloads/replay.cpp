@@ -205,7 +205,7 @@ class Pass {
       }
       if (dict_.caps().exact_size) {  // the structure's own count of live keys
         const uint64_t m = verifier_->mismatches();
-        verifier_->check_size(batch_index_, dict_.stats().size);
+        verifier_->check_size(batch_index_, dict_.live_keys());
         s.report.mismatches += verifier_->mismatches() - m;
       }
       s.report.verify_ms += ms_since(tv);

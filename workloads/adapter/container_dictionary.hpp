@@ -94,6 +94,12 @@ struct has_graph_ops<Map, std::void_t<decltype(std::declval<Map&>().erase_vertic
                                        decltype(std::declval<Map&>().triangle_count(cudaStream_t{}))>>
     : std::true_type {};
 
+// Whether Map counts its live keys (size()).
+template <class Map, class = void>
+struct has_size : std::false_type {};
+template <class Map>
+struct has_size<Map, std::void_t<decltype(std::declval<const Map&>().size())>> : std::true_type {};
+
 // Whether the structure's traits refuse some batches before they run
 // (Traits::check_batch(batch, index) throws InputError).
 template <class Traits, class = void>
@@ -253,6 +259,15 @@ class ContainerDictionary final : public Dictionary {
     } else {
       (void)t;
     }
+  }
+
+  // The container's own count where it has one (the graph's is a host
+  // counter), else the figures' size.
+  uint64_t live_keys() const override {
+    if constexpr (has_size<Map>::value)
+      return map_.size();
+    else
+      return stats().size;
   }
 
   Stats stats() const override {
