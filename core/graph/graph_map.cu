@@ -565,29 +565,25 @@ void graph_map::impl::erase_vertices(const std::uint64_t* blocks, std::uint64_t 
     GPUDICT_CHECK_LAUNCH("graph sweep_kernel");
   });
   add_time(timer.stop(stream()));
-  if (m == 0) {  // only vertices without buckets: their edges in were swept
-    unsigned long long killed = 0;
-    copy_to_host(stream(), &killed, d_scalar.data() + 2, sizeof killed);
-    table.forget(killed, 0, 0);
-    return;
+  if (m) {  // the marked vertices' own chains (vertices beyond the capacity have none)
+    DeviceBuffer<std::uint64_t> lo(m, "graph vertex deletion"), hi(m, "graph vertex deletion");
+    graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, lo.data(),
+                                                                                     hi.data());
+    GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+    const std::uint64_t items = block_items(lo.data(), hi.data(), m);  // (timed inside)
+    timer.start(stream());
+    with_layout([&](auto layout) {
+      using L = decltype(layout);
+      if (items == 0) return;
+      graph::release_chains_kernel<L><<<blocks_for(items, kThreads), kThreads, 0, stream()>>>(
+          t, gone.data(), d_start.data(), m, items, d_scalar.data() + 3);
+      GPUDICT_CHECK_LAUNCH("graph release_chains_kernel");
+    });
+    graph::clear_vertices_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, degree.data(),
+                                                                                      approx.data());
+    GPUDICT_CHECK_LAUNCH("graph clear_vertices_kernel");
+    add_time(timer.stop(stream()));
   }
-  DeviceBuffer<std::uint64_t> lo(m, "graph vertex deletion"), hi(m, "graph vertex deletion");
-  graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, lo.data(),
-                                                                                   hi.data());
-  GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
-  const std::uint64_t items = block_items(lo.data(), hi.data(), m);  // (timed inside)
-  timer.start(stream());
-  with_layout([&](auto layout) {
-    using L = decltype(layout);
-    if (items == 0) return;
-    graph::release_chains_kernel<L><<<blocks_for(items, kThreads), kThreads, 0, stream()>>>(
-        t, gone.data(), d_start.data(), m, items, d_scalar.data() + 3);
-    GPUDICT_CHECK_LAUNCH("graph release_chains_kernel");
-  });
-  graph::clear_vertices_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, degree.data(),
-                                                                                    approx.data());
-  GPUDICT_CHECK_LAUNCH("graph clear_vertices_kernel");
-  add_time(timer.stop(stream()));
   unsigned long long c[4];  // killed by the sweep; released live, claimed, pool slabs
   copy_to_host(stream(), c, d_scalar.data() + 2, sizeof c);
   // The swept edges are tombstones now (claimed, not live); the released
