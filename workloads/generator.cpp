@@ -14,6 +14,7 @@
 #include "workloads/parallel_sort.hpp"
 #include "workloads/rng.hpp"
 #include "workloads/sorted_index.hpp"
+#include "workloads/triangles.hpp"
 #include "workloads/uninit_vector.hpp"
 
 // Deterministic floating point (see distributions.cpp).
@@ -88,13 +89,9 @@ class PresentModel {
   // (sorted, unique; keys u * 2^32 + v) leaves the model.
   void erase_vertices(const std::vector<uint32_t>& vertices) {
     merge_pending();
-    auto touches = [&](uint64_t k) {
-      return std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k >> 32)) ||
-             std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k));
-    };
     uninit_vector<uint64_t> out;
     parallel_select(
-        present_.size(), uint64_t{1} << 16, [&](uint64_t i) { return !touches(present_[i]); },
+        present_.size(), uint64_t{1} << 16, [&](uint64_t i) { return !touches_vertex(vertices, present_[i]); },
         [&](uint64_t total) { out.resize(total); }, [&](uint64_t rank, uint64_t i) { out[rank] = present_[i]; });
     present_.swap(out);
     index_valid_ = false;
@@ -433,13 +430,8 @@ struct GeneratedSource::Impl {
   }
   // A batch's vertex deletes take effect after all of its edge updates.
   void record_vertex_deletes(const Batch& b) {
-    std::vector<uint32_t> gone;
-    for (size_t i = 0; i < b.size(); ++i)
-      if (b.types[i] == OpType::VertexDelete) gone.push_back(static_cast<uint32_t>(b.keys[i] >> 32));
-    if (gone.empty()) return;
-    std::sort(gone.begin(), gone.end());
-    gone.erase(std::unique(gone.begin(), gone.end()), gone.end());
-    model.erase_vertices(gone);
+    const std::vector<uint32_t> gone = deleted_vertices(b);
+    if (!gone.empty()) model.erase_vertices(gone);
   }
 
   // Operation i of a batch draws only from Rng::at(batch seed, i), its type

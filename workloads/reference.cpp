@@ -232,10 +232,7 @@ void ModelState::erase_vertices(std::vector<uint32_t> vertices) {
   if (vertices.empty()) return;
   std::sort(vertices.begin(), vertices.end());
   vertices.erase(std::unique(vertices.begin(), vertices.end()), vertices.end());
-  auto touches = [&](uint64_t k) {
-    return std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k >> 32)) ||
-           std::binary_search(vertices.begin(), vertices.end(), static_cast<uint32_t>(k));
-  };
+  auto touches = [&](uint64_t k) { return touches_vertex(vertices, k); };
   std::vector<uint64_t> keys;  // ascending: the cursor's order
   for (DefiniteStore::Cursor c = definite_.lower_bound(0); c.valid(); c.next())
     if (touches(c.key())) keys.push_back(c.key());

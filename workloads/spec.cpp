@@ -689,6 +689,12 @@ class Parser {
     }
   }
 
+  // A graph operation (vertex_delete, triangles) needs edge keys and a phased batch.
+  void check_graph_op(const YAML::Node& n, const std::string& field, ExecMode mode) const {
+    if (key_type_ != KeyType::U64) fail(n, field, "a graph operation on the edge keys u * 2^32 + v", "key_type: u64");
+    if (mode != ExecMode::Phased) fail(n, field, "a graph operation in a concurrent batch", "mode: phased");
+  }
+
   PhaseSpec phase(const YAML::Node& n, const std::string& field, size_t index) const {
     PhaseSpec p;
     const Fields f = fields(n, field,
@@ -724,13 +730,8 @@ class Parser {
         fail(m, mf, "operation mix sums to " + fmt_double(sum),
              "fractions summing to 1 within 1e-9, or operation counts summing to batch_size " +
                  std::to_string(p.batch_size));
-      for (OpType t : {OpType::VertexDelete, OpType::Triangles}) {
-        if (!(p.mix[static_cast<int>(t)] > 0)) continue;
-        if (key_type_ != KeyType::U64)
-          fail(m, sub(mf, std::string(op_name(t))), "a graph operation on the edge keys u * 2^32 + v", "key_type: u64");
-        if (p.mode != ExecMode::Phased)
-          fail(m, sub(mf, std::string(op_name(t))), "a graph operation in a concurrent phase", "mode: phased");
-      }
+      for (OpType t : {OpType::VertexDelete, OpType::Triangles})
+        if (p.mix[static_cast<int>(t)] > 0) check_graph_op(m, sub(mf, std::string(op_name(t))), p.mode);
     }
     p.keys.max = max_of(key_type_);
     if (auto v = f.get("keys")) p.keys = key_dist(v, sub(field, "keys"));
@@ -776,10 +777,7 @@ class Parser {
       if (op.size() != want)
         fail(op, opf, std::string(op_name(t)) + " with " + std::to_string(op.size() - 1) + " arguments",
              std::to_string(want - 1) + " arguments: " + shape);
-      if (is_graph_op(t)) {
-        if (key_type_ != KeyType::U64) fail(op, opf, "a graph operation on the edge keys u * 2^32 + v", "key_type: u64");
-        if (s.batch.mode != ExecMode::Phased) fail(op, opf, "a graph operation in a concurrent batch", "mode: phased");
-      }
+      if (is_graph_op(t)) check_graph_op(op, opf, s.batch.mode);
       const uint64_t key = want > 1 ? key_value(op[1], opf) : 0;
       if (t == OpType::VertexDelete && (key & 0xFFFFFFFFull) != 0)
         fail(op[1], opf, "key " + std::to_string(key) + " is not a vertex's first key",

@@ -18,12 +18,11 @@ namespace {
 
 constexpr uint64_t kGrain = uint64_t{1} << 14;
 
-// Sorts and deduplicates 64-bit words on the host's threads.
-void sort_unique(std::vector<uint64_t>& v) {
+// Sorts 64-bit words on the host's threads.
+void sort_words(std::vector<uint64_t>& v) {
   const auto key_of = [](uint64_t k) { return k; };
   const auto [varying, ascending] = varying_bits(v, key_of);
   if (!ascending) parallel_radix_sort(v, varying, key_of);
-  v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
 uint32_t hi32(uint64_t k) { return static_cast<uint32_t>(k >> 32); }
@@ -41,7 +40,8 @@ uint64_t count_triangles(std::vector<uint64_t> e) {
       e[i] = u == v ? kLoop : (static_cast<uint64_t>(std::min(u, v)) << 32) | std::max(u, v);
     }
   });
-  sort_unique(e);
+  sort_words(e);
+  e.erase(std::unique(e.begin(), e.end()), e.end());
   if (!e.empty() && e.back() == kLoop) e.pop_back();
   const uint64_t m = e.size();
   if (m < 3) return 0;
@@ -55,11 +55,7 @@ uint64_t count_triangles(std::vector<uint64_t> e) {
       ends[2 * i + 1] = lo32(e[i]);
     }
   });
-  {
-    const auto key_of = [](uint64_t k) { return k; };
-    const auto [varying, ascending] = varying_bits(ends, key_of);
-    if (!ascending) parallel_radix_sort(ends, varying, key_of);
-  }
+  sort_words(ends);
   std::vector<uint32_t> ids, degree;
   for (uint64_t i = 0; i < ends.size();) {
     uint64_t j = i + 1;
@@ -83,11 +79,7 @@ uint64_t count_triangles(std::vector<uint64_t> e) {
       e[i] = (static_cast<uint64_t>(a) << 32) | b;
     }
   });
-  {
-    const auto key_of = [](uint64_t k) { return k; };
-    const auto [varying, ascending] = varying_bits(e, key_of);
-    if (!ascending) parallel_radix_sort(e, varying, key_of);
-  }
+  sort_words(e);
   const uint64_t nv = ids.size();
   std::vector<uint64_t> first(nv + 1, 0);
   for (uint64_t i = 0; i < m; ++i) ++first[hi32(e[i]) + 1];
@@ -119,6 +111,20 @@ uint64_t count_triangles(std::vector<uint64_t> e) {
     total += sum;
   });
   return total.load();
+}
+
+std::vector<uint32_t> deleted_vertices(const Batch& batch) {
+  std::vector<uint32_t> v;
+  for (size_t i = 0; i < batch.size(); ++i)
+    if (batch.types[i] == OpType::VertexDelete) v.push_back(hi32(batch.keys[i]));
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+bool touches_vertex(const std::vector<uint32_t>& vertices, uint64_t k) {
+  return std::binary_search(vertices.begin(), vertices.end(), hi32(k)) ||
+         std::binary_search(vertices.begin(), vertices.end(), lo32(k));
 }
 
 }  // namespace gpudict

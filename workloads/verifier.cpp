@@ -11,6 +11,7 @@
 #include "workloads/multimap_checks.hpp"
 #include "workloads/parallel.hpp"
 #include "workloads/reference.hpp"
+#include "workloads/triangles.hpp"
 #include "workloads/verifier_text.hpp"
 
 namespace gpudict {
@@ -180,10 +181,7 @@ struct Verifier::Impl {
       // the multimap checker keeps its own model
     } else if (b.mode == ExecMode::Phased) {
       model.live().apply_phased(groups, rule);
-      std::vector<uint32_t> gone;  // the vertex deletes, after the edge updates
-      for (size_t i = 0; i < b.size(); ++i)
-        if (b.types[i] == OpType::VertexDelete) gone.push_back(static_cast<uint32_t>(b.keys[i] >> 32));
-      model.live().erase_vertices(std::move(gone));
+      model.live().erase_vertices(deleted_vertices(b));  // the vertex deletes, after the edge updates
     } else if (b.snapshot.empty() && !queries_first) {
       touched_keys = TouchedKeys(groups);
       touched = &touched_keys;
