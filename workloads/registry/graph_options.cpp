@@ -14,27 +14,28 @@ namespace gpudict {
 Capabilities graph_caps_for(const StructureConfig& config) { return graph_caps_of(graph::parse_options(config).variant); }
 
 std::vector<OptionSpec> graph_option_specs() {
+  const graph::Options d;  // the defaults --help shows
   return {
       {"variant", "map (every edge keeps a weight, the workload's value; insert replaces it) or set (edges only)",
-       "map", "{map,set}"},
+       graph::variant_name(d.variant), "{map,set}"},
       {"load-factor",
        "chapter 5's load factor: edges per bucket slot. The build gives each vertex max(1, ceil(degree / "
        "(load-factor x slots per slab))) buckets (7 edges per slab in map, 15 in set); a vertex first named "
        "later gets 1",
-       shortest_text(graph::kDefaultLoadFactor), "FLOAT:in (0, 64]"},
-      {"vertex-capacity", "vertices with buckets before any growth (0: those the initial edges name)", "0", "UINT"},
+       shortest_text(d.load_factor), "FLOAT:in (0, 64]"},
+      {"vertex-capacity", "vertices with buckets before any growth (0: those the initial edges name)", std::to_string(d.vertex_capacity), "UINT"},
       {"max-vertices",
        "vertex ids an edge may name are below this, at most 2^31; a batch naming a vertex beyond the capacity grows "
        "it (at least doubling), one beyond this ends the run (exit 3)",
-       std::to_string(graph::kDefaultMaxVertices), "UINT"},
-      {"pool-slabs", "slabs in SlabAlloc's first super block (0: automatic); as slabhash's", "0", "UINT"},
-      {"pool-growth", "on: the pool grows ahead of inserts and when full; off: exit 3 with 'out of slab memory'", "on",
-       "{on,off}"},
-      {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", "0", "UINT"},
+       std::to_string(d.max_vertices), "UINT"},
+      {"pool-slabs", "slabs in SlabAlloc's first super block (0: automatic); as slabhash's", std::to_string(d.pool_slabs), "UINT"},
+      {"pool-growth", "on: the pool grows ahead of inserts and when full; off: exit 3 with 'out of slab memory'",
+       on_off(d.growth), "{on,off}"},
+      {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", std::to_string(d.max_pool_bytes), "UINT"},
       {"flush-tombstones",
        "FLUSH (compact every chain) after an update batch that leaves more deleted slots than this fraction of the "
        "base slots (0: never)",
-       shortest_text(slabhash::kDefaultFlushTombstones), "FLOAT:>= 0"},
+       shortest_text(d.flush_tombstones), "FLOAT:>= 0"},
   };
 }
 

@@ -11,28 +11,29 @@
 namespace gpudict {
 
 std::vector<OptionSpec> lsm_option_specs() {
+  const lsm::Options d;  // the defaults --help shows
   return {
       {"batch-size",
        "b: the LSM batch and level-0 size, a power of two (1 to 2^30). Update batches are cut into chunks of at "
        "most b unique keys; a chunk that fits merges into level 0, so a batch of k keys stores k elements",
-       std::to_string(lsm::Options{}.batch_size), "UINT:2^k in [1, 2^30]"},
-      {"cleanup-every", "run a cleanup after every N update batches (0: never)", "0", "UINT"},
+       std::to_string(d.batch_size), "UINT:2^k in [1, 2^30]"},
+      {"cleanup-every", "run a cleanup after every N update batches (0: never)", std::to_string(d.cleanup_every), "UINT"},
       {"cleanup-stale-fraction",
        "run a cleanup after an update batch when stale elements exceed this fraction of the stored elements "
        "(0: never); the stale count is the one --stale-count keeps",
-       shortest_text(lsm::kDefaultStaleFraction), "FLOAT:>= 0"},
+       shortest_text(d.stale_fraction), "FLOAT:>= 0"},
       {"lookup-filter",
        "on: a lookup batch first builds the filters that the queried levels lack (8 bits per key, a blocked Bloom "
        "filter per segment of a level's fence top; in that batch's time, once per level) and lookups skip the levels "
        "a filter rules out; the largest level, the levels of build and cleanup (disjoint key ranges) and levels of "
        "at most 1024 keys have none, as there a hit would pay a probe on top of its search; off: every lookup "
        "searches every level it reaches",
-       "on", "{on,off}"},
+       on_off(d.lookup_filter), "{on,off}"},
       {"stale-count",
        "levels: each level counts the stale records it holds when it is written (free; a lower bound that misses "
        "records shadowed by a newer level until their levels merge); exact: every update batch also looks up its "
        "keys in the levels before it (one lookup per updated key)",
-       "levels", "{levels,exact}"},
+       d.exact_stale ? "exact" : "levels", "{levels,exact}"},
   };
 }
 

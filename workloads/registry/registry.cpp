@@ -30,8 +30,7 @@ std::vector<StructureInfo> make_table() {
                sorted_array_caps(),
                {},
                [](const StructureConfig& cfg) { return make_sorted_array(cfg); }});
-  // Named here so `gpudict --help` shows the plan; each arrives with its issue.
-  t.push_back({"lsm", "GPU LSM (seed 000): levels of sorted arrays, tombstones, cleanup, O(levels) snapshots",
+  t.push_back({"lsm", "GPU LSM (Ashkiani et al., IPDPS 2018): levels of sorted arrays, tombstones, cleanup, O(levels) snapshots",
                "Levels of sorted arrays with room for b, 2b, 4b, ... elements; a batch of updates is sorted and merged "
                "into level 0 when it fits, otherwise down through the occupied levels (a binary counter); a batch of "
                "k keys stores k elements. Deletes insert tombstones; lookups search from the most recent level; "
@@ -41,7 +40,7 @@ std::vector<StructureInfo> make_table() {
                "Concurrent batches run as their updates, then their queries. docs/lsm.md.",
                lsm_caps(), lsm_option_specs(), [](const StructureConfig& cfg) { return make_lsm(cfg); },
                validate_lsm_options});
-  t.push_back({"btree", "GPU B-Tree (seed 002): B-link tree of 128-byte nodes, latched writes, concurrent batches",
+  t.push_back({"btree", "GPU B-Tree (Awad et al., PPoPP 2019): B-link tree of 128-byte nodes, latched writes, concurrent batches",
                "A B-link tree of 128-byte nodes (14 pairs, high key, side link, low key, meta word with count, leaf "
                "flag, latch and version), bulk-built bottom-up from sorted pairs. Reads take no latch (seqlock "
                "snapshots); writes latch one node, splits are proactive with restarts. Concurrent batches run "
@@ -54,7 +53,7 @@ std::vector<StructureInfo> make_table() {
                "a phased batch: any one wins. docs/btree.md.",
                btree_caps(), btree_option_specs(), [](const StructureConfig& cfg) { return make_btree(cfg); },
                validate_btree_options});
-  t.push_back({"slabhash", "Slab hash with SlabAlloc (seed 004): warp-cooperative chained hash table, --mode map|multimap|set",
+  t.push_back({"slabhash", "Slab hash with SlabAlloc (Ashkiani et al., IPDPS 2018): warp-cooperative chained hash table, --mode map|multimap|set",
                "A hash table of B buckets, each a list of 128-byte slabs (15 pairs or 30 keys, an alive-bit word, a "
                "32-bit next address), served by tiles of 4 lanes (eight operations per warp) that read one slab per "
                "step; SlabAlloc hands out slabs from super blocks of 1024-slab memory blocks. --mode map keeps keys "
@@ -65,7 +64,7 @@ std::vector<StructureInfo> make_table() {
                slabhash_caps(), slabhash_option_specs(), [](const StructureConfig& cfg) { return make_slabhash(cfg); },
                validate_slabhash_options, slabhash_caps_for});
   t.push_back({"mvbtree",
-               "Multiversion B-Tree (seed 001, ch. 4): the B-Tree with O(1) snapshots, leaf states kept as versions",
+               "Multiversion B-Tree (Awad, 2022, ch. 4): the B-Tree with O(1) snapshots, leaf states kept as versions",
                "The B-Tree (see btree, whose options it takes) with named snapshots: taking one is O(1) (a stamp). "
                "While snapshots are live, an update call first copies each leaf it changes that a live snapshot "
                "still reads into a version pool (one copy per leaf per call) and stamps it; leaves split off point "
@@ -76,7 +75,7 @@ std::vector<StructureInfo> make_table() {
                "verifier checks them exactly. Several updates of one key in a batch: any one wins. docs/mvbtree.md.",
                mvbtree_caps(), mvbtree_option_specs(), [](const StructureConfig& cfg) { return make_mvbtree(cfg); },
                validate_mvbtree_options});
-  t.push_back({"graph", "Dynamic graph (seed 001, ch. 5): a slab hash table per vertex, edges as keys u * 2^32 + v",
+  t.push_back({"graph", "Dynamic graph (Awad, 2022, ch. 5): a slab hash table per vertex, edges as keys u * 2^32 + v",
                "A directed graph whose edge (u, v) is the 64-bit key u * 2^32 + v (its value: a weight; --variant set "
                "keeps none). Every vertex has its own slab hash table: the build sizes its buckets from its degree "
                "(--load-factor), a vertex first named later gets one bucket, and the vertex capacity grows when a "

@@ -16,6 +16,8 @@ namespace gpudict {
 
 // A default as --help shows it: the shortest text of `x` ("0.5", not "0.500000").
 std::string shortest_text(double x);
+// A flag's default as --help shows it: "on" or "off".
+inline const char* on_off(bool on) { return on ? "on" : "off"; }
 
 // How option values are read, shared by StructureConfig's getters and the
 // command line's checks: an unsigned integer (decimal, 0x hex, 0 octal), a

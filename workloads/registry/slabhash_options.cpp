@@ -17,41 +17,42 @@ namespace sh = slabhash;
 Capabilities slabhash_caps_for(const StructureConfig& config) { return slabhash_caps_of(sh::parse_options(config).mode); }
 
 std::vector<OptionSpec> slabhash_option_specs() {
+  const sh::Options d;  // the defaults --help shows
   return {
       {"mode",
        "map (unique keys; insert replaces the value), multimap (a key may hold several values; insert adds a "
        "pair, delete removes every pair of the key) or set (keys only)",
-       "map", "{map,multimap,set}"},
+       std::string(sh::mode_name(d.mode)), "{map,multimap,set}"},
       {"buckets", "number of buckets (base slabs); default: from --load-factor. Not with --load-factor", "", "UINT"},
       {"load-factor",
        "expected memory utilization (stored bytes / slab bytes, the paper's definition) the buckets are sized for, "
-       "in (0, 0.93]; default 0.6. Not with --buckets",
+       "in (0, 0.93]; default " + shortest_text(d.load_factor) + ". Not with --buckets",
        "", "FLOAT:in (0, 0.93]"},
       {"expected-keys",
        "keys --load-factor sizes the table for (0: the initial contents; give the final size for workloads that "
        "grow)",
-       "0", "UINT"},
+       std::to_string(d.expected_keys), "UINT"},
       {"pool-slabs",
        "slabs in SlabAlloc's first super block (0: automatic, 1.5x the expected overflow slabs, at least 2^15); "
        "rounded up to a power of two >= 1024",
-       "0", "UINT"},
+       std::to_string(d.pool_slabs), "UINT"},
       {"pool-growth",
        "ahead: as on, and also before a batch whose inserts are expected (keys hashing uniformly) to take the pool "
        "past 3/4 full; on: when the pool is full, add a super block (doubling the pool) and run the "
        "operations that found no slab again; off: exit 3 with 'out of slab memory'",
-       "ahead", "{ahead,on,off}"},
-      {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", "0", "UINT"},
-      {"flush-every", "FLUSH (compact the chains, free emptied slabs) after every N update batches (0: never)", "0", "UINT"},
+       d.grow_ahead ? "ahead" : d.growth ? "on" : "off", "{ahead,on,off}"},
+      {"max-pool-bytes", "growth never takes the pool past this many bytes (0: device memory is the limit)", std::to_string(d.max_pool_bytes), "UINT"},
+      {"flush-every", "FLUSH (compact the chains, free emptied slabs) after every N update batches (0: never)", std::to_string(d.flush_every), "UINT"},
       {"flush-tombstones",
        "FLUSH after an update batch that leaves more tombstones than this fraction of the base slots (buckets x "
        "slots per slab): deleted slots are reused only after a FLUSH, so this bounds the chains under churn "
        "(0: never)",
-       shortest_text(sh::kDefaultFlushTombstones), "FLOAT:>= 0"},
+       shortest_text(d.flush_tombstones), "FLOAT:>= 0"},
       {"prefetch",
        "how an operation's base slab is fetched early: off; l2 (every lane asks L2 for its operation's base slab, "
        "4 sector prefetches, when it loads the operation, before its tile serves it); bulk (the same with one "
        "128-byte bulk prefetch, sm_90)",
-       sh::kDefaultPrefetch, "{off,l2,bulk}"},
+       sh::kPrefetchNames[d.prefetch], "{off,l2,bulk}"},
   };
 }
 
