@@ -55,6 +55,22 @@ std::vector<Line> lines_of(const Comparison& c) {
   return lines;
 }
 
+// The fastest and slowest repetition's device ms of a row (the median's
+// when it kept no samples).
+std::pair<double, double> ms_range(const StepRow& row) {
+  if (row.samples.empty()) return {row.device_ms, row.device_ms};
+  const auto [lo, hi] = std::minmax_element(row.samples.begin(), row.samples.end());
+  return {*lo, *hi};
+}
+
+// The spread of a row's rates over the repetitions, as a share of the
+// median rate: (fastest rate - slowest rate) / median rate.
+double rate_spread(const StepRow& row) {
+  const auto [lo, hi] = ms_range(row);
+  if (lo <= 0 || hi <= 0 || row.device_ms <= 0) return 0;
+  return (row.device_ms / lo - row.device_ms / hi);
+}
+
 std::string verdict_of(const RunReport& r) {
   if (!r.verified) return "not verified";
   if (r.mismatches) return fmt::format("FAILED: {} of {} results wrong", r.mismatches, r.checked);
@@ -67,28 +83,40 @@ void print_text(std::FILE* out, const Comparison& c, const std::vector<Line>& li
              first.workload.format, type_name(first.workload.key_type), type_name(first.workload.value_type),
              first.workload.seed, first.device, first.backend);
   fmt::print(out, "run: {}\n", provenance_text(first.provenance));
+  const bool spread = first.repeat > 1;
   fmt::print(out, "M ops/s of {}{}; * the fastest\n\n",
              first.backend == "gpu" ? "device time" : "the CPU reference's compute time (no device: every column runs the reference)",
-             first.repeat > 1 ? fmt::format(" (median of {} repetitions)", first.repeat) : std::string());
+             spread ? fmt::format(" (median of {} repetitions, then the rates' spread: fastest - slowest, % of the median)",
+                                  first.repeat)
+                    : std::string());
   size_t w = 4;
   size_t wop = 10;
   for (const Line& l : lines) {
     w = std::max(w, l.step->name.size());
     wop = std::max(wop, phase_name(l.phase).size());
   }
+  // Each cell's text first, so the columns fit them.
+  std::vector<std::vector<std::string>> cells(lines.size());
   std::vector<size_t> cw;
   for (const RunReport& r : c.reports) cw.push_back(std::max<size_t>(12, r.structure.size() + 1));
+  for (size_t i = 0; i < lines.size(); ++i)
+    for (size_t r = 0; r < c.reports.size(); ++r) {
+      const StepRow* row = lines[i].rows[r];
+      std::string cell = "-";
+      if (row) {
+        cell = fmt::format("{:.1f}{}", mops(row->ops, row->device_ms), lines[i].fastest == static_cast<int>(r) ? "*" : " ");
+        if (spread && row->ops > 0 && row->device_ms > 0) cell += fmt::format(" {:>3.0f}%", 100.0 * rate_spread(*row));
+      }
+      cw[r] = std::max(cw[r], cell.size() + 1);
+      cells[i].push_back(std::move(cell));
+    }
   fmt::print(out, "{:>4}  {:<{}} {:<{}} {:>11}", "step", "name", w, "op", wop, "ops");
   for (size_t r = 0; r < c.reports.size(); ++r) fmt::print(out, " {:>{}}", c.reports[r].structure, cw[r]);
   fmt::print(out, "\n");
-  for (const Line& l : lines) {
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Line& l = lines[i];
     fmt::print(out, "{:>4}  {:<{}} {:<{}} {:>11}", l.step->index, l.step->name, w, phase_name(l.phase), wop, l.ops);
-    for (size_t r = 0; r < c.reports.size(); ++r) {
-      std::string cell = "-";
-      if (l.rows[r]) cell = fmt::format("{:.1f}{}", mops(l.rows[r]->ops, l.rows[r]->device_ms),
-                                        l.fastest == static_cast<int>(r) ? "*" : " ");
-      fmt::print(out, " {:>{}}", cell, cw[r]);
-    }
+    for (size_t r = 0; r < c.reports.size(); ++r) fmt::print(out, " {:>{}}", cells[i][r], cw[r]);
     fmt::print(out, "\n");
   }
   fmt::print(out, "\n");
@@ -110,17 +138,26 @@ void print_json(std::FILE* out, const Comparison& c, const std::vector<Line>& li
              q(first.workload.path), q(first.backend), q(first.device), first.workload.seed, first.repeat, names,
              skipped, provenance_json(first.provenance));
   for (const Line& l : lines) {
-    std::string ms, rates;
+    std::string ms, ms_min, ms_max, samples, rates;
     for (size_t r = 0; r < c.reports.size(); ++r) {
-      if (!l.rows[r]) continue;
-      ms += fmt::format("{}{}:{:.6f}", ms.empty() ? "" : ",", q(c.reports[r].structure), l.rows[r]->device_ms);
-      rates += fmt::format("{}{}:{:.3f}", rates.empty() ? "" : ",", q(c.reports[r].structure),
-                           mops(l.rows[r]->ops, l.rows[r]->device_ms));
+      const StepRow* row = l.rows[r];
+      if (!row) continue;
+      const std::string key = q(c.reports[r].structure);
+      const char* sep = ms.empty() ? "" : ",";
+      const auto [lo, hi] = ms_range(*row);
+      std::string list;
+      for (double x : row->samples) list += fmt::format("{}{:.6f}", list.empty() ? "" : ",", x);
+      ms += fmt::format("{}{}:{:.6f}", sep, key, row->device_ms);
+      ms_min += fmt::format("{}{}:{:.6f}", sep, key, lo);
+      ms_max += fmt::format("{}{}:{:.6f}", sep, key, hi);
+      samples += fmt::format("{}{}:[{}]", sep, key, list);
+      rates += fmt::format("{}{}:{:.3f}", sep, key, mops(row->ops, row->device_ms));
     }
     fmt::print(out,
                "{{\"record\":\"row\",\"step\":{},\"kind\":{},\"name\":{},\"op\":{},\"ops\":{},\"device_ms\":{{{}}},"
-               "\"mops\":{{{}}},\"fastest\":{}}}\n",
-               l.step->index, q(l.step->kind), q(l.step->name), q(std::string(phase_name(l.phase))), l.ops, ms, rates,
+               "\"device_ms_min\":{{{}}},\"device_ms_max\":{{{}}},\"device_ms_samples\":{{{}}},\"mops\":{{{}}},\"fastest\":{}}}\n",
+               l.step->index, q(l.step->kind), q(l.step->name), q(std::string(phase_name(l.phase))), l.ops, ms, ms_min,
+               ms_max, samples, rates,
                l.fastest >= 0 ? q(c.reports[static_cast<size_t>(l.fastest)].structure) : std::string("null"));
   }
   for (const RunReport& r : c.reports)
@@ -132,13 +169,15 @@ void print_json(std::FILE* out, const Comparison& c, const std::vector<Line>& li
 }
 
 void print_csv(std::FILE* out, const Comparison& c, const std::vector<Line>& lines) {
-  fmt::print(out, "step,kind,name,op,ops,structure,device_ms,mops,fastest\n");
+  fmt::print(out, "step,kind,name,op,ops,structure,device_ms,mops,fastest,device_ms_min,device_ms_max\n");
   for (const Line& l : lines)
     for (size_t r = 0; r < c.reports.size(); ++r) {
-      if (!l.rows[r]) continue;
-      fmt::print(out, "{},{},{},{},{},{},{:.6f},{:.3f},{}\n", l.step->index, csv_field(l.step->kind), csv_field(l.step->name),
-                 phase_name(l.phase), l.ops, csv_field(c.reports[r].structure), l.rows[r]->device_ms,
-                 mops(l.rows[r]->ops, l.rows[r]->device_ms), l.fastest == static_cast<int>(r) ? "true" : "false");
+      const StepRow* row = l.rows[r];
+      if (!row) continue;
+      const auto [lo, hi] = ms_range(*row);
+      fmt::print(out, "{},{},{},{},{},{},{:.6f},{:.3f},{},{:.6f},{:.6f}\n", l.step->index, csv_field(l.step->kind),
+                 csv_field(l.step->name), phase_name(l.phase), l.ops, csv_field(c.reports[r].structure), row->device_ms,
+                 mops(row->ops, row->device_ms), l.fastest == static_cast<int>(r) ? "true" : "false", lo, hi);
     }
 }
 

@@ -677,8 +677,23 @@ TEST_CASE("cli: compare runs one workload on every structure that can, and check
 
   const auto c = run_gpudict("compare examples/hash-quickstart.yaml --backend cpu --format csv --structures btree");
   REQUIRE(c.exit_code == 0);
-  CHECK(c.out.rfind("step,kind,name,op,ops,structure,device_ms,mops,fastest\n", 0) == 0);
+  CHECK(c.out.rfind("step,kind,name,op,ops,structure,device_ms,mops,fastest,device_ms_min,device_ms_max\n", 0) == 0);
   CHECK(c.out.find(",btree,") != std::string::npos);
+
+  // --repeat: each rate with its spread (text), every sample (json), the
+  // fastest and slowest repetition (csv).
+  const auto rt = run_gpudict("compare examples/hash-quickstart.yaml --backend cpu --no-verify --repeat 3 --structures lsm,slabhash");
+  REQUIRE(rt.exit_code == 0);
+  CHECK(rt.out.find("(median of 3 repetitions, then the rates' spread") != std::string::npos);
+  CHECK(rt.out.find("%") != std::string::npos);
+  const auto rj = run_gpudict("compare examples/hash-quickstart.yaml --backend cpu --no-verify --repeat 3 --format json --structures lsm");
+  REQUIRE(rj.exit_code == 0);
+  const auto at = rj.out.find("\"device_ms_samples\":{\"lsm\":[");
+  REQUIRE(at != std::string::npos);
+  const std::string list = rj.out.substr(at, rj.out.find(']', at) - at);
+  CHECK(std::count(list.begin(), list.end(), ',') == 2);  // three samples
+  CHECK(rj.out.find("\"device_ms_min\":{\"lsm\":") != std::string::npos);
+  CHECK(rj.out.find("\"device_ms_max\":{\"lsm\":") != std::string::npos);
 
   check_usage_error("compare examples/quickstart.yaml --structures nope", "unknown structure 'nope'");
   check_usage_error("compare examples/quickstart.yaml --backend cpu --structures slabhash",
