@@ -95,11 +95,12 @@ bool choose_gpu(const RunOptions& opt) {
 
 // One structure on one workload: the constructor checks everything that can
 // be checked before running (options, capabilities against the workload:
-// InputError), run() replays it.
+// InputError), run() replays it. `shared`: the workload's steps as recorded
+// by the runs before (compare's structures), else null.
 class StructureRun {
  public:
-  StructureRun(const StructureInfo& info, const RunOptions& opt, bool gpu)
-      : info_(info), opt_(opt), gpu_(gpu), summary_(summarize_workload(opt.workload, opt.open)),
+  StructureRun(const StructureInfo& info, const RunOptions& opt, bool gpu, StepCache* shared = nullptr)
+      : info_(info), opt_(opt), gpu_(gpu), shared_(shared), summary_(summarize_workload(opt.workload, opt.open)),
         first_(open_workload(opt.workload, opt.open)) {
     // The configuration first: what the structure supports may depend on
     // its options (the slab hash's --mode), and both backends follow the
@@ -116,10 +117,14 @@ class StructureRun {
   RunReport run() {
     // --repeat N generates (or reads) the workload once when it fits in
     // memory: the later repetitions replay the first one's steps.
-    std::unique_ptr<StepCache> cache;
-    if (opt_.repeat > 1 && StepCache::fits_in_memory(summary_)) cache = std::make_unique<StepCache>(std::move(first_));
+    std::unique_ptr<StepCache> own;
+    StepCache* cache = shared_;
+    if (!cache && opt_.repeat > 1 && StepCache::fits_in_memory(summary_)) {
+      own = std::make_unique<StepCache>(std::move(first_));
+      cache = own.get();
+    }
     SourceFactory sources = [&]() -> std::unique_ptr<StepSource> {
-      if (cache) return cache->complete() ? cache->replay() : cache->record();
+      if (cache) return cache->pass();
       if (first_) return std::move(first_);
       return open_workload(opt_.workload, opt_.open);
     };
@@ -156,6 +161,7 @@ class StructureRun {
   const StructureInfo& info_;
   const RunOptions& opt_;
   bool gpu_;
+  StepCache* shared_;
   WorkloadSummary summary_;
   std::unique_ptr<StepSource> first_;
   StructureConfig cfg_;
@@ -223,6 +229,11 @@ int run_compare(const std::vector<std::string>& names, const RunOptions& opt) {
   }
   const bool gpu = choose_gpu(opt);
   if (gpu) select_device(opt.device);
+  // The structures replay one generation of the workload when it fits in
+  // memory (each with its own --repeat passes over the same record).
+  std::unique_ptr<StepCache> shared;
+  if ((chosen.size() > 1 || opt.repeat > 1) && StepCache::fits_in_memory(summarize_workload(opt.workload, opt.open)))
+    shared = std::make_unique<StepCache>(open_workload(opt.workload, opt.open));
   Comparison cmp;
   cmp.workload = opt.workload;
   for (const StructureInfo* s : chosen) {
@@ -230,7 +241,7 @@ int run_compare(const std::vector<std::string>& names, const RunOptions& opt) {
     o.structure_options.clear();
     for (const auto& spec : s->options) o.structure_options[spec.name] = spec.default_value;
     try {
-      StructureRun run(*s, o, gpu);
+      StructureRun run(*s, o, gpu, shared.get());
       if (opt.verbose) std::fprintf(stderr, "gpudict: compare: running %s\n", s->name.c_str());
       cmp.reports.push_back(run.run());
     } catch (const InputError& e) {

@@ -2,48 +2,34 @@
 
 #include <unistd.h>
 
-#include <stdexcept>
 
 namespace gpudict {
 
-class StepCache::Recorder : public StepSource {
+class StepCache::Pass : public StepSource {
  public:
-  explicit Recorder(StepCache& cache) : cache_(cache) {}
+  explicit Pass(StepCache& cache) : cache_(cache) {}
   const WorkloadHeader& header() const override { return cache_.source_->header(); }
   bool next(Step& step) override {
+    if (i_ < cache_.steps_.size()) {
+      step = cache_.steps_[i_++];  // copied: the engine reuses `step`, the record stays for the next pass
+      return true;
+    }
+    if (cache_.complete_) return false;
     if (!cache_.source_->next(step)) {
       cache_.complete_ = true;
       return false;
     }
     cache_.steps_.push_back(step);
+    ++i_;
     return true;
   }
 
  private:
   StepCache& cache_;
-};
-
-class StepCache::Player : public StepSource {
- public:
-  explicit Player(const StepCache& cache) : cache_(cache) {}
-  const WorkloadHeader& header() const override { return cache_.source_->header(); }
-  bool next(Step& step) override {
-    if (i_ == cache_.steps_.size()) return false;
-    step = cache_.steps_[i_++];  // copied: the engine reuses `step`, the record stays for the next pass
-    return true;
-  }
-
- private:
-  const StepCache& cache_;
   size_t i_ = 0;
 };
 
-std::unique_ptr<StepSource> StepCache::record() { return std::make_unique<Recorder>(*this); }
-
-std::unique_ptr<StepSource> StepCache::replay() const {
-  if (!complete_) throw std::logic_error("StepCache::replay before the recording pass ended");
-  return std::make_unique<Player>(*this);
-}
+std::unique_ptr<StepSource> StepCache::pass() { return std::make_unique<Pass>(*this); }
 
 bool StepCache::fits_in_memory(const WorkloadSummary& summary) {
   uint64_t ops = 0;

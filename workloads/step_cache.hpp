@@ -1,8 +1,10 @@
-// Generates a workload once for every repetition of a run (--repeat N): the
-// first pass records each step as the source produces it, later passes read
-// the record instead of generating (or reading a file) again. Held in host
-// memory, so the engine uses it only when the workload's operations fit a
-// share of the machine's memory (fits_in_memory).
+// Generates a workload once for every pass over it: the repetitions of a
+// run (--repeat N) and the structures of `gpudict compare`. Each pass reads
+// the steps recorded so far, then goes on reading the source, recording
+// what it reads; so a pass that stopped early (a structure refusing a batch
+// part-way) leaves a record the next pass continues. Held in host memory, so
+// the engine uses it only when the workload's operations fit a share of the
+// machine's memory (fits_in_memory).
 #pragma once
 
 #include <memory>
@@ -16,11 +18,11 @@ class StepCache {
  public:
   explicit StepCache(std::unique_ptr<StepSource> source) : source_(std::move(source)) {}
 
-  // The first pass: the source's steps, recorded as they are read.
-  std::unique_ptr<StepSource> record();
-  // A later pass over the recorded steps. Requires the recording pass to
-  // have been read to its end (a replay never stops early, or throws).
-  std::unique_ptr<StepSource> replay() const;
+  // A pass over the workload from its first step. Passes run one at a
+  // time: a pass is read (to its end or not) before the next one starts.
+  std::unique_ptr<StepSource> pass();
+  // Whether a pass has read the source to its end (every later pass only
+  // replays the record).
   bool complete() const { return complete_; }
 
   // Whether a workload of this summary, held as the engine holds batches (a
@@ -29,8 +31,7 @@ class StepCache {
   static bool fits_in_memory(const WorkloadSummary& summary);
 
  private:
-  class Recorder;
-  class Player;
+  class Pass;
   std::unique_ptr<StepSource> source_;
   std::vector<Step> steps_;
   bool complete_ = false;
