@@ -631,7 +631,7 @@ TEST_CASE("cli: every report carries its provenance: version, commit, date, host
   CHECK(run.find("sorted-array examples/quickstart.yaml --backend cpu --format json --seed 5\"") != std::string::npos);
   const auto d = run.find("\"date\":\"");
   REQUIRE(d != std::string::npos);
-  const std::string date = run.substr(d + 8, 20);  // 2026-11-26T16:49:16Z
+  const std::string date = run.substr(d + 8, 20);  // YYYY-MM-DDThh:mm:ssZ
   CHECK(date.size() == 20);
   CHECK(date[4] == '-');
   CHECK(date[10] == 'T');

@@ -6,7 +6,8 @@
 // thread_block_tile<G> of any parent, G = 8, 16 or 32; 32 is what the library's own
 // kernels use): every lane of the tile calls it with the same arguments,
 // and every lane gets the same result. A warp whose lanes each hold an
-// operation serves them one at a time (seed 002's work sharing):
+// operation serves them one at a time (the GPU B-Tree paper's work
+// sharing):
 //
 //   auto tile = cg::tiled_partition<32>(cg::this_thread_block());
 //   for (int q = 0; q < 32; ++q) {

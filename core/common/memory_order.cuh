@@ -111,7 +111,8 @@ __device__ __forceinline__ void ld_readonly_vec(const uint32_t* p, uint32_t (&w)
 // rather than only the sectors requested so far. Only for memory that no
 // thread writes while the kernel runs (no volatile, no memory clobber: the
 // compiler may move or merge these loads). The B-Tree's point queries use it
-// (their figures with and without it: docs/results/btree.md).
+// (measured slower without the hint: docs/btree.md, "Point queries from the
+// root").
 __device__ __forceinline__ void ld_readonly_line(const uint32_t* p, uint32_t (&w)[32]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
 #pragma unroll

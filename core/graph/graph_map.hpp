@@ -1,4 +1,5 @@
-// gpudict::graph_map: the dynamic graph of seed 001 chapter 5 as a library
+// gpudict::graph_map: the dynamic graph of Awad's dissertation (2022),
+// chapter 5, as a library
 // container (docs/graph.md): one slab hash table per vertex, on the slab
 // hash's slabs, batch kernel and SlabAlloc pool (core/slabhash). Host code,
 // no CUDA compiler needed to include it.

@@ -8,8 +8,8 @@
 
 namespace gpudict::graph {
 
-// map: every edge keeps a value (a weight); set: destinations only
-// (seed 001, 5.4). Both store an edge as its 64-bit key u * 2^32 + v.
+// map: every edge keeps a value (a weight); set: destinations only (Awad's
+// dissertation, 5.4). Both store an edge as its 64-bit key u * 2^32 + v.
 enum class Variant : std::uint8_t { Map = 0, Set = 1 };
 inline constexpr const char* variant_name(Variant v) { return v == Variant::Map ? "map" : "set"; }
 

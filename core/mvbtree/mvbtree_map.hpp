@@ -1,7 +1,7 @@
-// gpudict::mvbtree_map<Key, Value>: the multiversion GPU B-Tree (seed 001,
-// chapter 4; docs/mvbtree.md) as a library container: core/btree's tree
-// with the earlier states of its leaves kept for the live snapshots. Host
-// code, no CUDA compiler needed to include it.
+// gpudict::mvbtree_map<Key, Value>: the multiversion GPU B-Tree (Awad's
+// dissertation, 2022, chapter 4; docs/mvbtree.md) as a library container:
+// core/btree's tree with the earlier states of its leaves kept for the live
+// snapshots. Host code, no CUDA compiler needed to include it.
 //
 // Every bulk call of btree_map is here with the same contract (device
 // arrays and a stream; results written when it returns); updates keep

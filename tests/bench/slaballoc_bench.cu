@@ -1,4 +1,5 @@
-// gpudict_slaballoc_bench: SlabAlloc (seed 004, section V) on its own.
+// gpudict_slaballoc_bench: SlabAlloc (the slab hash paper, section V) on its
+// own.
 // Allocation the way the slab hash uses it: every tile of kTile lanes (a warp
 // holds 32 / kTile, persistent grid) takes slabs one at a time; median of CUDA-event
 // times over repetitions, each on a pool pre-filled to a given fraction.

@@ -1,11 +1,12 @@
 // CUB's onesweep radix sort with a chosen tile (threads x items per thread)
 // for 32-bit keys and 32-bit values, for tests/bench/sort_tiles.cu. The
 // question it answers: CUB's SM90 tuning (384 x 23 pairs per tile) gives a
-// 2^20-pair list only 119 tiles, fewer than the H200's 132 multiprocessors;
+// 2^20-pair list only 119 tiles, fewer than an H100's or H200's 132
+// multiprocessors;
 // would smaller tiles (more in flight) sort the structures' per-batch lists
-// faster? Measured on an H200 (2026-11-22): 10-18% faster at 2^16-2^18
-// pairs, but from 2^19 on the stock tile is the fastest (each pass waits on
-// a longer chain of tile prefixes), so the structures keep CUB's default.
+// faster? Measured: faster below 2^19 pairs, but from 2^19 on the stock
+// tile is the fastest (each pass waits on a longer chain of tile prefixes),
+// so the structures keep CUB's default.
 // Uses cub::DispatchRadixSort with a policy hub of our own: a customisation
 // point of CUB's dispatch layer, not of its cub::DeviceRadixSort front end.
 #pragma once

@@ -1,6 +1,6 @@
-// The slab hash (seed 004) in every mode and at every (key, value) width
-// (u32/u32 first, then u32/u64 and u64/u64: gpu/model_compare.hpp's
-// all_kv_widths) against a model of its semantics
+// The slab hash (Ashkiani et al., IPDPS 2018) in every mode and at every
+// (key, value) width (u32/u32 first, then u32/u64 and u64/u64:
+// gpu/model_compare.hpp's all_kv_widths) against a model of its semantics
 // (docs/semantics.md, hash structures): phased batches exactly (several
 // updates of one key in a map/set batch: any one of them, read back and then
 // exact), concurrent batches by their allowed outcomes (untouched keys exact,

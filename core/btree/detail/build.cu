@@ -1,11 +1,12 @@
-// build(): the bulk build of seed 002 s. 4.1.1, bottom-up. The pairs are
-// sorted and deduplicated (the later pair of a key wins), the tree's shape
-// follows from the key count alone (level sizes, nodes split evenly so each
-// holds floor or ceil of its share, at most round(fill x 14)), and two
-// kernels write every node directly: one for the leaves, one for all inner
-// levels. A node's low key, pivots and high key are the first keys of the
-// leaves below (0 for each level's leftmost node, so keys below the current
-// minimum still route), computed from the sorted keys by index arithmetic.
+// build(): the bulk build of the GPU B-Tree paper (s. 4.1.1), bottom-up. The
+// pairs are sorted and deduplicated (the later pair of a key wins), the
+// tree's shape follows from the key count alone (level sizes, nodes split
+// evenly so each holds floor or ceil of its share, at most round(fill x 14)),
+// and two kernels write every node directly: one for the leaves, one for all
+// inner levels. A node's low key, pivots and high key are the first keys of
+// the leaves below (0 for each level's leftmost node, so keys below the
+// current minimum still route), computed from the sorted keys by index
+// arithmetic.
 // Node writes: a tile of 8 lanes per node, four words each (one 16-byte
 // store at u32, two at u64).
 #include <algorithm>

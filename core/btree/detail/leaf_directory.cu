@@ -19,8 +19,8 @@ namespace {
 // The top level, searched in shared memory, may hold twice the sorted
 // array's: at 2^26 keys (6.7 M leaves) the directory then has two levels
 // below its top instead of three, one line fewer per query (at most 32 KiB
-// of shared memory per block; measured 11% faster than tops of 4096 and
-// 1024 entries).
+// of shared memory per block; measured faster than tops of 4096 and 1024
+// entries, which add a level).
 constexpr uint64_t kDirectoryTopMax = 2 * sa::kTopMax;
 
 // A query reads at most this many leaves from its directory entry on; one
@@ -50,7 +50,7 @@ __global__ void directory_keys_kernel(const Node<uint32_t>* __restrict__ nodes, 
 // deferred[0, *deferred_count) (list positions) for directory_fixup_kernel.
 // Two queries per group at a time, 6 blocks per SM (40 registers): measured
 // against one at a time at 6 and 8 blocks (32 registers) and four at 4
-// blocks, and ahead of both (docs/results/btree.md, "Leaf directory").
+// blocks, and ahead of both (docs/btree.md, "Leaf directory").
 constexpr int kLeafQ = 2;
 __global__ void __launch_bounds__(sa::kSearchThreads, 6)
     directory_lookup_kernel(const __grid_constant__ sa::ArrayView<uint32_t, uint32_t> dir,

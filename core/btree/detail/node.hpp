@@ -1,7 +1,7 @@
 // The B-Tree's node: 32 words of one width, the same layout for leaves and
-// inner nodes (seed 002, Fig. 1), with the latch, the leaf flag and the
-// count in a metadata word instead of the keys' top bit, so every key and
-// value of the width is legal.
+// inner nodes (the GPU B-Tree paper, Fig. 1), with the latch, the leaf flag
+// and the count in a metadata word instead of the keys' top bit, so every key
+// and value of the width is legal.
 //
 // The word type Word is the wider of the key and value types: uint32_t for
 // u32 keys and u32 values (a node is one 128-byte line), uint64_t when the

@@ -1,8 +1,8 @@
-// The B-Tree's operations as tile-cooperative device code, and the one
-// kernel that runs a list of them (warp-cooperative work sharing, seed 002
-// s. 3.6, with a tile of G lanes in place of the warp): every lane brings one
-// operation of any type; the tile serves its lanes' operations one at a time,
-// all lanes working on each.
+// The B-Tree's operations as tile-cooperative device code, and the one kernel
+// that runs a list of them (warp-cooperative work sharing, the GPU B-Tree
+// paper s. 3.6, with a tile of G lanes in place of the warp): every lane
+// brings one operation of any type; the tile serves its lanes' operations one
+// at a time, all lanes working on each.
 //
 // Two instantiations of the kernel:
 //   kValidated = false  phased queries with --query-tile 0: no writer runs,
@@ -518,10 +518,10 @@ __device__ int split_child(const Tile<G>& t, const TreeRef<Word>& tree, uint32_t
   return kSplitDone;
 }
 
-// Insert (upsert) or delete k (seed 002 Algorithm 2 with proactive splits,
-// restarts from the last known parent or the root, B-link moves right).
-// True once the update has taken effect (or was a no-op); false when it was
-// abandoned (pool full, or an internal error reported).
+// Insert (upsert) or delete k (the GPU B-Tree paper's Algorithm 2 with
+// proactive splits, restarts from the last known parent or the root, B-link
+// moves right). True once the update has taken effect (or was a no-op); false
+// when it was abandoned (pool full, or an internal error reported).
 template <class Word, unsigned G>
 __device__ bool update_op(const Tile<G>& t, const TreeRef<Word>& tree, same_t<Word> k, same_t<Word> v, bool is_insert,
                           TileCache<Word, G>& cache, TileCounters& counters) {

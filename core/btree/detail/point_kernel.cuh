@@ -14,7 +14,7 @@
 // L2, and the list is sorted, so neighbouring threads read the same inner
 // nodes (one transaction for the warp) and neighbouring leaves. Tiles of 2
 // and 4 lanes per query in this kernel, and coarser sorts, were measured
-// and were slower (docs/results/btree.md, "Point queries from the root").
+// and were slower (docs/btree.md, "Point queries from the root").
 //
 // No writer runs during this kernel (phased queries), so nodes are read
 // through the read-only cache with no fence and no validation (as
@@ -75,8 +75,8 @@ __device__ __forceinline__ bool walk_range(const TreeRef<Word>& tree, same_t<Wor
 // thread ops kernel (validated reads). False: a read gave up, or more steps
 // than the pool has nodes (a corrupt tree); nothing is answered. (Its count
 // and range loop is walk_range's, written out with the successor's: sharing
-// walk_range cost the thread ops kernel two registers and its update-only
-// batches about 8%.)
+// walk_range cost the thread ops kernel two registers and measurably slowed
+// its update-only batches.)
 template <class Word, class Read>
 __device__ __forceinline__ bool answer_from_leaf(const TreeRef<Word>& tree, const OpsRef<Word>& ops, uint32_t type, uint32_t j,
                                                  same_t<Word> k, same_t<Word> hi, Word (&w)[kNodeWords],

@@ -197,7 +197,7 @@ __device__ __forceinline__ void select_frag(bool pred, const Frag<Word, G>& a, F
 // call it; only active tiles change anything. Written with selects, not
 // branches: the tiles of a warp take different paths here, and branches
 // made the warp run every path one after another (plus the register copies
-// at each join: 394 instructions per loop iteration, measured).
+// at each join: several times the instructions per loop iteration).
 template <class Word, unsigned G, uint8_t kType>
 __device__ __forceinline__ bool advance(const WarpTile<G>& t, const TreeRef<Word>& tree, const OpsRef<Word>& ops, bool active,
                                         QueryOp<Word>& op, QueryFinger<Word, G>& fin, const Frag<Word, G>& cur, const NodeHead<Word>& h,

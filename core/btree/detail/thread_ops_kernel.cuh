@@ -391,10 +391,10 @@ __device__ __forceinline__ int group_update(const TreeRef<Word>& tree, bool upd,
 // only when all its warps are done, and a warp serving the operations its
 // threads left (a proactive split from the root, say) runs many times
 // longer than its neighbours; in blocks of 256 seven other warps' slots
-// idled behind it, here one. Figure 5 rose 7-20% (the update-heavy mixes
-// most); the figures and the variants measured and not kept (persistent
-// grids, per-block counter sums, a second kernel for the leftovers) are in
-// docs/results/btree.md, "Figure 5".
+// idled behind it, here one. Blocks of 64 measured faster on the concurrent
+// mixes, the update-heavy ones most; docs/btree.md ("One thread per
+// operation") says why persistent grids, per-block counter sums and a second
+// kernel for the leftovers were not kept.
 inline constexpr int kThreadOpsBlock = 64;
 // Blocks per SM the register budget is set for: 12 at u32 (80 registers);
 // at u64 a node takes 64 registers instead of 32: a bound of 8 blocks

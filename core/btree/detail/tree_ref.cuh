@@ -2,8 +2,8 @@
 // value): the node pool, its capacity and the header counters, with the
 // tile-level node accesses and the latch protocol.
 //
-// Why each fence and each coherent access (PTX memory model; seed 002 s. 4,
-// seed 001 ch. 2):
+// Why each fence and each coherent access (PTX memory model; the GPU B-Tree
+// paper s. 4, Awad's dissertation ch. 2):
 //
 // * Readers take no latch. A node is read as a seqlock: every lane loads the
 //   meta word with ld.acquire (V1), then its slice of the node with

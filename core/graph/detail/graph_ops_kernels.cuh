@@ -1,7 +1,7 @@
-// The graph's whole-table kernels (internal): vertex deletion (Algorithm
-// 5.2 of seed 001, as a sweep) and the edge list that triangle counting
-// sorts. Both read every bucket chain of the arena, one thread per chain:
-// every slot of a chain is an edge of the chain's one source vertex.
+// The graph's whole-table kernels (internal): vertex deletion (Algorithm 5.2
+// of Awad's dissertation, as a sweep) and the edge list that triangle
+// counting sorts. Both read every bucket chain of the arena, one thread per
+// chain: every slot of a chain is an edge of the chain's one source vertex.
 //
 // They run alone on the table's stream (no batch kernel in flight), so
 // plain loads and stores see the table as the last kernel left it.

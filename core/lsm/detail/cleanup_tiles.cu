@@ -5,8 +5,9 @@
 //  1. warp 0 reads the tile's bounds row of every level, slice [a, a + len),
 //     and lays the slices out in shared memory with slice m starting at a
 //     slot congruent to a (mod 4), so that the slices load as uint4 of keys
-//     and u32 of status bytes (narrow loads left the old compaction at
-//     1.5 TB/s), with one slot before each for the key at a - 1;
+//     and u32 of status bytes (narrower loads kept the compaction well
+//     below the memory bandwidth), with one slot before each for the key at
+//     a - 1;
 //  2. keys and status bytes (the place pass: keys and values) are loaded,
 //     and the key before each slice: every thread issues its (up to 4) quads
 //     and its scalar before storing any, so the loads are in flight together
@@ -34,10 +35,10 @@
 // them in the tile), consecutive lanes on consecutive slots, in the level
 // that holds the slot, with the level-1 fences. The count pass decided
 // every record's fate once, so the slots are exactly the scanned counts.
-// (The place pass used to repeat steps 3-5, most of the cleanup's kernel
-// time. Reading each listed record from its level instead of staging the
-// tile's slices - no shared staging, half the records skipped at 50% stale -
-// was measured slower.)
+// (Steps 3-5 are most of the cleanup's kernel time, so the place pass does
+// not repeat them. Reading each listed record from its level instead of
+// staging the tile's slices - no shared staging, the stale records never
+// read - was measured slower.)
 #include "core/lsm/detail/cleanup_tiles.cuh"
 
 #include <algorithm>

@@ -26,8 +26,8 @@
 // no more than a probe), none for the largest level of a list and none for
 // the levels of build() and cleanup() (disjoint key ranges: at most one of
 // them is searched): there a probe could save a miss one search and would
-// cost every hit a probe on top of its search (docs/results/lsm.md has the
-// measurements behind this).
+// cost every hit a probe on top of its search (docs/lsm.md, "Lookup
+// filters", says what was measured).
 #pragma once
 
 #include <cuda_runtime.h>

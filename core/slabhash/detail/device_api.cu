@@ -118,7 +118,8 @@ void SlabHash<K, V>::build_device(const K* keys, const V* values, uint64_t n, ui
   context_ = "the build";
   if (n == 0) return;
   reserve_for_inserts(n);
-  // Bulk build = concurrent insertion of every pair (seed 004, VI-A).
+  // Bulk build = concurrent insertion of every pair (the slab hash paper,
+  // VI-A).
   const uint64_t replaced = run_device_pass(keys, values, n, kOpInsert, kSetInsert);
   // A map insert that found its key alive met a duplicate in the pairs: one
   // of its values won; the last one must (docs/semantics.md).

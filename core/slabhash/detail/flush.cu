@@ -1,8 +1,8 @@
-// FLUSH (seed 004, IV-C4): compact every chain into the fewest slabs and
-// return the emptied slabs to SlabAlloc. One tile per bucket; the kernel runs
-// alone on the table (no concurrent operation can see a chain half
-// compacted), so plain loads and stores suffice; the bitmap bits are cleared
-// with atomics because tiles of different buckets share bitmap words.
+// FLUSH (the slab hash paper, IV-C4): compact every chain into the fewest
+// slabs and return the emptied slabs to SlabAlloc. One tile per bucket; the
+// kernel runs alone on the table (no concurrent operation can see a chain
+// half compacted), so plain loads and stores suffice; the bitmap bits are
+// cleared with atomics because tiles of different buckets share bitmap words.
 //
 // Per chain: a read cursor walks the slabs in chain order; the alive pairs
 // go, in the same order, to a write cursor (slab w, w_fill slots used) that

@@ -1,5 +1,5 @@
-// SlabAlloc (seed 004, section V), device side: the pool view kernels get and
-// the tile-cooperative allocation and free.
+// SlabAlloc (the slab hash paper, section V), device side: the pool view
+// kernels get and the tile-cooperative allocation and free.
 //
 // Pool: super blocks of memory blocks of 1024 slabs. Super block 0 holds
 // 2^lg0 slabs; super block k >= 1 holds 2^(lg0 + k - 1), so each added super

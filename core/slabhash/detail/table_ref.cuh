@@ -62,16 +62,17 @@ struct Counters {
   unsigned int pad;
 };
 
-// Routing by vertex (core/graph): a 64-bit key u * 2^32 + v (an edge) goes
-// to vertex u's own buckets, dir[u] = (first bucket, bucket count), hashed
-// by v alone: one small hash table per vertex inside one arena of base
-// slabs (seed 001, ch. 5). A vertex at or beyond `vertices` has no buckets:
-// its keys go to the last base slab, which nothing is inserted into (the
-// graph grows `vertices` before any insert names such a vertex), so they are
-// found nowhere. `vertices` is below 2^32 - 1, so no routed key is the empty
-// key (u64 max).
+// Routing by vertex (core/graph): a 64-bit key u * 2^32 + v (an edge) goes to
+// vertex u's own buckets, dir[u] = (first bucket, bucket count), hashed by v
+// alone: one small hash table per vertex inside one arena of base slabs
+// (Awad's dissertation, ch. 5). A vertex at or beyond `vertices` has no
+// buckets: its keys go to the last base slab, which nothing is inserted into
+// (the graph grows `vertices` before any insert names such a vertex), so they
+// are found nowhere. `vertices` is below 2^32 - 1, so no routed key is the
+// empty key (u64 max).
 // With `degree`, the batch kernel keeps each vertex's live edges there: +1
-// per claim it wins, -1 per alive bit it clears (seed 001, Alg. 5.1).
+// per claim it wins, -1 per alive bit it clears (Awad's dissertation,
+// Algorithm 5.1).
 struct VertexRoutes {
   const uint2* dir = nullptr;  // null: hash the whole key over all buckets (the slab hash)
   uint32_t vertices = 0;

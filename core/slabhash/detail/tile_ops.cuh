@@ -1,5 +1,5 @@
 // The batch kernel: every operation type of the slab hash, served by tiles of
-// 4 lanes with warp-cooperative work sharing (seed 004, IV-A).
+// 4 lanes with warp-cooperative work sharing (the slab hash paper, IV-A).
 //
 // Each lane loads and hashes one operation of its warp's chunk of 32. A tile
 // of 4 lanes serves one operation at a time: its bucket and stored key are
@@ -166,7 +166,7 @@ __device__ __forceinline__ LaneWords read_slab(const Slab* s, unsigned tl) {
 // Blocks of 256 threads per SM each kernel is compiled for (-Xptxas -v):
 // lookups, counts and map/multimap deletes 32 registers (8 blocks, 64 warps
 // per SM), set deletes and ranges 40 (6), inserts 48 (5: a few bytes spill,
-// and it measured 5% faster than 4 blocks without spills), inserts with
+// and it measured faster than 4 blocks without spills), inserts with
 // deletes 64 (4), the mixed kernel 80 (3). These are the u32/u32 figures.
 constexpr int min_blocks(uint32_t ops, bool key_layout) {
   return (ops & ~(kSetLookup | kSetCount)) == 0 || (ops == kSetDelete && !key_layout) ? 8
@@ -237,8 +237,8 @@ __device__ __forceinline__ InsertField<K, V> insert_field(const OpState<K, V>& o
 // every operation of the last one has started: tiles that each loaded their
 // own 4 operations took turns doing so in divergent branches the warp paid
 // for in almost every step (a large share of the lookup kernel's
-// instructions, docs/results/slabhash.md). A tile writes its operation's results
-// itself when done.
+// instructions in Nsight Compute; docs/slabhash.md). A tile writes its
+// operation's results itself when done.
 // All shuffles and ballots of a step are executed by the whole warp with the
 // full mask, outside any branch on the operation or its outcome: with a
 // per-tile mask (not a constant) the compiler guards each shuffle with a
