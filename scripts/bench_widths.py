@@ -24,38 +24,31 @@ table, and exits 1 when a run failed or a row is flagged SLOWER.
 """
 import argparse
 import glob
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpudict_exp import Table, built_structures, default_binary  # noqa: E402
+import gpudict_exp  # noqa: E402
+from gpudict_exp import Table, add_common_args, built_structures, sample_rates  # noqa: E402
 
 U64 = ["--key-type", "u64", "--value-type", "u64"]
+CANNOT = ("does not support", "for a single key only", "supports u32", "are not supported by")
 
 
-def run(binary, structure, example, extra, repeat, out_path):
-    cmd = [binary, structure, example, "--no-verify", "--repeat", str(repeat), "--format", "json"] + extra
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    with open(out_path, "w") as f:
-        f.write(p.stdout)
-    if p.returncode == 2 and ("does not support" in p.stderr or "for a single key only" in p.stderr
-                              or "supports u32" in p.stderr or "are not supported by" in p.stderr):
-        return None, p.stderr.strip().splitlines()[0]  # this structure cannot run it
-    if p.returncode != 0:
-        return False, f"exit {p.returncode}: {p.stderr.strip()[:300]}"
+def run(args, binary, structure, example, extra, tag):
+    """One run of --repeat R: ({(step, name, op): (median, min, max M ops/s, ops)}, ''), or (None, why) when
+    the structure cannot run the example, or (False, why) when the run failed."""
+    r = gpudict_exp.run(args, structure, example, extra, tag=tag, binary=binary, check=False)
+    if r.returncode == 2 and any(c in r.stderr for c in CANNOT):
+        return None, r.stderr.strip().splitlines()[0]  # this structure cannot run it
+    if not r.ok:
+        return False, f"exit {r.returncode}: {r.stderr.strip()[:300]}"
     rows = {}
-    for line in p.stdout.splitlines():
-        rec = json.loads(line)
-        if rec.get("record") != "step":
-            continue
-        for r in rec["rows"]:
-            ms = r.get("device_ms_samples") or [r["device_ms"]]
-            rates = sorted(r["ops"] / m / 1e3 for m in ms if m > 0)
-            if not rates:
-                continue
-            rows[(rec["step"], rec["name"], r["op"])] = (rates[len(rates) // 2], rates[0], rates[-1], r["ops"])
+    for st in r.steps:
+        for row in st["rows"]:
+            rates = sample_rates(row)
+            if rates:
+                rows[(st["step"], st["name"], row["op"])] = (rates[len(rates) // 2], rates[0], rates[-1], row["ops"])
     return rows, ""
 
 
@@ -68,14 +61,10 @@ def fmt(cell):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--gpudict", default=default_binary(),
-                    help="the binary under test (default: $GPUDICT_BINARY, else build/gpudict)")
+    add_common_args(ap, "bench-widths", repeat=3, seed=None, plots=False)
     ap.add_argument("--before", help="an older binary to compare the u32 rows with")
     ap.add_argument("--examples", nargs="*", help="workloads (default examples/bench-*.yaml)")
     ap.add_argument("--structures", default="", help="comma-separated (default: every built one)")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice; cpu: a smoke run)")
-    ap.add_argument("--out", default="bench-widths")
     a = ap.parse_args()
     examples = a.examples or sorted(glob.glob("examples/bench-*.yaml"))
     structures = a.structures.split(",") if a.structures else built_structures(a.gpudict)
@@ -90,11 +79,9 @@ def main():
         stem = os.path.splitext(os.path.basename(ex))[0]
         for s in structures:
             runs = {}
-            backend = ["--backend", a.backend] if a.backend else []
-            configs = ([("before", a.before, backend)] if a.before else []) + [("u32", a.gpudict, backend),
-                                                                               ("u64", a.gpudict, backend + U64)]
+            configs = ([("before", a.before, [])] if a.before else []) + [("u32", a.gpudict, []), ("u64", a.gpudict, U64)]
             for name, binary, extra in configs:
-                rows, why = run(binary, s, ex, extra, a.repeat, os.path.join(a.out, f"{stem}.{s}.{name}.jsonl"))
+                rows, why = run(a, binary, s, ex, extra, f"{stem}.{s}.{name}")
                 if rows is False:
                     failures.append(f"{stem} {s} {name}: {why}")
                 runs[name] = rows or {}

@@ -31,21 +31,21 @@ their timings are not used). Criteria, per structure and workload:
   verify  the verified run checked every query's result (as many as the
           workload has queries) with 0 mismatches
 
-Writes the workloads, every run's JSON and a Markdown table to --out, prints
-the table, and exits 1 when any criterion is missed (2 on a usage error).
+Writes the workloads, every run's JSON, a Markdown table and each phase's
+rate and memory (soak.csv, drawn as soak.png and .svg) to --out, prints the
+table, and exits 1 when any criterion is missed (2 on a usage error).
 
   python3 scripts/soak.py --out soak            # 10,000 batches of 8,192
   python3 scripts/soak.py --batches 200 --phases 2 --batch-size 1024   # a smoke run
 """
 import argparse
 import concurrent.futures
-import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpudict_exp import built_structures, default_binary, step_ms, step_ops  # noqa: E402
+import gpudict_exp  # noqa: E402
+from gpudict_exp import Table, add_common_args, built_structures, step_ms, step_ops  # noqa: E402
 
 ORDERED_MIX = "{insert: 0.25, delete: 0.25, lookup: 0.2, count: 0.1, range: 0.1, successor: 0.1}"
 POINT_MIX = "{insert: 0.25, delete: 0.25, lookup: 0.5}"
@@ -72,15 +72,11 @@ def workload_yaml(name, mix, args):
 
 
 def run(args, structure, path, verify, tag):
-    cmd = [args.gpudict, structure, path, "--format", "json"] + ([] if verify else ["--no-verify"])
-    if args.backend:
-        cmd += ["--backend", args.backend]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with open(os.path.join(args.out, f"{tag}.jsonl"), "w") as f:
-        f.write(r.stdout)
-    if r.returncode != 0:
+    """(records, '') of one run (once: --repeat 1), or (None, why) when it failed."""
+    r = gpudict_exp.run(args, structure, path, tag=tag, repeat=1, verify=verify, check=False)
+    if not r.ok:
         return None, f"exit {r.returncode}: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ''}"
-    return [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")], ""
+    return r.records, ""
 
 
 def phase_rate(step):
@@ -94,14 +90,10 @@ def structures(args):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gpudict", default=default_binary(),
-                    help="the gpudict binary (default: $GPUDICT_BINARY, else build/gpudict)")
-    ap.add_argument("--out", default="soak")
-    ap.add_argument("--backend", default="", help="gpu or cpu (default: gpudict's own choice; cpu: a smoke run)")
+    add_common_args(ap, "soak", repeat=None, seed=11)
     ap.add_argument("--batches", type=int, default=10000)
     ap.add_argument("--phases", type=int, default=10)
     ap.add_argument("--batch-size", type=int, default=8192)
-    ap.add_argument("--seed", type=int, default=11)
     ap.add_argument("--structures", default="", help="comma-separated (default: every built one)")
     ap.add_argument("--workloads", default="hot,zipf")
     ap.add_argument("--jobs", type=int, default=max(1, (os.cpu_count() or 2) // 2),
@@ -133,6 +125,8 @@ def main():
             verified = {k: f.result() for k, f in futures.items()}
 
     rows, failed = [], 0
+    tidy = Table("Soak: rate and device memory after each phase", ["structure", "workload", "phase", "batches",
+                                                                    "mops", "device_mib"])
     for s, w, path in cases:
         records, err = timed[(s, w)]
         if records is None:
@@ -140,6 +134,9 @@ def main():
             failed += 1
             continue
         steps = [r for r in records if r.get("record") == "step" and r["kind"] == "phase"]
+        for i, st in enumerate(steps):
+            tidy.add(structure=s, workload=w, phase=i + 1, batches=(i + 1) * (args.batches // args.phases),
+                     mops=phase_rate(st), device_mib=st["device_bytes"] / 2**20)
         summary = next(r for r in records if r.get("record") == "summary")
         first, last = phase_rate(steps[0]), phase_rate(steps[-1])
         fixed = steps[0]["device_bytes"]
@@ -179,6 +176,9 @@ def main():
     ] + rows)
     with open(os.path.join(args.out, "soak.md"), "w") as f:
         f.write(table + "\n")
+    tidy.save(args, "soak")  # every phase's rate and memory, for a plot of the run's course
+    tidy.plot(args, "soak", x="batches", y="mops", series="structure", panel="workload", logx=False,
+              ylabel="M operations/s (device time)", xlabel="batches done")
     print(table)
     return 1 if failed else 0
 
