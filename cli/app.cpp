@@ -337,6 +337,18 @@ int run_cli(int argc, char** argv) {
   cmp->add_option("--structures", cmp_structures,
                   "Comma-separated structures to run (default: every built one that can run the workload)");
   add_run_options(cmp, cmp_flags, "compare");
+  std::string cmp_chart;
+  cmp->add_option("--chart", cmp_chart,
+                  "Also draw the table's rates as a bar chart into FILE.svg (a group per step and operation, a bar "
+                  "per structure, the fastest marked; scripts/compare_chart.py draws PNG from --format csv)")
+      ->type_name("FILE.svg")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v.size() < 5 || v.compare(v.size() - 4, 4, ".svg") != 0)
+              return "'" + v + "' does not end in .svg: --chart writes SVG";
+            return {};
+          },
+          "", "svg"));
   cmp->footer(
       "\nEach structure runs with its default options, verified unless --no-verify; a structure that\n"
       "cannot run the workload (an operation or snapshots it lacks) is listed with the reason. The table\n"
@@ -344,7 +356,8 @@ int run_cli(int argc, char** argv) {
       "Examples:\n"
       "  gpudict compare examples/quickstart.yaml\n"
       "  gpudict compare examples/bench-btree.yaml --no-verify --structures sorted-array,btree\n"
-      "  gpudict compare examples/churn-hot-point.yaml --format csv > rates.csv\n\n"
+      "  gpudict compare examples/churn-hot-point.yaml --format csv > rates.csv\n"
+      "  gpudict compare examples/bench-btree.yaml --no-verify --repeat 3 --chart rates.svg\n\n"
       "Exit codes: 0 every run verified, 1 a verification failed, 2 bad input or no structure can run\n"
       "it, 3 runtime failure.");
 
@@ -439,7 +452,8 @@ int run_cli(int argc, char** argv) {
       return run_structure(*chosen, o);
     }
     if (cmp->parsed()) {
-      const RunOptions o = run_options(cmp_flags, "compare", cmp_workload, argc, argv);
+      RunOptions o = run_options(cmp_flags, "compare", cmp_workload, argc, argv);
+      o.chart = cmp_chart;
       std::vector<std::string> names;
       for (size_t at = 0; !cmp_structures.empty() && at <= cmp_structures.size();) {
         const size_t comma = std::min(cmp_structures.find(',', at), cmp_structures.size());

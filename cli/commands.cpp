@@ -256,6 +256,11 @@ int run_compare(const std::vector<std::string>& names, const RunOptions& opt) {
     throw InputError("no structure can run " + opt.workload + " (" + why + ")");
   }
   print_comparison(stdout, cmp, opt.format);
+  if (!opt.chart.empty()) {
+    std::FILE* chart = open_output_file(opt.chart, "chart");
+    write_comparison_chart(chart, cmp);
+    close_output(chart, "--chart " + opt.chart);
+  }
   uint64_t mismatches = 0;
   for (const RunReport& r : cmp.reports) {
     print_mismatches(stderr, r);

@@ -23,6 +23,7 @@ struct RunOptions {
   std::string results;
   bool results_comment = false;  // --results-comment
   std::string batch_times;  // CSV of per-batch device times
+  std::string chart;        // compare: the rates as an SVG bar chart
   bool quiet = false;
   bool verbose = false;
   bool progress = false;  // --progress: the live progress line even when stderr is not a terminal

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "cli/bar_chart.hpp"
+
 #include <fmt/format.h>
 
 namespace gpudict {
@@ -182,6 +184,27 @@ void print_csv(std::FILE* out, const Comparison& c, const std::vector<Line>& lin
 }
 
 }  // namespace
+
+void write_comparison_chart(std::FILE* out, const Comparison& c) {
+  const RunReport& first = c.reports.front();
+  BarChart chart;
+  chart.title = fmt::format("gpudict compare {}", first.workload.path);
+  chart.subtitle = fmt::format("{}{}", first.device,
+                               first.repeat > 1 ? fmt::format(", median of {} repetitions", first.repeat) : std::string());
+  chart.y_label = first.backend == "gpu" ? "M ops/s of device time" : "M ops/s of the CPU reference";
+  for (const RunReport& r : c.reports) chart.series.push_back(r.structure);
+  for (const Line& l : lines_of(c)) {
+    if (l.ops == 0 || l.phase == Phase::Snapshot || l.phase == Phase::Cleanup) continue;  // no rate to draw
+    BarChart::Group g;
+    g.label = l.step->name;
+    g.sublabel = phase_name(l.phase);
+    for (const StepRow* row : l.rows)
+      g.values.push_back(row && row->device_ms > 0 ? mops(row->ops, row->device_ms) : -1.0);
+    g.marked = l.fastest;
+    chart.groups.push_back(std::move(g));
+  }
+  write_bar_chart_svg(out, chart);
+}
 
 void print_comparison(std::FILE* out, const Comparison& c, OutputFormat fmt) {
   const std::vector<Line> lines = lines_of(c);

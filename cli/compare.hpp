@@ -21,5 +21,8 @@ struct Comparison {
 // of device time, the fastest marked), the verdicts and the structures that
 // could not run it. json and csv: docs/output-formats.md, "compare".
 void print_comparison(std::FILE* out, const Comparison& c, OutputFormat fmt);
+// The table's rates as an SVG bar chart (--chart): a group per row with a
+// rate, a bar per structure, the fastest marked.
+void write_comparison_chart(std::FILE* out, const Comparison& c);
 
 }  // namespace gpudict

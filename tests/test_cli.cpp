@@ -695,6 +695,21 @@ TEST_CASE("cli: compare runs one workload on every structure that can, and check
   CHECK(rj.out.find("\"device_ms_min\":{\"lsm\":") != std::string::npos);
   CHECK(rj.out.find("\"device_ms_max\":{\"lsm\":") != std::string::npos);
 
+  // --chart: the same rates as an SVG bar chart, a bar per structure.
+  const std::string svg = temp_path("rates.svg");
+  const auto ch = run_gpudict("compare examples/hash-quickstart.yaml --backend cpu --no-verify --structures lsm,slabhash --chart " + svg);
+  REQUIRE(ch.exit_code == 0);
+  const std::string doc = slurp(svg);
+  CHECK(doc.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0) == 0);
+  CHECK(doc.find(">lsm</text>") != std::string::npos);       // the legend
+  CHECK(doc.find(">slabhash</text>") != std::string::npos);
+  CHECK(doc.find("<title>slabhash: ") != std::string::npos);  // a bar
+  CHECK(doc.find(">point-queries</text>") != std::string::npos);  // a group's step
+  CHECK(doc.find(">cleanup</text>") == std::string::npos);    // no rate, no group
+  CHECK(doc.size() > 2000);
+  CHECK(doc.compare(doc.size() - 7, 7, "</svg>\n") == 0);
+  check_usage_error("compare examples/quickstart.yaml --chart rates.png", "--chart writes SVG");
+
   check_usage_error("compare examples/quickstart.yaml --structures nope", "unknown structure 'nope'");
   check_usage_error("compare examples/quickstart.yaml --backend cpu --structures slabhash",
                     "no structure can run examples/quickstart.yaml");
