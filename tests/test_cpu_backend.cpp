@@ -10,6 +10,7 @@
 
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/verifier.hpp"
 
 using namespace gpudict;
@@ -371,5 +372,64 @@ TEST_CASE("cpu-backend: a corrupted result in a random workload is caught") {
       CHECK(run.reported[0].batch == static_cast<uint64_t>(batch));
       CHECK(run.reported[0].op == run.corrupted_op);
     }
+  }
+}
+
+TEST_CASE("cpu-backend: queries on many threads give the one-thread results, ranges in place") {
+  // Enough queries of each type for several pieces of the parallel loops;
+  // keys in a narrow domain, so ranges hold pairs and lookups both hit and
+  // miss; the multimap holds several values per key.
+  for (Semantics sem : {Semantics::Map, Semantics::Multimap}) {
+    CAPTURE(static_cast<int>(sem));
+    Capabilities caps = ordered_caps(sem == Semantics::Multimap ? DuplicateRule::DeletesThenInserts : DuplicateRule::LastWins);
+    caps.semantics = sem;
+    std::mt19937_64 rng(11);
+    KeyValues initial;
+    for (int i = 0; i < 20000; ++i) {
+      initial.keys.push_back(rng() % 40000);
+      initial.values.push_back(rng());
+    }
+    Batch b;
+    for (int i = 0; i < 24000; ++i) {
+      const uint64_t k = rng() % 40000;
+      switch (i % 5) {
+        case 0: b.push(OpType::Lookup, k); break;
+        case 1: b.push(OpType::Count, k, k + rng() % 16); break;
+        case 2: b.push(OpType::Range, k, k + rng() % 16); break;
+        case 3: b.push(OpType::Successor, k); break;
+        default: b.push(OpType::Range, k + 8, k); break;  // inverted: empty
+      }
+    }
+    auto results_on = [&](unsigned threads) {
+      set_host_threads(threads);
+      auto d = make_cpu_dictionary(caps, KeyType::U32, KeyType::U64);
+      DeviceTime t;
+      d->build(initial, t);
+      BatchResults r;
+      d->execute(b, r, t);
+      set_host_threads(0);
+      return r;
+    };
+    const BatchResults one = results_on(1), many = results_on(4);
+    CHECK(one.found == many.found);
+    CHECK(one.value == many.value);
+    CHECK(one.key == many.key);
+    CHECK(one.range_keys == many.range_keys);
+    CHECK(one.range_values == many.range_values);
+    // Ranges in batch order, each pair within its bounds and in key order.
+    uint64_t expect_at = 0, pairs_seen = 0;
+    for (size_t i = 0; i < b.size(); ++i) {
+      if (b.types[i] != OpType::Range) continue;
+      REQUIRE(one.key[i] == expect_at);
+      for (uint64_t j = 0; j < one.value[i]; ++j) {
+        const uint64_t k = one.range_keys[expect_at + j];
+        CHECK((k >= b.keys[i] && k <= b.args[i]));
+        if (j > 0) CHECK(one.range_keys[expect_at + j - 1] <= k);
+      }
+      expect_at += one.value[i];
+      pairs_seen += one.value[i];
+    }
+    CHECK(expect_at == one.range_keys.size());
+    CHECK(pairs_seen > 1000);
   }
 }

@@ -11,6 +11,8 @@
 //     its inserts. A lookup reports the key's oldest value.
 // Concurrent batches run as updates-then-queries, resolved the same way (one
 // execution the concurrent semantics allow). A set stores every value as 0.
+// Updates run in batch order on one thread; queries read the store on the
+// host's threads (GPUDICT_THREADS), with the same results on any number.
 // The graph operations: vertex deletes after a phased batch's updates (a
 // scan of every key), triangles by intersecting neighbour sets (its own
 // count, not the reference's triangles.cpp).
@@ -30,6 +32,7 @@
 #include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/kv_sort.hpp"
+#include "workloads/parallel.hpp"
 
 namespace gpudict {
 
@@ -109,18 +112,6 @@ void run_query(const MapStore& m, const Batch& batch, uint32_t i, BatchResults& 
     case OpType::Count:
       if (key <= arg) r.value[i] = static_cast<uint64_t>(std::distance(m.lower_bound(key), m.upper_bound(arg)));
       break;
-    case OpType::Range: {
-      r.key[i] = r.range_keys.size();
-      uint64_t n = 0;
-      if (key <= arg) {
-        for (auto it = m.lower_bound(key), end = m.upper_bound(arg); it != end; ++it, ++n) {
-          r.range_keys.push_back(it->first);
-          r.range_values.push_back(it->second);
-        }
-      }
-      r.value[i] = n;
-      break;
-    }
     case OpType::Successor: {
       auto it = m.upper_bound(key);
       if (it != m.end()) {
@@ -132,6 +123,13 @@ void run_query(const MapStore& m, const Batch& batch, uint32_t i, BatchResults& 
     }
     default: break;
   }
+}
+
+// The pairs with keys in [lo, hi], in key order.
+template <class Emit>
+void for_range(const MapStore& m, uint64_t lo, uint64_t hi, Emit&& emit) {
+  if (lo <= hi)
+    for (auto it = m.lower_bound(lo), end = m.upper_bound(hi); it != end; ++it) emit(it->first, it->second);
 }
 
 uint64_t size_of(const MapStore& m) { return m.size(); }
@@ -194,20 +192,6 @@ void run_query(const MultiStore& m, const Batch& batch, uint32_t i, BatchResults
       r.value[i] = n;
       break;
     }
-    case OpType::Range: {
-      r.key[i] = r.range_keys.size();
-      uint64_t n = 0;
-      if (key <= arg) {
-        for (auto it = m.lower_bound(key), end = m.upper_bound(arg); it != end; ++it)
-          for (uint64_t v : it->second) {
-            r.range_keys.push_back(it->first);
-            r.range_values.push_back(v);
-            ++n;
-          }
-      }
-      r.value[i] = n;
-      break;
-    }
     case OpType::Successor: {
       auto it = m.upper_bound(key);
       if (it != m.end()) {
@@ -219,6 +203,14 @@ void run_query(const MultiStore& m, const Batch& batch, uint32_t i, BatchResults
     }
     default: break;
   }
+}
+
+// The pairs with keys in [lo, hi], in key order, a key's values in insertion order.
+template <class Emit>
+void for_range(const MultiStore& m, uint64_t lo, uint64_t hi, Emit&& emit) {
+  if (lo <= hi)
+    for (auto it = m.lower_bound(lo), end = m.upper_bound(hi); it != end; ++it)
+      for (uint64_t v : it->second) emit(it->first, v);
 }
 
 uint64_t size_of(const MultiStore& m) {
@@ -270,6 +262,47 @@ uint64_t triangles_of(const Store& m) {
 // ---------------------------------------------------------------------------
 // The Dictionary, for either store
 // ---------------------------------------------------------------------------
+
+// ---------------------------------------------------------------------------
+// Queries of one type, on the host's threads: the store is only read, and
+// each operation writes its own result slots. A range's pairs go where the
+// serial loop would have appended them (in the order of `ops`): counted
+// first, placed by a prefix sum, then written.
+// ---------------------------------------------------------------------------
+
+template <class Store>
+void run_queries(const Store& m, const Batch& batch, OpType type, const std::vector<uint32_t>& ops, BatchResults& r) {
+  constexpr uint64_t kGrain = uint64_t{1} << 10;
+  if (type != OpType::Range) {
+    parallel_for(ops.size(), kGrain, [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t j = lo; j < hi; ++j) run_query(m, batch, ops[j], r);
+    });
+    return;
+  }
+  parallel_for(ops.size(), kGrain, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t j = lo; j < hi; ++j) {
+      uint64_t n = 0;
+      for_range(m, batch.keys[ops[j]], batch.args[ops[j]], [&](uint64_t, uint64_t) { ++n; });
+      r.value[ops[j]] = n;
+    }
+  });
+  uint64_t at = r.range_keys.size();
+  for (uint32_t i : ops) {
+    r.key[i] = at;
+    at += r.value[i];
+  }
+  r.range_keys.resize(at);
+  r.range_values.resize(at);
+  parallel_for(ops.size(), kGrain, [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t j = lo; j < hi; ++j) {
+      uint64_t w = r.key[ops[j]];
+      for_range(m, batch.keys[ops[j]], batch.args[ops[j]], [&](uint64_t k, uint64_t v) {
+        r.range_keys[w] = k;
+        r.range_values[w++] = v;
+      });
+    }
+  });
+}
 
 template <class Store>
 class CpuDictionary final : public Dictionary {
@@ -323,7 +356,7 @@ class CpuDictionary final : public Dictionary {
       const std::vector<uint32_t>& ops = plan.of(type);
       if (ops.empty()) continue;
       Stopwatch sw;
-      for (uint32_t i : ops) run_query(*target, batch, i, r);
+      run_queries(*target, batch, type, ops, r);
       if (!concurrent) t.add(query_phase(type), sw.ms());
     }
     if (!plan.of(OpType::Triangles).empty()) {
