@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reproduce the GPU B-Tree paper's experiments (seed 002: Table 3, Figures
-2-5) with gpudict: the B-Tree, and where they apply the GPU LSM and the
+"""Reproduce the GPU B-Tree paper's experiments (Awad et al., PPoPP 2019:
+Table 3, Figures 2-5) with gpudict: the B-Tree, and where they apply the GPU LSM and the
 sorted array side by side. Generates the workloads (YAML) into --out, runs
 them with --no-verify --format json (the same operations are verified at
 smaller sizes by the GPU tests) and prints Markdown tables; --out keeps the

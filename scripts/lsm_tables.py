@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reproduce the GPU LSM paper's experiments (seed 000, Tables II-IV and the
-cleanup figures) with gpudict, the LSM and the sorted array side by side in
+"""Reproduce the GPU LSM paper's experiments (Ashkiani et al., IPDPS 2018:
+Tables II-IV and the cleanup figures) with gpudict, the LSM and the sorted array side by side in
 one run. Generates the workloads (YAML) into --out, runs them with
 --no-verify (the same operations are verified at smaller sizes by the tests)
 and prints Markdown tables; --out keeps the raw JSON Lines and batch times,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Reproduce the slab hash paper's experiments (seed 004, Figures 4-7, plus
-deletes, FLUSH and SlabAlloc) with `gpudict slabhash`. Generates the
+"""Reproduce the slab hash paper's experiments (Ashkiani et al., IPDPS 2018:
+Figures 4-7, plus deletes, FLUSH and SlabAlloc) with `gpudict slabhash`. Generates the
 workloads (YAML) into --out, runs them with --no-verify (the same operations
 are verified at smaller sizes by the GPU tests) and prints Markdown tables;
 --out keeps the raw JSON Lines, each table as tidy CSV and the figures as PNG

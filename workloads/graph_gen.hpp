@@ -1,5 +1,5 @@
 // Generated graphs for workloads' initial contents (docs/workload-format.md,
-// "Generated graphs"): families of the datasets of seed 001's Table 5.1,
+// "Generated graphs"): families of the datasets of Table 5.1 of Awad's dissertation,
 // made from the workload's seed, the same on any number of host threads.
 // An edge (u, v) is the 64-bit key u * 2^32 + v.
 #pragma once
