@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-
 namespace gpudict {
 
 class StepCache::Pass : public StepSource {
