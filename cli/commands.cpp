@@ -1,5 +1,7 @@
 #include "cli/commands.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -80,6 +82,14 @@ void require_built(const StructureInfo& info) {
   for (const auto& s : structures())
     if (s.make_gpu) built += (built.empty() ? "" : ", ") + s.name;
   throw InputError(fmt::format("{} is not built yet in this version of gpudict; available: {}", info.name, built));
+}
+
+// The most host memory the process has held (its maximum resident set, as
+// the kernel counts it), 0 where getrusage fails.
+uint64_t peak_resident_bytes() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return 0;
+  return static_cast<uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
 // The backend --backend names; without one, the GPU when a device exists
@@ -198,6 +208,7 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   RunReport rep = run.run();
   // The whole command's wall time, set-up included (the report's parts add up to it).
   rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  rep.peak_host_bytes = peak_resident_bytes();
   // The report goes to stdout unless the results or the batch times do.
   const bool report_to_stderr = opt.results == "-" || times_to_stdout;
   std::FILE* out = report_to_stderr ? stderr : stdout;

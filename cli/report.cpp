@@ -101,6 +101,7 @@ void print_text(std::FILE* out, const RunReport& r) {
   fmt::print(out, "\nwall: {:.3f} s in all; host: {:.3f} s generating or reading operations, {:.3f} s verifying",
              r.wall_ms / 1e3, r.total_gen_ms / 1e3, r.total_verify_ms / 1e3);
   if (r.repeat > 1) fmt::print(out, " (first repetition)");
+  if (r.peak_host_bytes) fmt::print(out, "; host memory peak {}", format_bytes(r.peak_host_bytes));
   fmt::print(out, "\n{}\n", verdict(r));
 }
 
@@ -157,10 +158,11 @@ void print_json_summary(std::FILE* out, const RunReport& r) {
   fmt::print(out,
              "{{\"record\":\"summary\",\"verified\":{},\"checked\":{},\"mismatches\":{},\"total_device_ms\":{:.6f},"
              "\"total_e2e_ms\":{:.6f},\"total_gen_ms\":{:.6f},\"total_verify_ms\":{:.6f},\"wall_ms\":{:.6f},"
-             "\"peak_device_bytes\":{},\"final_device_bytes\":{},\"final_size\":{},\"final_stats\":{{{}}}}}\n",
+             "\"peak_host_bytes\":{},\"peak_device_bytes\":{},\"final_device_bytes\":{},\"final_size\":{},"
+             "\"final_stats\":{{{}}}}}\n",
              r.verified ? (r.mismatches == 0 ? "true" : "false") : "null", r.checked, r.mismatches, r.total_device_ms,
-             r.total_e2e_ms, r.total_gen_ms, r.total_verify_ms, r.wall_ms, r.peak_device_bytes, r.final_device_bytes,
-             r.final_stats.size, extra);
+             r.total_e2e_ms, r.total_gen_ms, r.total_verify_ms, r.wall_ms, r.peak_host_bytes, r.peak_device_bytes,
+             r.final_device_bytes, r.final_stats.size, extra);
 }
 
 // quiet: the summary record alone (the verdict, as JSON).

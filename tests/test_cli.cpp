@@ -160,9 +160,12 @@ TEST_CASE("cli: the time is accounted: generation, verification and the whole wa
   CHECK(ver > 0);
   // One repetition: the parts are disjoint stretches of the same run.
   CHECK(wall >= gen + ver + e2e);
+  // The host memory the run held at most: at least the reference's keys.
+  CHECK(number("peak_host_bytes") > 134343.0 * 8);
   auto t = run_gpudict("sorted-array examples/quickstart.yaml --backend cpu");
   CHECK(t.out.find("wall: ") != std::string::npos);
   CHECK(t.out.find("s verifying") != std::string::npos);
+  CHECK(t.out.find("; host memory peak ") != std::string::npos);
 }
 
 TEST_CASE("cli: the progress line: on a terminal or with --progress, never with --quiet, erased at the end") {

@@ -100,6 +100,7 @@ struct RunReport {
   double total_gen_ms = 0;
   double total_verify_ms = 0;
   double wall_ms = 0;
+  uint64_t peak_host_bytes = 0;  // the process's maximum resident set at the end (the command fills it)
   std::vector<BatchTime> batch_times;
   Provenance provenance;
 };
