@@ -33,7 +33,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpudict_exp import Table, add_common_args, harmonic_mean, pow2, rate, run, step_ms, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, harmonic_mean, pow2, rate, run, step_ms, run_selected, write  # noqa: E402
 
 STRUCTS = ["btree", "lsm", "sorted-array"]
 NAMES = {"btree": "B-Tree", "lsm": "GPU LSM", "sorted-array": "GPU SA"}
@@ -214,12 +214,8 @@ def main():
     args.public_logs = [int(x) for x in args.public_logs.split(",") if x]
     args.btree_opts = args.btree.split()
     os.makedirs(args.out, exist_ok=True)
-    parts = []
-    for name, fn in (("table3", table3), ("3", fig3), ("2", fig2), ("4", fig4), ("5", fig5), ("public", public)):
-        if args.figure in (name, "all"):
-            parts.append(fn(args))
-            print(parts[-1] + "\n", flush=True)
-    write(args, "figures.md", "\n\n".join(parts) + "\n")
+    run_selected(args, args.figure, [("table3", table3), ("3", fig3), ("2", fig2), ("4", fig4), ("5", fig5),
+                                     ("public", public)])
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ fastest of each group marked. Writes OUT.png and OUT.svg.
 """
 import argparse
 import csv
-import os
 import sys
 
 

@@ -168,6 +168,20 @@ def run(args, structure, workload, extra=(), tag=None, batch_times=False, repeat
     return Run(records, batches, rc, err, cmd)
 
 
+def run_selected(args, chosen, experiments, md_name="figures.md"):
+    """Runs the experiments `chosen` names ('all': every one), in order:
+    `experiments` is a list of (names, fn), names a string or a tuple of the
+    names that select fn, fn(args) returning its Markdown. Prints each as it
+    ends and writes them all to --out/MD_NAME."""
+    parts = []
+    for names, fn in experiments:
+        names = (names,) if isinstance(names, str) else tuple(names)
+        if chosen == "all" or chosen in names:
+            parts.append(fn(args))
+            print(parts[-1] + "\n", flush=True)
+    write(args, md_name, "\n\n".join(parts) + "\n")
+
+
 def write(args, name, text):
     """Writes `text` to --out/NAME and returns the path (workloads, tables)."""
     p = os.path.join(args.out, name)

@@ -49,7 +49,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, float_list, int_list, pow2, rate, step_ms, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, float_list, int_list, pow2, rate, step_ms, run_selected, write  # noqa: E402
 
 PAPER = "paper, TITAN V"
 # The paper's numbers (Awad's dissertation, section 5.6; docs/graph-plan.md section 2).
@@ -311,14 +311,9 @@ def main():
     args.load_factors = float_list(args.load_factors)
     args.graph_opts = args.graph.split()
     os.makedirs(args.out, exist_ok=True)
-    parts = []
-    for names, fn in ((("updates", "build"), updates), (("incremental",), incremental),
-                      (("vertex-delete",), vertex_delete), (("triangles",), triangles),
-                      (("load-factor",), load_factor)):
-        if args.figure in names or args.figure == "all":
-            parts.append(fn(args))
-            print(parts[-1] + "\n", flush=True)
-    write(args, "figures.md", "\n\n".join(parts) + "\n")
+    run_selected(args, args.figure, [(("updates", "build"), updates), ("incremental", incremental),
+                                     ("vertex-delete", vertex_delete), ("triangles", triangles),
+                                     ("load-factor", load_factor)])
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, harmonic_mean, pow2, rate, step_ms, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, harmonic_mean, pow2, rate, step_ms, run_selected, write  # noqa: E402
 
 
 def run(args, structure, yaml_path, extra, tag):
@@ -275,13 +275,8 @@ def main():
     args = ap.parse_args()
     args.batch_logs = [int(x) for x in args.batch_logs.split(",") if x]
     os.makedirs(args.out, exist_ok=True)
-    parts = []
-    for name, fn in (("2", table2), ("3", table3), ("4", table4), ("cleanup", cleanup_table),
-                     ("snapshot", snapshot_table)):
-        if args.table in (name, "all"):
-            parts.append(fn(args))
-            print(parts[-1] + "\n", flush=True)
-    write(args, "tables.md", "\n\n".join(parts) + "\n")
+    run_selected(args, args.table, [("2", table2), ("3", table3), ("4", table4), ("cleanup", cleanup_table),
+                                    ("snapshot", snapshot_table)], md_name="tables.md")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, int_list, pow2, rate, rate_of, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, int_list, pow2, rate, rate_of, run_selected, write  # noqa: E402
 
 M = 1 << 20
 PAPER = "paper, V100"
@@ -273,13 +273,8 @@ def main():
     args.sweep_structures = [s for s in args.sweep_structures.split(",") if s]
     args.btree_opts, args.mvbtree_opts = args.btree.split(), args.mvbtree.split()
     os.makedirs(args.out, exist_ok=True)
-    parts = []
-    for names, fn in ((("4.2",), fig42), (("table4.1", "4.3"), table41), (("4.4",), fig44),
-                      (("table4.2", "4.5"), table42)):
-        if args.figure in names or args.figure == "all":
-            parts.append(fn(args))
-            print(parts[-1] + "\n", flush=True)
-    write(args, "figures.md", "\n\n".join(parts) + "\n")
+    run_selected(args, args.figure, [("4.2", fig42), (("table4.1", "4.3"), table41), ("4.4", fig44),
+                                     (("table4.2", "4.5"), table42)])
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, pow2, rate, step_ms, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, pow2, rate, step_ms, run_selected, write  # noqa: E402
 
 
 def run(args, yaml_path, extra, tag, repeat=None):
@@ -218,13 +218,7 @@ def main():
     args.fig7_load_factors = [float(x) for x in args.fig7_load_factors.split(",")] if args.fig7_load_factors \
         else args.load_factors
     os.makedirs(args.out, exist_ok=True)
-    figs = {"4": figure4, "5": figure5, "6": figure6, "7": figure7, "alloc": alloc}
-    parts = []
-    for name, f in figs.items():
-        if args.figure in (name, "all"):
-            parts.append(f(args))
-            print(parts[-1] + "\n", flush=True)
-    write(args, "figures.md", "\n\n".join(parts) + "\n")
+    run_selected(args, args.figure, [("4", figure4), ("5", figure5), ("6", figure6), ("7", figure7), ("alloc", alloc)])
 
 
 if __name__ == "__main__":

@@ -137,7 +137,6 @@ def main():
         for i, st in enumerate(steps):
             tidy.add(structure=s, workload=w, phase=i + 1, batches=(i + 1) * (args.batches // args.phases),
                      mops=phase_rate(st), device_mib=st["device_bytes"] / 2**20)
-        summary = next(r for r in records if r.get("record") == "summary")
         first, last = phase_rate(steps[0]), phase_rate(steps[-1])
         fixed = steps[0]["device_bytes"]
         bound = 2 * (fixed + WORKLOADS[w][1] * PAIR_BYTES)  # live keys: at most the window's
