@@ -5,6 +5,7 @@
 #include "cli/bar_chart.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace gpudict {
 
@@ -57,18 +58,10 @@ std::vector<Line> lines_of(const Comparison& c) {
   return lines;
 }
 
-// The fastest and slowest repetition's device ms of a row (the median's
-// when it kept no samples).
-std::pair<double, double> ms_range(const StepRow& row) {
-  if (row.samples.empty()) return {row.device_ms, row.device_ms};
-  const auto [lo, hi] = std::minmax_element(row.samples.begin(), row.samples.end());
-  return {*lo, *hi};
-}
-
 // The spread of a row's rates over the repetitions, as a share of the
 // median rate: (fastest rate - slowest rate) / median rate.
 double rate_spread(const StepRow& row) {
-  const auto [lo, hi] = ms_range(row);
+  const double lo = row.min_ms(), hi = row.max_ms();
   if (lo <= 0 || hi <= 0 || row.device_ms <= 0) return 0;
   return (row.device_ms / lo - row.device_ms / hi);
 }
@@ -146,13 +139,10 @@ void print_json(std::FILE* out, const Comparison& c, const std::vector<Line>& li
       if (!row) continue;
       const std::string key = q(c.reports[r].structure);
       const char* sep = ms.empty() ? "" : ",";
-      const auto [lo, hi] = ms_range(*row);
-      std::string list;
-      for (double x : row->samples) list += fmt::format("{}{:.6f}", list.empty() ? "" : ",", x);
       ms += fmt::format("{}{}:{:.6f}", sep, key, row->device_ms);
-      ms_min += fmt::format("{}{}:{:.6f}", sep, key, lo);
-      ms_max += fmt::format("{}{}:{:.6f}", sep, key, hi);
-      samples += fmt::format("{}{}:[{}]", sep, key, list);
+      ms_min += fmt::format("{}{}:{:.6f}", sep, key, row->min_ms());
+      ms_max += fmt::format("{}{}:{:.6f}", sep, key, row->max_ms());
+      samples += fmt::format("{}{}:[{:.6f}]", sep, key, fmt::join(row->samples, ","));
       rates += fmt::format("{}{}:{:.3f}", sep, key, mops(row->ops, row->device_ms));
     }
     fmt::print(out,
@@ -176,10 +166,10 @@ void print_csv(std::FILE* out, const Comparison& c, const std::vector<Line>& lin
     for (size_t r = 0; r < c.reports.size(); ++r) {
       const StepRow* row = l.rows[r];
       if (!row) continue;
-      const auto [lo, hi] = ms_range(*row);
       fmt::print(out, "{},{},{},{},{},{},{:.6f},{:.3f},{},{:.6f},{:.6f}\n", l.step->index, csv_field(l.step->kind),
                  csv_field(l.step->name), phase_name(l.phase), l.ops, csv_field(c.reports[r].structure), row->device_ms,
-                 mops(row->ops, row->device_ms), l.fastest == static_cast<int>(r) ? "true" : "false", lo, hi);
+                 mops(row->ops, row->device_ms), l.fastest == static_cast<int>(r) ? "true" : "false", row->min_ms(),
+                 row->max_ms());
     }
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/common/cuda_check.hpp"
 #include "core/common/errors.hpp"
@@ -79,8 +80,7 @@ void print_text(std::FILE* out, const RunReport& r) {
       std::string e2e = first ? fmt::format("{:.3f}", s.e2e_ms) : "";
       std::string range;
       if (spread && !row.samples.empty())
-        range = fmt::format(" {:>17}", fmt::format("{:.3f}-{:.3f}", *std::min_element(row.samples.begin(), row.samples.end()),
-                                                   *std::max_element(row.samples.begin(), row.samples.end())));
+        range = fmt::format(" {:>17}", fmt::format("{:.3f}-{:.3f}", row.min_ms(), row.max_ms()));
       fmt::print(out, "{:>4}  {:<13} {:<{}} {:<10} {:<{}} {:>11} {:>11} {:>11.3f} {:>10.1f} {:>10}{}\n",
                  first ? std::to_string(s.index) : "", first ? s.kind : "", first ? name : "", w, first ? mode : "",
                  phase_name(row.phase), wop, row.ops, ver, row.device_ms, mops(row.ops, row.device_ms), e2e, range);
@@ -124,11 +124,8 @@ void print_json_run_and_steps(std::FILE* out, const RunReport& r) {
       // With --repeat N: the spread and every sample besides the median.
       std::string spread;
       if (row.samples.size() > 1) {
-        std::string all;
-        for (double x : row.samples) all += fmt::format("{}{:.6f}", all.empty() ? "" : ",", x);
-        spread = fmt::format(",\"device_ms_min\":{:.6f},\"device_ms_max\":{:.6f},\"device_ms_samples\":[{}]",
-                             *std::min_element(row.samples.begin(), row.samples.end()),
-                             *std::max_element(row.samples.begin(), row.samples.end()), all);
+        spread = fmt::format(",\"device_ms_min\":{:.6f},\"device_ms_max\":{:.6f},\"device_ms_samples\":[{:.6f}]",
+                             row.min_ms(), row.max_ms(), fmt::join(row.samples, ","));
       }
       rows += fmt::format("{}{{\"op\":{},\"ops\":{},\"verified\":{},\"device_ms\":{:.6f},\"mops\":{:.3f}{}}}",
                           rows.empty() ? "" : ",", q(std::string(phase_name(row.phase))), row.ops, ver, row.device_ms,
@@ -188,13 +185,9 @@ void print_csv(std::FILE* out, const RunReport& r) {
     bool first = true;
     for (const auto& row : s.rows) {
       std::string ver = row.has_results && r.verified ? std::to_string(row.verified) : "";
-      double lo = row.device_ms, hi = row.device_ms;
-      if (!row.samples.empty()) {
-        lo = *std::min_element(row.samples.begin(), row.samples.end());
-        hi = *std::max_element(row.samples.begin(), row.samples.end());
-      }
       fmt::print(out, "{},{},{},{},{:.6f},{:.3f},{},{:.6f},{:.6f}\n", prefix, phase_name(row.phase), row.ops, ver,
-                 row.device_ms, mops(row.ops, row.device_ms), first ? step_times : std::string(",,"), lo, hi);
+                 row.device_ms, mops(row.ops, row.device_ms), first ? step_times : std::string(",,"), row.min_ms(),
+                 row.max_ms());
       first = false;
     }
   }

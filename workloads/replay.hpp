@@ -2,6 +2,8 @@
 // every step, verifies every query result, and collects the report.
 #pragma once
 
+#include <algorithm>
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -38,6 +40,10 @@ struct StepRow {
   bool has_results = false; // the category returns results (lookup, count, range, successor, concurrent)
   double device_ms = 0;    // median over repetitions
   std::vector<double> samples;  // every repetition's device ms, in run order
+
+  // The fastest and slowest repetition (the median's when none were kept).
+  double min_ms() const { return samples.empty() ? device_ms : *std::min_element(samples.begin(), samples.end()); }
+  double max_ms() const { return samples.empty() ? device_ms : *std::max_element(samples.begin(), samples.end()); }
 };
 
 struct StepReport {
