@@ -33,7 +33,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpudict_exp import Table, add_common_args, harmonic_mean, pow2, rate, run, step_ms, run_selected, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, harmonic_mean, int_list, pow2, rate, run, run_selected, step_ms, write  # noqa: E402
 
 STRUCTS = ["btree", "lsm", "sorted-array"]
 NAMES = {"btree": "B-Tree", "lsm": "GPU LSM", "sorted-array": "GPU SA"}
@@ -201,17 +201,14 @@ def main():
     ap.add_argument("--figure", default="all", choices=["table3", "2", "3", "4", "5", "public", "all"])
     ap.add_argument("--max-log2-n", type=int, default=26, help="table3 and figures 2, 3: largest n = 2^N (default 26)")
     ap.add_argument("--query-log2-n", type=int, default=24, help="figures 4, 5: n = 2^N (default 24)")
-    ap.add_argument("--batch-logs", default="16,17,18,19,20,21,22", help="table3: log2 of the batch sizes")
+    ap.add_argument("--batch-logs", type=int_list, default="16,17,18,19,20,21,22", help="table3: log2 of the batch sizes")
     ap.add_argument("--fig2-min", type=int, default=16)
     ap.add_argument("--fig3-min", type=int, default=20)
-    ap.add_argument("--fig3-batches", default="16,18,20,22")
-    ap.add_argument("--public-logs", default="20,22,24")
+    ap.add_argument("--fig3-batches", type=int_list, default="16,18,20,22")
+    ap.add_argument("--public-logs", type=int_list, default="20,22,24")
     ap.add_argument("--range-queries", type=int, default=1 << 22, help="figure 2: most range queries per size")
     ap.add_argument("--btree", default="", help="extra options for gpudict btree, e.g. '--tile 32 --sort off'")
     args = ap.parse_args()
-    args.batch_logs = [int(x) for x in args.batch_logs.split(",") if x]
-    args.fig3_batches = [int(x) for x in args.fig3_batches.split(",") if x]
-    args.public_logs = [int(x) for x in args.public_logs.split(",") if x]
     args.btree_opts = args.btree.split()
     os.makedirs(args.out, exist_ok=True)
     run_selected(args, args.figure, [("table3", table3), ("3", fig3), ("2", fig2), ("4", fig4), ("5", fig5),

@@ -62,6 +62,11 @@ def float_list(text):
     return [float(x) for x in str(text).split(",") if x.strip()]
 
 
+def name_list(text):
+    """'rmat,rgg' -> ['rmat', 'rgg'] (list options such as --structures)."""
+    return [x.strip() for x in str(text).split(",") if x.strip()]
+
+
 def parse_records(text):
     """The JSON records of gpudict's JSON Lines output (other lines, and a
     last line cut short by a stopped run, skipped)."""

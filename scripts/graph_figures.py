@@ -49,7 +49,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, float_list, int_list, pow2, rate, step_ms, run_selected, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, float_list, int_list, name_list, pow2, rate, run_selected, step_ms, write  # noqa: E402
 
 PAPER = "paper, TITAN V"
 # The paper's numbers (Awad's dissertation, section 5.6; docs/graph-plan.md section 2).
@@ -279,36 +279,29 @@ def main():
     ap.add_argument("--figure", default="all",
                     choices=["updates", "build", "incremental", "vertex-delete", "triangles", "load-factor", "all"],
                     help="one experiment (build is updates: the same runs), or all")
-    ap.add_argument("--structures", default="graph,sorted-array,btree,lsm",
+    ap.add_argument("--structures", type=name_list, default="graph,sorted-array,btree,lsm",
                     help="updates, incremental: the structures run (default graph,sorted-array,btree,lsm)")
     ap.add_argument("--graph", default="", help="extra options for every gpudict graph run, e.g. '--variant set'")
-    ap.add_argument("--families", default="rmat,rgg,delaunay,road", help="updates: graph families")
+    ap.add_argument("--families", type=name_list, default="rmat,rgg,delaunay,road", help="updates: graph families")
     ap.add_argument("--scale", type=int, default=20, help="updates: 2^N vertices (default 20)")
     ap.add_argument("--rmat-degree", type=int, default=16, help="updates: average out-degree of the rmat family")
-    ap.add_argument("--batch-logs", default="16,17,18,19,20,21,22",
+    ap.add_argument("--batch-logs", type=int_list, default="16,17,18,19,20,21,22",
                     help="updates: log2 of the batch sizes (default 16..22, Tables 5.2 and 5.3)")
     ap.add_argument("--batches", type=int, default=4, help="updates: batches per size (default 4)")
     ap.add_argument("--inc-scale", type=int, default=20, help="incremental: 2^N vertices (default 20)")
     ap.add_argument("--inc-log2-edges", type=int, default=24, help="incremental: grown to 2^N edges (default 24)")
-    ap.add_argument("--inc-batch-logs", default="20,21,22", help="incremental: log2 of the batch sizes")
+    ap.add_argument("--inc-batch-logs", type=int_list, default="20,21,22", help="incremental: log2 of the batch sizes")
     ap.add_argument("--vd-scale", type=int, default=22, help="vertex-delete: 2^N vertices (default 22)")
     ap.add_argument("--vd-log2-edges", type=int, default=24, help="vertex-delete: 2^N edges each way (default 24)")
-    ap.add_argument("--vd-batch-logs", default="16,17,18,19,20", help="vertex-delete: log2 of the batch sizes")
+    ap.add_argument("--vd-batch-logs", type=int_list, default="16,17,18,19,20", help="vertex-delete: log2 of the batch sizes")
     ap.add_argument("--tri-scale", type=int, default=20, help="triangles: 2^N vertices (default 20)")
     ap.add_argument("--tri-log2-edges", type=int, default=23, help="triangles: 2^N edges each way (default 23)")
     ap.add_argument("--tri-insert-log2", type=int, default=21, help="triangles: 2^N edge inserts per round")
     ap.add_argument("--tri-rounds", type=int, default=5, help="triangles: rounds of inserts and a count (default 5)")
     ap.add_argument("--lf-scale", type=int, default=20, help="load-factor: 2^N vertices (default 20)")
-    ap.add_argument("--lf-degrees", default="4,8,16,32", help="load-factor: average out-degrees")
-    ap.add_argument("--load-factors", default="0.25,0.5,0.7,1,2,3,5", help="load-factor: the load factors")
+    ap.add_argument("--lf-degrees", type=int_list, default="4,8,16,32", help="load-factor: average out-degrees")
+    ap.add_argument("--load-factors", type=float_list, default="0.25,0.5,0.7,1,2,3,5", help="load-factor: the load factors")
     args = ap.parse_args()
-    args.structures = [s for s in args.structures.split(",") if s]
-    args.families = [s for s in args.families.split(",") if s]
-    args.batch_logs = int_list(args.batch_logs)
-    args.inc_batch_logs = int_list(args.inc_batch_logs)
-    args.vd_batch_logs = int_list(args.vd_batch_logs)
-    args.lf_degrees = int_list(args.lf_degrees)
-    args.load_factors = float_list(args.load_factors)
     args.graph_opts = args.graph.split()
     os.makedirs(args.out, exist_ok=True)
     run_selected(args, args.figure, [(("updates", "build"), updates), ("incremental", incremental),

@@ -33,7 +33,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, harmonic_mean, pow2, rate, step_ms, run_selected, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, harmonic_mean, int_list, pow2, rate, run_selected, step_ms, write  # noqa: E402
 
 
 def run(args, structure, yaml_path, extra, tag):
@@ -266,14 +266,13 @@ def main():
     ap.add_argument("--table", default="all", choices=["2", "3", "4", "cleanup", "snapshot", "all"])
     ap.add_argument("--max-log2-n", type=int, default=27, help="Table II: n = 2^N keys inserted (default 27)")
     ap.add_argument("--query-log2-n", type=int, default=24, help="Tables III, IV, cleanup: n = 2^N (default 24)")
-    ap.add_argument("--batch-logs", default="16,18,20,22,24", help="log2 of the batch sizes b")
+    ap.add_argument("--batch-logs", type=int_list, default="16,18,20,22,24", help="log2 of the batch sizes b")
     ap.add_argument("--range-queries", type=int, default=1 << 20,
                     help="Table IV: most queries per r for length 8 (length 1024: a 16th of it)")
     ap.add_argument("--lsm-options", default="--cleanup-stale-fraction 0",
                     help="more options for the LSM's runs (default: no automatic cleanup, as in the paper, "
                          "whose tables time insertions and queries alone), e.g. '--lookup-filter off' (an ablation)")
     args = ap.parse_args()
-    args.batch_logs = [int(x) for x in args.batch_logs.split(",") if x]
     os.makedirs(args.out, exist_ok=True)
     run_selected(args, args.table, [("2", table2), ("3", table3), ("4", table4), ("cleanup", cleanup_table),
                                     ("snapshot", snapshot_table)], md_name="tables.md")

@@ -50,7 +50,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, int_list, pow2, rate, rate_of, run_selected, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, int_list, name_list, pow2, rate, rate_of, run_selected, write  # noqa: E402
 
 M = 1 << 20
 PAPER = "paper, V100"
@@ -252,7 +252,7 @@ def main():
     ap.add_argument("--fig42-min-log2", type=int, default=20, help="figure 4.2: smallest n = 2^N (default 20)")
     ap.add_argument("--insert-batch-log2", type=int, default=20,
                     help="figure 4.2: insert batches of 2^N (default 20, as examples/bench-mvbtree.yaml)")
-    ap.add_argument("--t41-initial", default=f"{M},{40 * M}",
+    ap.add_argument("--t41-initial", type=int_list, default=f"{M},{40 * M}",
                     help="table 4.1: initial tree sizes, keys (default 1 M and 40 M, the paper's)")
     ap.add_argument("--t42-initial", type=int, default=45 * M, help="table 4.2: initial keys (default 45 M)")
     ap.add_argument("--concurrent-batch-log2", type=int, default=22,
@@ -261,16 +261,13 @@ def main():
     ap.add_argument("--sweep-initial-log2", type=int, default=20, help="figure 4.4: initial tree 2^N keys (default 20)")
     ap.add_argument("--sweep-batch-log2", type=int, default=20, help="figure 4.4: batches of 2^N (default 20)")
     ap.add_argument("--sweep-batches", type=int, default=5, help="figure 4.4: batches per length (default 5: ~5 M ops)")
-    ap.add_argument("--sweep-lengths", default="8,16,32,64,128,256,512,1024", help="figure 4.4: range lengths L")
-    ap.add_argument("--sweep-structures", default="mvbtree,btree", help="figure 4.4: structures run")
+    ap.add_argument("--sweep-lengths", type=int_list, default="8,16,32,64,128,256,512,1024", help="figure 4.4: range lengths L")
+    ap.add_argument("--sweep-structures", type=name_list, default="mvbtree,btree", help="figure 4.4: structures run")
     ap.add_argument("--sweep-timeout", type=float, default=600,
                     help="figure 4.4: seconds a run may take before it is stopped and longer L skipped (0: no limit)")
     ap.add_argument("--btree", default="", help="extra options for gpudict btree, e.g. '--ops-kernel tile'")
     ap.add_argument("--mvbtree", default="", help="extra options for gpudict mvbtree")
     args = ap.parse_args()
-    args.t41_initial = int_list(args.t41_initial)
-    args.sweep_lengths = int_list(args.sweep_lengths)
-    args.sweep_structures = [s for s in args.sweep_structures.split(",") if s]
     args.btree_opts, args.mvbtree_opts = args.btree.split(), args.mvbtree.split()
     os.makedirs(args.out, exist_ok=True)
     run_selected(args, args.figure, [("4.2", fig42), (("table4.1", "4.3"), table41), ("4.4", fig44),

@@ -36,7 +36,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpudict_exp  # noqa: E402
-from gpudict_exp import Table, add_common_args, pow2, rate, step_ms, run_selected, write  # noqa: E402
+from gpudict_exp import Table, add_common_args, float_list, pow2, rate, run_selected, step_ms, write  # noqa: E402
 
 
 def run(args, yaml_path, extra, tag, repeat=None):
@@ -211,12 +211,10 @@ def main():
     ap.add_argument("--fig7-pool-slabs", type=int, default=1 << 21,
                     help="Figure 7 also runs with this many slabs preallocated (0: only the automatic pool)")
     ap.add_argument("--alloc-log2-pool", type=int, default=22)
-    ap.add_argument("--load-factors", default="0.2,0.3,0.4,0.5,0.6,0.65,0.7,0.75,0.8,0.85,0.9")
-    ap.add_argument("--fig7-load-factors", default="", help="default: --load-factors")
+    ap.add_argument("--load-factors", type=float_list, default="0.2,0.3,0.4,0.5,0.6,0.65,0.7,0.75,0.8,0.85,0.9")
+    ap.add_argument("--fig7-load-factors", type=float_list, default="", help="default: --load-factors")
     args = ap.parse_args()
-    args.load_factors = [float(x) for x in args.load_factors.split(",")]
-    args.fig7_load_factors = [float(x) for x in args.fig7_load_factors.split(",")] if args.fig7_load_factors \
-        else args.load_factors
+    args.fig7_load_factors = args.fig7_load_factors or args.load_factors
     os.makedirs(args.out, exist_ok=True)
     run_selected(args, args.figure, [("4", figure4), ("5", figure5), ("6", figure6), ("7", figure7), ("alloc", alloc)])
 
