@@ -10,9 +10,12 @@
 
 namespace gpudict {
 
+namespace {
+constexpr const char* kPhasedUpdates[] = {"auto", "merge", "ops"};  // --phased-updates, in the order of PhasedUpdates
+}  // namespace
+
 std::vector<OptionSpec> btree_option_specs() {
   const btree::Options d;  // the defaults --help shows
-  constexpr const char* kPhasedUpdates[] = {"auto", "merge", "ops"};  // the order of PhasedUpdates
   return {
       {"node-pool",
        "node pool size in nodes (128 bytes with u32 keys and values, 256 with a 64-bit key or value); 0: automatic (sized at the bulk build, grown between kernels when an "
@@ -113,8 +116,9 @@ Options parse_options(const StructureConfig& config) {
       throw InputError("--query-tile: '" + config.get("query-tile") + "' is not 0, 1, 4 or 8");
     o.query_tile = static_cast<int>(t);
   }
-  if (has("phased-updates"))  // the order of PhasedUpdates (kPhasedUpdates above)
-    o.phased_updates = static_cast<PhasedUpdates>(config.get_one_of("phased-updates", {"auto", "merge", "ops"}));
+  if (has("phased-updates"))
+    o.phased_updates = static_cast<PhasedUpdates>(
+        config.get_one_of("phased-updates", {kPhasedUpdates[0], kPhasedUpdates[1], kPhasedUpdates[2]}));
   if (has("ops-kernel")) o.thread_ops = config.get_choice("ops-kernel", "thread", "tile");
   if (has("op-words")) o.op_words = config.get_choice("op-words", "on", "off");
   if (has("leaf-groups")) o.leaf_groups = config.get_choice("leaf-groups", "on", "off");
