@@ -97,34 +97,6 @@ void apply_updates(MapStore& m, const Batch& batch, const Capabilities& caps) {
   }
 }
 
-void run_query(const MapStore& m, const Batch& batch, uint32_t i, BatchResults& r) {
-  const uint64_t key = batch.keys[i];
-  const uint64_t arg = batch.args[i];
-  switch (batch.types[i]) {
-    case OpType::Lookup: {
-      auto it = m.find(key);
-      if (it != m.end()) {
-        r.found[i] = 1;
-        r.value[i] = it->second;
-      }
-      break;
-    }
-    case OpType::Count:
-      if (key <= arg) r.value[i] = static_cast<uint64_t>(std::distance(m.lower_bound(key), m.upper_bound(arg)));
-      break;
-    case OpType::Successor: {
-      auto it = m.upper_bound(key);
-      if (it != m.end()) {
-        r.found[i] = 1;
-        r.key[i] = it->first;
-        r.value[i] = it->second;
-      }
-      break;
-    }
-    default: break;
-  }
-}
-
 // The pairs with keys in [lo, hi], in key order.
 template <class Emit>
 void for_range(const MapStore& m, uint64_t lo, uint64_t hi, Emit&& emit) {
@@ -170,38 +142,6 @@ void apply_updates(MultiStore& m, const Batch& batch, const Capabilities& caps) 
       for (size_t i = 0; i < batch.size(); ++i)
         if (batch.types[i] == OpType::Insert) insert(i);
       return;
-  }
-}
-
-void run_query(const MultiStore& m, const Batch& batch, uint32_t i, BatchResults& r) {
-  const uint64_t key = batch.keys[i];
-  const uint64_t arg = batch.args[i];
-  switch (batch.types[i]) {
-    case OpType::Lookup: {
-      auto it = m.find(key);
-      if (it != m.end()) {  // a stored key holds at least one value
-        r.found[i] = 1;
-        r.value[i] = it->second.front();
-      }
-      break;
-    }
-    case OpType::Count: {  // pairs, not keys: a key counts with its multiplicity
-      uint64_t n = 0;
-      if (key <= arg)
-        for (auto it = m.lower_bound(key), end = m.upper_bound(arg); it != end; ++it) n += it->second.size();
-      r.value[i] = n;
-      break;
-    }
-    case OpType::Successor: {
-      auto it = m.upper_bound(key);
-      if (it != m.end()) {
-        r.found[i] = 1;
-        r.key[i] = it->first;
-        r.value[i] = it->second.front();
-      }
-      break;
-    }
-    default: break;
   }
 }
 
@@ -270,15 +210,33 @@ uint64_t triangles_of(const Store& m) {
 // first, placed by a prefix sum, then written.
 // ---------------------------------------------------------------------------
 
+// A key's value as a lookup or successor reports it: a multimap key's
+// oldest (a stored key holds at least one value).
+uint64_t first_value(uint64_t v) { return v; }
+uint64_t first_value(const std::vector<uint64_t>& values) { return values.front(); }
+
+// A lookup or a successor (counts and ranges: run_queries).
+template <class Store>
+void run_point_query(const Store& m, const Batch& batch, uint32_t i, BatchResults& r) {
+  const uint64_t key = batch.keys[i];
+  const auto it = batch.types[i] == OpType::Lookup ? m.find(key) : m.upper_bound(key);
+  if (it == m.end()) return;
+  r.found[i] = 1;
+  if (batch.types[i] == OpType::Successor) r.key[i] = it->first;
+  r.value[i] = first_value(it->second);
+}
+
 template <class Store>
 void run_queries(const Store& m, const Batch& batch, OpType type, const std::vector<uint32_t>& ops, BatchResults& r) {
   constexpr uint64_t kGrain = uint64_t{1} << 10;
-  if (type != OpType::Range) {
+  if (type != OpType::Range && type != OpType::Count) {
     parallel_for(ops.size(), kGrain, [&](uint64_t lo, uint64_t hi) {
-      for (uint64_t j = lo; j < hi; ++j) run_query(m, batch, ops[j], r);
+      for (uint64_t j = lo; j < hi; ++j) run_point_query(m, batch, ops[j], r);
     });
     return;
   }
+  // Counts, and a range's first pass: the pairs in [key, arg] (a multimap
+  // key counts with its multiplicity).
   parallel_for(ops.size(), kGrain, [&](uint64_t lo, uint64_t hi) {
     for (uint64_t j = lo; j < hi; ++j) {
       uint64_t n = 0;
@@ -286,6 +244,7 @@ void run_queries(const Store& m, const Batch& batch, OpType type, const std::vec
       r.value[ops[j]] = n;
     }
   });
+  if (type == OpType::Count) return;
   uint64_t at = r.range_keys.size();
   for (uint32_t i : ops) {
     r.key[i] = at;
