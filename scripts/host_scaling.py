@@ -17,33 +17,30 @@ part per million operations too, which then stays flat.
 """
 import argparse
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpudict_exp import Table, add_common_args, pow2, run, write  # noqa: E402
 
 
+BENCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "bench-btree.yaml")
+
+
 def workload(args, log2_n):
-    """examples/bench-btree.yaml at n = 2^log2_n initial keys: every batch
-    scaled by n / 2^26 (at least one operation)."""
+    """examples/bench-btree.yaml with its initial count set to n = 2^log2_n
+    and every batch size scaled by n / 2^26 (at least one operation); the
+    seed is the script's."""
+    with open(BENCH) as f:
+        text = f.read()
+    base = int(re.search(r"^\s+count:\s*(\d+)", text, re.M).group(1))  # the initial contents' count
     n = 1 << log2_n
-    scale = lambda b: max(1, (b * n) >> 26)  # noqa: E731
-    phases = [
-        ("insert", 16, scale(1 << 20), "{insert: 1.0}", 0.0, ""),
-        ("lookup-hit", 16, scale(1 << 22), "{lookup: 1.0}", 1.0, ""),
-        ("lookup-miss", 16, scale(1 << 22), "{lookup: 1.0}", 0.0, ""),
-        ("ordered", 4, scale(1 << 22), "{count: 0.4, range: 0.2, successor: 0.4}", 0.5,
-         ", range_length: {distribution: fixed, length: 8, unit: results}"),
-        ("delete-10pct", 2, scale(1 << 22), "{delete: 1.0}", 1.0, ""),
-        ("concurrent-0.2", 4, scale(1 << 20), "{insert: 0.1, delete: 0.1, lookup: 0.2, count: 0.2, range: 0.2, "
-         "successor: 0.2}", 0.5, ", mode: concurrent, range_length: {distribution: fixed, length: 8, unit: results}"),
-    ]
-    lines = [f"name: host-scaling-{log2_n}", f"seed: {args.seed}", "key_type: u32", "value_type: u32",
-             f"initial: {{count: {n}, keys: uniform, values: random}}", "steps:"]
-    for name, batches, size, mix, hit, extra in phases:
-        lines.append(f"  - phase: {{name: {name}, batches: {batches}, batch_size: {size}, mix: {mix}, "
-                     f"hit_ratio: {hit}{extra}}}")
-    return write(args, f"scaling-{log2_n}.yaml", "\n".join(lines) + "\n")
+    text = re.sub(r"^(\s+count:\s*)\d+", lambda m: f"{m.group(1)}{n}", text, count=1, flags=re.M)
+    text = re.sub(r"^(\s+batch_size:\s*)(\d+)", lambda m: f"{m.group(1)}{max(1, int(m.group(2)) * n // base)}", text,
+                  flags=re.M)
+    text = re.sub(r"^seed:.*$", f"seed: {args.seed}", text, count=1, flags=re.M)
+    text = re.sub(r"^name:.*$", f"name: host-scaling-{log2_n}", text, count=1, flags=re.M)
+    return write(args, f"scaling-{log2_n}.yaml", text)
 
 
 def main():
