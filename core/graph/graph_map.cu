@@ -63,6 +63,11 @@ struct graph_map::impl {
   DeviceBuffer<std::uint32_t> approx;
   DeviceBuffer<std::uint32_t> degree;  // per vertex: live edges, kept by the batch kernel
   DeviceBuffer<std::uint32_t> listed;
+  // An insert call's re-sizing scratch, kept between calls (only grows): the
+  // listed vertices' blocks and degrees, the plan's moved vertices and
+  // their bucket counts. The rarer moves themselves allocate per call.
+  DeviceBuffer<std::uint64_t> listed_lo, listed_hi, listed_degrees, move_buckets;
+  DeviceBuffer<std::uint32_t> moved;
   std::uint64_t vertex_moves = 0, moved_edges = 0;
   std::uint64_t vertex_deletes = 0;  // vertices whose edges a vertex delete removed
   CubTemp temp;
@@ -255,21 +260,31 @@ struct graph_map::impl {
     return m;
   }
 
+  // The vertex blocks [u * 2^32, u * 2^32 + 2^32 - 1] of ids[0, m) into
+  // lo and hi (reserved here).
+  void vertex_blocks(const std::uint32_t* ids, std::uint64_t m, DeviceBuffer<std::uint64_t>& lo,
+                     DeviceBuffer<std::uint64_t>& hi, const char* what) {
+    lo.reserve_discard(m, what);
+    hi.reserve_discard(m, what);
+    graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(ids, m, lo.data(), hi.data());
+    GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+  }
+
   // Before an insert call of n operations: the listed vertices' exact
   // degrees; those that with the call's inserts need more buckets move
   // (their edges gathered, their chains released, new buckets at the
   // arena's end, the edges inserted again) before the call inserts.
-  // lo, hi: the listed vertices' blocks (m each).
-  void resize_listed(std::uint64_t m, const std::uint64_t* listed_lo, const std::uint64_t* listed_hi,
-                     std::uint64_t n) {
-    DeviceBuffer<std::uint64_t> degrees(m, "graph re-sizing");
-    count_blocks(listed_lo, listed_hi, m, degrees.data());
-    DeviceBuffer<std::uint32_t> moved(m, "graph re-sizing");
-    DeviceBuffer<std::uint64_t> buckets(m + 1, "graph re-sizing");
+  // listed_lo, listed_hi: the listed vertices' blocks (m each).
+  void resize_listed(std::uint64_t m, std::uint64_t n) {
+    listed_degrees.reserve_discard(m, "graph re-sizing");
+    count_blocks(listed_lo.data(), listed_hi.data(), m, listed_degrees.data());
+    moved.reserve_discard(m, "graph re-sizing");
+    move_buckets.reserve_discard(m + 1, "graph re-sizing");
+    std::uint64_t* const buckets = move_buckets.data();
     GPUDICT_CUDA(cudaMemsetAsync(d_words.data(), 0, sizeof(unsigned), stream()));
     timer.start(stream());
     graph::plan_moves_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(
-        listed.data(), degrees.data(), m, dir.data(), per_bucket(), approx.data(), n, moved.data(), buckets.data(),
+        listed.data(), listed_degrees.data(), m, dir.data(), per_bucket(), approx.data(), n, moved.data(), buckets,
         d_words.data());
     GPUDICT_CHECK_LAUNCH("graph plan_moves_kernel");
     add_time(timer.stop(stream()));
@@ -277,19 +292,17 @@ struct graph_map::impl {
     copy_to_host(stream(), &mc, d_words.data(), sizeof mc);
     if (mc == 0) return;
     // Their edges, gathered through the old directory.
-    DeviceBuffer<std::uint64_t> lo(mc, "graph re-sizing"), hi(mc, "graph re-sizing");
-    graph::vertex_blocks_kernel<<<blocks_for(mc, kThreads), kThreads, 0, stream()>>>(moved.data(), mc, lo.data(),
-                                                                                      hi.data());
-    GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+    DeviceBuffer<std::uint64_t> lo, hi;
+    vertex_blocks(moved.data(), mc, lo, hi, "graph re-sizing");
     DeviceBuffer<std::uint64_t> offsets(mc + 1, "graph re-sizing");
     const std::uint64_t edges = range_blocks(lo.data(), hi.data(), mc, offsets.data(), nullptr, nullptr, 0);
     DeviceBuffer<std::uint64_t> keys(edges + 1, "graph re-sizing"), weights(edges + 1, "graph re-sizing");
     range_blocks(lo.data(), hi.data(), mc, offsets.data(), keys.data(), weights.data(), edges);
     // New buckets at the arena's end.
     DeviceBuffer<std::uint64_t> first(mc + 1, "graph re-sizing");
-    GPUDICT_CUDA(cudaMemsetAsync(buckets.data() + mc, 0, sizeof(std::uint64_t), stream()));
+    GPUDICT_CUDA(cudaMemsetAsync(buckets + mc, 0, sizeof(std::uint64_t), stream()));
     temp.run("cub::DeviceScan::ExclusiveSum", [&](void* p, size_t& bytes) {
-      return cub::DeviceScan::ExclusiveSum(p, bytes, buckets.data(), first.data(), static_cast<int64_t>(mc + 1),
+      return cub::DeviceScan::ExclusiveSum(p, bytes, buckets, first.data(), static_cast<int64_t>(mc + 1),
                                            stream());
     });
     std::uint64_t added = 0;
@@ -318,7 +331,7 @@ struct graph_map::impl {
       GPUDICT_CHECK_LAUNCH("graph release_chains_kernel");
     }
     graph::move_directory_kernel<<<blocks_for(mc, kThreads), kThreads, 0, stream()>>>(
-        moved.data(), first.data(), buckets.data(), mc, base, dir.data(), degree.data());
+        moved.data(), first.data(), buckets, mc, base, dir.data(), degree.data());
     GPUDICT_CHECK_LAUNCH("graph move_directory_kernel");
     add_time(timer.stop(stream()));
     unsigned long long released[3];
@@ -345,24 +358,19 @@ struct graph_map::impl {
   void insert_call(const std::uint64_t* keys, const std::uint64_t* weights, const bool* erase, std::uint64_t n) {
     make_room(keys, erase, n);
     const std::uint64_t m = count_inserts(keys, erase, n);
-    DeviceBuffer<std::uint64_t> lo, hi;  // the listed vertices' blocks
     if (m) {
-      lo = DeviceBuffer<std::uint64_t>(m, "graph re-sizing");
-      hi = DeviceBuffer<std::uint64_t>(m, "graph re-sizing");
-      graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(listed.data(), m, lo.data(),
-                                                                                       hi.data());
-      GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
-      resize_listed(m, lo.data(), hi.data(), n);
+      vertex_blocks(listed.data(), m, listed_lo, listed_hi, "graph re-sizing");
+      resize_listed(m, n);
     }
     if (erase)
       table.update_mixed_device(keys, weights, erase, n);
     else
       table.update_device(keys, weights, n, true);
     if (m) {  // their bounds back to their exact degrees
-      DeviceBuffer<std::uint64_t> degrees(m, "graph re-sizing");
-      count_blocks(lo.data(), hi.data(), m, degrees.data());
+      count_blocks(listed_lo.data(), listed_hi.data(), m, listed_degrees.data());
       timer.start(stream());
-      graph::set_approx_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(listed.data(), degrees.data(), m,
+      graph::set_approx_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(listed.data(),
+                                                                                    listed_degrees.data(), m,
                                                                                     approx.data());
       GPUDICT_CHECK_LAUNCH("graph set_approx_kernel");
       add_time(timer.stop(stream()));
@@ -566,10 +574,8 @@ void graph_map::impl::erase_vertices(const std::uint64_t* blocks, std::uint64_t 
   });
   add_time(timer.stop(stream()));
   if (m) {  // the marked vertices' own chains (vertices beyond the capacity have none)
-    DeviceBuffer<std::uint64_t> lo(m, "graph vertex deletion"), hi(m, "graph vertex deletion");
-    graph::vertex_blocks_kernel<<<blocks_for(m, kThreads), kThreads, 0, stream()>>>(gone.data(), m, lo.data(),
-                                                                                     hi.data());
-    GPUDICT_CHECK_LAUNCH("graph vertex_blocks_kernel");
+    DeviceBuffer<std::uint64_t> lo, hi;
+    vertex_blocks(gone.data(), m, lo, hi, "graph vertex deletion");
     const std::uint64_t items = block_items(lo.data(), hi.data(), m);  // (timed inside)
     timer.start(stream());
     with_layout([&](auto layout) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 
+#include "core/common/device_search.cuh"
 #include "core/slabhash/detail/slab_layout.cuh"
 #include "core/slabhash/detail/table_ref.cuh"
 
@@ -62,15 +63,7 @@ struct Deleted {
 
 __device__ __forceinline__ bool marked(const Deleted& d, uint32_t u) {
   if (u < d.vertices) return (d.marks[u >> 5] >> (u & 31)) & 1u;
-  uint32_t lo = 0, hi = d.nfar;
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) / 2;
-    if (d.far[mid] < u)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo < d.nfar && d.far[lo] == u;
+  return sorted_contains(d.far, d.nfar, u);
 }
 
 // ---------------------------------------------------------------- vertex deletion
@@ -201,15 +194,7 @@ __global__ void endpoints_kernel(const uint64_t* edges, uint64_t m, uint32_t* en
 
 // The position of id in ids[0, n) (sorted, unique; it is there).
 __device__ __forceinline__ uint32_t index_of(const uint32_t* ids, uint64_t n, uint32_t id) {
-  uint64_t lo = 0, hi = n;
-  while (lo < hi) {
-    const uint64_t mid = (lo + hi) / 2;
-    if (ids[mid] < id)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return static_cast<uint32_t>(lo);
+  return static_cast<uint32_t>(count_before<uint32_t, uint64_t>(ids, n, id, false));
 }
 
 // Each edge's ends replaced by their indices among the vertex ids (which

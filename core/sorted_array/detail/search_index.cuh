@@ -28,33 +28,15 @@
 #include <type_traits>
 
 #include "core/common/cuda_check.hpp"
+#include "core/common/device_search.cuh"
 #include "core/common/grid.cuh"
 #include "core/common/warp.cuh"
 #include "core/sorted_array/detail/layout.cuh"
 
 namespace gpudict::sa {
 
-// Whether `key` counts before q: lower bound counts keys < q, upper bound keys <= q.
-template <class K>
-__device__ __forceinline__ bool counts_before(K key, K q, bool upper) {
-  return (key < q) | (upper & (key == q));  // no short-circuit: no branches
-}
-
-// Entries of the sorted a[0, size) that count before q (binary search).
-template <class K>
-__device__ __forceinline__ uint32_t count_before(const K* a, uint32_t size, K q, bool upper) {
-  uint32_t lo = 0, len = size;
-  while (len > 0) {
-    const uint32_t half = len >> 1;
-    if (counts_before(a[lo + half], q, upper)) {
-      lo += half + 1;
-      len -= half + 1;
-    } else {
-      len = half;
-    }
-  }
-  return lo;
-}
+using gpudict::count_before;  // core/common/device_search.cuh
+using gpudict::counts_before;
 
 // Entries of an indexed array that count before q, by one thread: a binary
 // search of the index's top, then one kFanout-entry window per level below
