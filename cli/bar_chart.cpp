@@ -54,7 +54,11 @@ const char* colour(size_t i) {
 void write_bar_chart_svg(std::FILE* out, const BarChart& c) {
   const size_t ns = std::max<size_t>(1, c.series.size());
   const double bar = 12, gap = 18;                   // px: one bar, between groups
-  const double group_w = bar * static_cast<double>(ns) + gap;
+  // A group is at least as wide as its labels (10 px DejaVu Sans: about
+  // 6.2 px a character), so neighbouring labels never overlap.
+  size_t label_chars = 0;
+  for (const auto& g : c.groups) label_chars = std::max({label_chars, g.label.size(), g.sublabel.size()});
+  const double group_w = std::max(bar * static_cast<double>(ns) + gap, 6.2 * static_cast<double>(label_chars) + 10);
   const double left = 70, right = 170, top = 56, plot_h = 300, bottom = 52;
   const double plot_w = std::max(360.0, group_w * static_cast<double>(c.groups.size()));
   const double width = left + plot_w + right, height = top + plot_h + bottom;
@@ -86,7 +90,7 @@ void write_bar_chart_svg(std::FILE* out, const BarChart& c) {
   const double x0 = left + (plot_w - group_w * static_cast<double>(c.groups.size())) / 2;
   for (size_t gi = 0; gi < c.groups.size(); ++gi) {
     const auto& g = c.groups[gi];
-    const double gx = x0 + group_w * static_cast<double>(gi) + gap / 2;
+    const double gx = x0 + group_w * static_cast<double>(gi) + (group_w - bar * static_cast<double>(ns)) / 2;
     for (size_t s = 0; s < g.values.size() && s < ns; ++s) {
       const double v = g.values[s];
       if (!(v >= 0)) continue;
