@@ -21,6 +21,7 @@
 #include "core/graph/detail/graph_kernels.cuh"      // its kernels: this file only
 #include "core/graph/detail/graph_ops_kernels.cuh"  // (this file only too)
 #include "core/slabhash/detail/slabhash_impl.cuh"
+#include "core/slabhash/detail/table_view.cuh"
 
 namespace gpudict {
 
@@ -740,6 +741,17 @@ const graph_options& graph_map::options() const { return impl_->opt; }
 void graph_map::set_timing(device_timing* timing) {
   impl_->timing = timing;
   impl_->table.set_timing(timing);
+}
+
+graph_view graph_map::view() {
+  impl_->ensure_built();  // an empty graph has a directory too
+  graph_view v;
+  const slabhash::TableRef<std::uint64_t> t = impl_->table.device_table();
+  v.table = slabhash::table_view(t, nullptr, impl_->table.mode());  // reads only: nothing to count
+  v.directory = impl_->dir.data();
+  v.vertices = static_cast<std::uint32_t>(impl_->vertices);
+  v.degree = impl_->degree.data();
+  return v;
 }
 
 graph_stats graph_map::stats() const {

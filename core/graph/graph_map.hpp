@@ -29,6 +29,7 @@
 #include "core/common/container_capabilities.hpp"
 #include "core/common/device_timing.hpp"
 #include "core/graph/options.hpp"
+#include "core/slabhash/slab_hash_map.hpp"  // slab_hash_view
 
 namespace gpudict {
 
@@ -54,14 +55,26 @@ struct graph_stats {
   std::uint32_t slots_per_slab = 0;   // 7 edges with weights, 15 without
 };
 
+// The graph as a kernel sees it (graph_ref.cuh builds its ref from this):
+// the slab hash that holds every vertex's edges, the vertex directory and
+// the degrees.
+struct graph_view {
+  slab_hash_view table;                    // mode: map (weights) or set
+  const void* directory = nullptr;         // per vertex: uint2 (first bucket, bucket count)
+  std::uint32_t vertices = 0;              // vertex capacity: ids with buckets
+  const std::uint32_t* degree = nullptr;   // per vertex: its live edges
+};
+
+class graph_ref;  // graph_ref.cuh
+
 class graph_map {
  public:
   using key_type = std::uint64_t;     // an edge: u * 2^32 + v
   using mapped_type = std::uint64_t;  // its weight (set variant: 0)
   // unordered (count and range over whole vertex blocks only), no
-  // snapshots, of several updates of an edge in one call any one wins; no
-  // device ref yet.
-  static constexpr container_capabilities capabilities{false, false, false, false, false, 0, 0};
+  // snapshots, of several updates of an edge in one call any one wins; its
+  // device ref (graph_ref.cuh) reads: edge exists, degree, neighbours.
+  static constexpr container_capabilities capabilities{false, false, false, false, false, 4, 4};
 
   // An empty graph on `device` (-1: the current device); options are
   // validated (InputError naming the field).
@@ -115,6 +128,16 @@ class graph_map {
   const graph_options& options() const;
   std::uint64_t device_bytes_needed(const capacity_bounds& bounds) const;
   void set_timing(device_timing* timing);
+
+  // The graph for a kernel's reads (graph_ref.cuh). Valid until the next
+  // call on this graph that changes it (build, insert, erase, update,
+  // erase_vertices, cleanup); a kernel reading it must not run while one
+  // of them does.
+  graph_view view();
+  template <class R = graph_ref>
+  R ref() {
+    return R(view());
+  }
 
  private:
   struct impl;

@@ -4,6 +4,7 @@
 #include "core/common/errors.hpp"
 #include "core/common/stream_follow.hpp"
 #include "core/slabhash/detail/map_impl.cuh"
+#include "core/slabhash/detail/table_view.cuh"
 
 namespace gpudict {
 
@@ -107,26 +108,8 @@ void slab_hash_map<Key, Value>::reserve(std::uint64_t inserts) {
 
 template <class Key, class Value>
 slab_hash_view slab_hash_map<Key, Value>::view() {
-  const slabhash::TableRef<Key> t = impl_->table.device_table();
-  slab_hash_view v;
-  v.base_slabs = t.base;
-  v.buckets = t.buckets;
-  v.hash[0] = t.hash.a;
-  v.hash[1] = t.hash.b;
-  v.hash[2] = t.hash.a2;
-  static_assert(slab_hash_view::kMaxSuperBlocks == static_cast<int>(slabhash::kMaxSuperBlocks),
-                "slab_hash_view mirrors PoolRef");
-  for (int k = 0; k < slab_hash_view::kMaxSuperBlocks; ++k) {
-    v.pool_slabs[k] = t.pool.slabs[k];
-    v.pool_bitmaps[k] = t.pool.bitmaps[k];
-  }
-  v.pool_lg0 = t.pool.lg0;
-  v.pool_super_blocks = t.pool.super_blocks;
-  v.pool_total_blocks = t.pool.total_blocks;
-  v.pool_exhausted = t.pool.exhausted;
-  v.counts = impl_->table.ref_counts();
-  v.mode = static_cast<int>(impl_->table.mode());
-  return v;
+  const slabhash::TableRef<Key> t = impl_->table.device_table();  // (creates the table first)
+  return slabhash::table_view(t, impl_->table.ref_counts(), impl_->table.mode());
 }
 
 template class slab_hash_map<std::uint32_t, std::uint32_t>;

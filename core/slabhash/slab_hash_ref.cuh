@@ -41,8 +41,12 @@
 
 namespace gpudict {
 
+class graph_ref;  // core/graph/graph_ref.cuh: this ref routed by vertex
+
 template <class Key, class Value>
 class slab_hash_ref {
+  friend class graph_ref;
+
   static_assert(slab_hash_view::kMaxSuperBlocks == static_cast<int>(slabhash::kMaxSuperBlocks),
                 "slab_hash_view mirrors PoolRef");
 
@@ -105,19 +109,7 @@ class slab_hash_ref {
   }
 
  private:
-  // The tile's place in its warp: its first lane and its lanes as a mask
-  // (tiled_partition<4> tiles are 4 aligned lanes). %laneid, not
-  // threadIdx.x: a caller's blocks may be 2-D.
-  struct Lanes {
-    unsigned tl, tbase, tmask;
-    __device__ Lanes() {
-      unsigned lane;
-      asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-      tl = lane & (slabhash::kTile - 1);
-      tbase = lane & ~(slabhash::kTile - 1);
-      tmask = slabhash::kTileLanes << tbase;
-    }
-  };
+  using Lanes = slabhash::TileLanes;
 
   // One slab as the tile read it: its state and next words, this lane's
   // matches, and which lanes hold a match or an empty slot.

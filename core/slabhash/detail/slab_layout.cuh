@@ -426,4 +426,19 @@ __device__ __forceinline__ uint32_t tile_next(const LaneWords& v, unsigned tmask
   return __shfl_sync(tmask, v.w[kLaneWords - 1], tbase + kMetaLane);
 }
 
+// A tile's place in its warp, for device refs a caller's kernel drives: its
+// lane in the tile, its first lane and its lanes as a mask (tiled_partition
+// <kTile> tiles are kTile aligned lanes). %laneid, not threadIdx.x: a
+// caller's blocks may be 2-D.
+struct TileLanes {
+  unsigned tl, tbase, tmask;
+  __device__ TileLanes() {
+    unsigned lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    tl = lane & (kTile - 1);
+    tbase = lane & ~(kTile - 1);
+    tmask = kTileLanes << tbase;
+  }
+};
+
 }  // namespace gpudict::slabhash
