@@ -1,6 +1,9 @@
-// The CPU backend: an ordered std::map with snapshot copies, written
+// The CPU backend: sorted arrays for maps and sets (cpu_sorted_store.hpp),
+// an ordered std::map for multimaps, with snapshot copies, written
 // independently of the verifier's models (reference.cpp, multimap_reference.cpp)
-// so that each checks the other. Deterministic:
+// so that each checks the other; the std::map store the sorted arrays
+// replaced stays as the tests' oracle (make_cpu_dictionary_map_oracle).
+// Deterministic:
 //   map and set: several updates of one key in one batch resolve to the last
 //     update (LastWins, AnyUpdate), to a delete if there is one, else the last
 //     insert (DeleteWinsElseAny), or to the last insert if there is one, else
@@ -11,8 +14,9 @@
 //     its inserts. A lookup reports the key's oldest value.
 // Concurrent batches run as updates-then-queries, resolved the same way (one
 // execution the concurrent semantics allow). A set stores every value as 0.
-// Updates run in batch order on one thread; queries read the store on the
-// host's threads (GPUDICT_THREADS), with the same results on any number.
+// Queries read the store on the host's threads (GPUDICT_THREADS), with the
+// same results on any number; a sorted store's updates are resolved per key
+// after a parallel sort, the std::map stores' run in batch order.
 // The graph operations: vertex deletes after a phased batch's updates (a
 // scan of every key), triangles by intersecting neighbour sets (its own
 // count, not the reference's triangles.cpp).
@@ -32,7 +36,9 @@
 #include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
 #include "workloads/kv_sort.hpp"
+#include "workloads/cpu_sorted_store.hpp"
 #include "workloads/parallel.hpp"
+#include "workloads/parallel_sort.hpp"
 
 namespace gpudict {
 
@@ -106,6 +112,94 @@ void for_range(const MapStore& m, uint64_t lo, uint64_t hi, Emit&& emit) {
 
 uint64_t size_of(const MapStore& m) { return m.size(); }
 
+// A key's value as a lookup or successor reports it: a multimap key's
+// oldest (a stored key holds at least one value).
+uint64_t first_value(uint64_t v) { return v; }
+uint64_t first_value(const std::vector<uint64_t>& values) { return values.front(); }
+
+// A key's lookup and successor in a std::map store (map or multimap).
+template <class M>
+bool lookup(const M& m, uint64_t key, uint64_t& value) {
+  const auto it = m.find(key);
+  if (it == m.end()) return false;
+  value = first_value(it->second);
+  return true;
+}
+template <class M>
+bool successor(const M& m, uint64_t key, uint64_t& next, uint64_t& value) {
+  const auto it = m.upper_bound(key);
+  if (it == m.end()) return false;
+  next = it->first;
+  value = first_value(it->second);
+  return true;
+}
+template <class M, class F>
+void for_each_pair(const M& m, F&& f) {
+  for (const auto& kv : m) f(kv.first);
+}
+
+// ---------------------------------------------------------------------------
+// Map and set on sorted arrays
+// ---------------------------------------------------------------------------
+
+using SortedStore = CpuSortedStore;
+
+void build_store(SortedStore& m, const KeyValues& initial, const Capabilities& caps) {
+  m.assign(sorted_last_wins(initial), caps.semantics == Semantics::Set);
+}
+
+// The batch's updates resolved to one effect per key by the caps' rule, as
+// the std::map store's apply_updates resolves them in batch order.
+void apply_updates(SortedStore& m, const Batch& batch, const Capabilities& caps) {
+  const bool keys_only = caps.semantics == Semantics::Set;
+  std::vector<std::pair<uint64_t, uint32_t>> ops;  // (key, batch position), positions ascending
+  for (size_t i = 0; i < batch.size(); ++i)
+    if (is_update(batch.types[i])) ops.emplace_back(batch.keys[i], static_cast<uint32_t>(i));
+  if (ops.empty()) return;
+  const auto key_of = [](const std::pair<uint64_t, uint32_t>& x) { return x.first; };
+  const auto [varying, ascending] = varying_bits(ops, key_of);
+  if (!ascending) parallel_radix_sort(ops, varying, key_of);  // stable: a key's positions stay ascending
+  std::vector<SortedStore::Effect> effects;
+  for (size_t a = 0; a < ops.size();) {
+    size_t e = a;
+    int64_t last_insert = -1, last = -1;
+    bool any_delete = false;
+    for (; e < ops.size() && ops[e].first == ops[a].first; ++e) {
+      const uint32_t i = ops[e].second;
+      last = i;
+      if (batch.types[i] == OpType::Insert)
+        last_insert = i;
+      else
+        any_delete = true;
+    }
+    int64_t wins = -1;  // the insert that decides the key's value; -1: the key ends deleted
+    switch (caps.phased_duplicates) {
+      case DuplicateRule::LastWins:
+      case DuplicateRule::AnyUpdate: wins = batch.types[last] == OpType::Insert ? last : -1; break;
+      case DuplicateRule::DeletesThenInserts: wins = last_insert; break;
+      case DuplicateRule::DeleteWinsElseAny: wins = any_delete ? -1 : last_insert; break;
+    }
+    effects.push_back(SortedStore::Effect{ops[a].first, wins >= 0,
+                                          wins >= 0 && !keys_only ? batch.args[static_cast<size_t>(wins)] : 0});
+    a = e;
+  }
+  m.apply(effects, ops.size());
+}
+
+template <class Emit>
+void for_range(const SortedStore& m, uint64_t lo, uint64_t hi, Emit&& emit) {
+  m.for_range(lo, hi, emit);
+}
+uint64_t size_of(const SortedStore& m) { return m.size(); }
+bool lookup(const SortedStore& m, uint64_t key, uint64_t& value) { return m.find(key, value); }
+bool successor(const SortedStore& m, uint64_t key, uint64_t& next, uint64_t& value) {
+  return m.successor(key, next, value);
+}
+template <class F>
+void for_each_pair(const SortedStore& m, F&& f) {
+  m.for_range(0, ~uint64_t{0}, [&](uint64_t k, uint64_t) { f(k); });
+}
+
 // ---------------------------------------------------------------------------
 // Multimap
 // ---------------------------------------------------------------------------
@@ -167,10 +261,14 @@ uint32_t source_of(uint64_t k) { return static_cast<uint32_t>(k >> 32); }
 uint32_t target_of(uint64_t k) { return static_cast<uint32_t>(k); }
 
 // Every key from or to a vertex the batch's vertex deletes name.
-template <class Store>
-void delete_vertices(Store& m, const Batch& batch, const std::vector<uint32_t>& ops) {
+std::unordered_set<uint32_t> deleted_vertices(const Batch& batch, const std::vector<uint32_t>& ops) {
   std::unordered_set<uint32_t> gone;
   for (uint32_t i : ops) gone.insert(source_of(batch.keys[i]));
+  return gone;
+}
+template <class Store>
+void delete_vertices(Store& m, const Batch& batch, const std::vector<uint32_t>& ops) {
+  const auto gone = deleted_vertices(batch, ops);
   for (auto it = m.begin(); it != m.end();) {
     if (gone.count(source_of(it->first)) || gone.count(target_of(it->first)))
       it = m.erase(it);
@@ -178,18 +276,22 @@ void delete_vertices(Store& m, const Batch& batch, const std::vector<uint32_t>& 
       ++it;
   }
 }
+void delete_vertices(SortedStore& m, const Batch& batch, const std::vector<uint32_t>& ops) {
+  const auto gone = deleted_vertices(batch, ops);
+  m.filter([&](uint64_t k) { return !gone.count(source_of(k)) && !gone.count(target_of(k)); });
+}
 
 // Triangles of the undirected simple graph of the keys: for every vertex u
 // and neighbour v > u, the common neighbours w > v of both.
 template <class Store>
 uint64_t triangles_of(const Store& m) {
   std::map<uint32_t, std::set<uint32_t>> adj;
-  for (const auto& kv : m) {
-    const uint32_t u = source_of(kv.first), v = target_of(kv.first);
-    if (u == v) continue;
+  for_each_pair(m, [&](uint64_t key) {
+    const uint32_t u = source_of(key), v = target_of(key);
+    if (u == v) return;
     adj[u].insert(v);
     adj[v].insert(u);
-  }
+  });
   uint64_t n = 0;
   for (const auto& [u, nu] : adj)
     for (auto vi = nu.upper_bound(u); vi != nu.end(); ++vi) {
@@ -210,20 +312,19 @@ uint64_t triangles_of(const Store& m) {
 // first, placed by a prefix sum, then written.
 // ---------------------------------------------------------------------------
 
-// A key's value as a lookup or successor reports it: a multimap key's
-// oldest (a stored key holds at least one value).
-uint64_t first_value(uint64_t v) { return v; }
-uint64_t first_value(const std::vector<uint64_t>& values) { return values.front(); }
-
 // A lookup or a successor (counts and ranges: run_queries).
 template <class Store>
 void run_point_query(const Store& m, const Batch& batch, uint32_t i, BatchResults& r) {
   const uint64_t key = batch.keys[i];
-  const auto it = batch.types[i] == OpType::Lookup ? m.find(key) : m.upper_bound(key);
-  if (it == m.end()) return;
+  uint64_t next = 0, value = 0;
+  if (batch.types[i] == OpType::Lookup) {
+    if (!lookup(m, key, value)) return;
+  } else {
+    if (!successor(m, key, next, value)) return;
+    r.key[i] = next;
+  }
   r.found[i] = 1;
-  if (batch.types[i] == OpType::Successor) r.key[i] = it->first;
-  r.value[i] = first_value(it->second);
+  r.value[i] = value;
 }
 
 template <class Store>
@@ -387,6 +488,11 @@ std::string point_query_refusal(const std::string& structure, OpType t, uint64_t
 
 std::unique_ptr<Dictionary> make_cpu_dictionary(const Capabilities& caps, KeyType /*key_type*/,
                                                 KeyType /*value_type*/, const std::string& structure) {
+  if (caps.semantics == Semantics::Multimap) return std::make_unique<CpuDictionary<MultiStore>>(caps, structure);
+  return std::make_unique<CpuDictionary<SortedStore>>(caps, structure);
+}
+
+std::unique_ptr<Dictionary> make_cpu_dictionary_map_oracle(const Capabilities& caps, const std::string& structure) {
   if (caps.semantics == Semantics::Multimap) return std::make_unique<CpuDictionary<MultiStore>>(caps, structure);
   return std::make_unique<CpuDictionary<MapStore>>(caps, structure);
 }

@@ -1,5 +1,6 @@
-// `--backend cpu`: a workload run on the CPU reference alone (an ordered map
-// with snapshots), behind the same Dictionary interface as the GPU structures.
+// `--backend cpu`: a workload run on the CPU reference alone (sorted arrays,
+// or an ordered map for multimaps, with snapshots), behind the same
+// Dictionary interface as the GPU structures.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,11 @@ namespace gpudict {
 // those messages.
 std::unique_ptr<Dictionary> make_cpu_dictionary(const Capabilities& caps, KeyType key_type, KeyType value_type,
                                                 const std::string& structure = "this structure");
+
+// The same backend on the std::map store that the sorted arrays replaced for
+// maps and sets: the tests' oracle for them (multimaps are std::map in both).
+std::unique_ptr<Dictionary> make_cpu_dictionary_map_oracle(const Capabilities& caps,
+                                                           const std::string& structure = "this structure");
 
 // The refusal of a count or range over more than one key by a hash structure:
 // "slabhash answers count and range for a single key only (lo == hi); got
