@@ -59,20 +59,25 @@ class CpuSortedStore {
   // batch's update count (the delta's budget grows with it).
   void apply(const std::vector<Effect>& effects, uint64_t batch_updates) {
     if (effects.empty()) return;
+    // Which effects' keys the base holds: a search each, on the host's threads.
+    std::vector<uint8_t> in_base(effects.size());
+    parallel_for(effects.size(), uint64_t{1} << 14, [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t e = lo; e < hi; ++e) in_base[e] = base_contains(effects[e].key);
+    });
     std::vector<Delta> merged;
     merged.reserve(delta_.size() + effects.size());
     size_t i = 0, j = 0;
-    auto add_effect = [&](const Effect& e) {
-      const bool in_base = base_contains(e.key);
-      if (!e.live && !in_base) return;  // deleting a key only the delta held (or none did)
-      merged.push_back(Delta{e.key, e.value, e.live, in_base});
+    auto add_effect = [&](size_t e) {
+      const Effect& x = effects[e];
+      if (!x.live && !in_base[e]) return;  // deleting a key only the delta held (or none did)
+      merged.push_back(Delta{x.key, x.value, x.live, in_base[e] != 0});
     };
     while (i < delta_.size() || j < effects.size()) {
       if (j == effects.size() || (i < delta_.size() && delta_[i].key < effects[j].key)) {
         merged.push_back(delta_[i++]);
       } else {
         if (i < delta_.size() && delta_[i].key == effects[j].key) ++i;  // the effect replaces it
-        add_effect(effects[j++]);
+        add_effect(j++);
       }
     }
     delta_.swap(merged);
@@ -181,7 +186,9 @@ class CpuSortedStore {
   // reach millions of entries between compactions.
   void index_delta() {
     delta_keys_.resize(delta_.size());
-    for (size_t i = 0; i < delta_.size(); ++i) delta_keys_[i] = delta_[i].key;
+    parallel_for(delta_.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t i = lo; i < hi; ++i) delta_keys_[i] = delta_[i].key;
+    });
     delta_index_.build(delta_keys_);
   }
 
