@@ -302,10 +302,6 @@ uint64_t triangles_of(const Store& m) {
 }
 
 // ---------------------------------------------------------------------------
-// The Dictionary, for either store
-// ---------------------------------------------------------------------------
-
-// ---------------------------------------------------------------------------
 // Queries of one type, on the host's threads: the store is only read, and
 // each operation writes its own result slots. A range's pairs go where the
 // serial loop would have appended them (in the order of `ops`): counted
@@ -363,6 +359,10 @@ void run_queries(const Store& m, const Batch& batch, OpType type, const std::vec
     }
   });
 }
+
+// ---------------------------------------------------------------------------
+// The Dictionary, for any store
+// ---------------------------------------------------------------------------
 
 template <class Store>
 class CpuDictionary final : public Dictionary {

@@ -64,22 +64,17 @@ class CpuSortedStore {
     parallel_for(effects.size(), uint64_t{1} << 14, [&](uint64_t lo, uint64_t hi) {
       for (uint64_t e = lo; e < hi; ++e) in_base[e] = base_contains(effects[e].key);
     });
+    // The effects over the old delta (an effect replaces its key's entry); a
+    // delete of a key the base lacks leaves no entry (only the delta held it,
+    // or nothing did).
     std::vector<Delta> merged;
-    merged.reserve(delta_.size() + effects.size());
-    size_t i = 0, j = 0;
-    auto add_effect = [&](size_t e) {
-      const Effect& x = effects[e];
-      if (!x.live && !in_base[e]) return;  // deleting a key only the delta held (or none did)
-      merged.push_back(Delta{x.key, x.value, x.live, in_base[e] != 0});
-    };
-    while (i < delta_.size() || j < effects.size()) {
-      if (j == effects.size() || (i < delta_.size() && delta_[i].key < effects[j].key)) {
-        merged.push_back(delta_[i++]);
-      } else {
-        if (i < delta_.size() && delta_[i].key == effects[j].key) ++i;  // the effect replaces it
-        add_effect(j++);
-      }
-    }
+    merge_with_updates(
+        delta_.size(), [&](uint64_t i) { return delta_[i].key; }, effects.size(),
+        [&](uint64_t j) { return effects[j].key; }, [&](uint64_t j) { return effects[j].live || in_base[j]; },
+        [&](uint64_t total) { merged.resize(total); },
+        [&](uint64_t at, bool from_delta, uint64_t i) {
+          merged[at] = from_delta ? delta_[i] : Delta{effects[i].key, effects[i].value, effects[i].live, in_base[i] != 0};
+        });
     delta_.swap(merged);
     index_delta();
     delta_new_ = delta_dead_ = 0;
