@@ -121,7 +121,8 @@ fi
 echo
 echo "==== baselines"; cat "$out/baselines.txt" 2>/dev/null
 echo "==== bench-sorted-array"; cat "$out/bench-sorted-array.txt" 2>/dev/null
-echo "==== summary ($(head -c 200 "$out/info.txt" | grep -m1 '^device 0' || echo 'no device'))"
+dev=$(grep -m1 '^device 0' "$out/info.txt" 2>/dev/null | cut -c1-120)
+echo "==== summary (${dev:-no device})"
 printf '%s\n' "${summary[@]}"
 if [ $failed -eq 0 ]; then
   echo "gpu-check: every part passed"
