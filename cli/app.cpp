@@ -20,6 +20,7 @@
 #include "cli/provenance.hpp"
 #include "workloads/registry/registry.hpp"
 #include "core/common/errors.hpp"
+#include "core/common/shard_partition.hpp"
 #include "workloads/spec.hpp"
 #include "workloads/workload.hpp"
 
@@ -220,6 +221,7 @@ struct CommonFlags {
   WidthFlags widths;
   int repeat = 1;
   int device = 0;
+  std::vector<int> devices;
   std::string results;
   bool results_comment = false;
   std::string batch_times;
@@ -244,7 +246,15 @@ void add_run_options(CLI::App* sub, CommonFlags& f, const std::string& name) {
                   "the min and max, and in JSON every sample)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
+  auto* device = sub->add_option("--device", f.device, "CUDA device index")->check(kDeviceIndex)->capture_default_str();
+  sub->add_option("--devices", f.devices,
+                  "Shard the structure over these CUDA devices, one shard per index (0,1,2,3; an index may repeat: "
+                  "several shards on one device); ordered structures by key range, hash tables by key hash "
+                  "(docs/sharding.md). With --backend cpu: as many shards on the CPU reference")
+      ->delimiter(',')
+      ->check(kDeviceIndex)
+      ->expected(1, static_cast<int>(shard_partition::max_shards))
+      ->excludes(device);
   sub->add_flag("-v,--verbose", f.verbose, "A line on stderr as each step ends");
   sub->add_flag("--progress", f.progress,
                 "A live progress line on stderr (batches done, step, rate, time left) even when stderr is not a "
@@ -275,7 +285,8 @@ RunOptions run_options(const CommonFlags& f, const std::string& name, const std:
   o.open.seed_override = f.seed;
   o.open.widths = f.widths.as_override();
   o.repeat = f.repeat;
-  o.device = f.device;
+  o.device = f.devices.empty() ? f.device : f.devices.front();
+  o.devices = f.devices;
   o.results = f.results;
   o.results_comment = f.results_comment;
   o.batch_times = f.batch_times;

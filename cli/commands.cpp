@@ -21,6 +21,7 @@
 #include "workloads/cpu_backend.hpp"
 #include "workloads/graph_gen.hpp"
 #include "workloads/replay.hpp"
+#include "workloads/sharding.hpp"
 #include "workloads/step_cache.hpp"
 #include "workloads/trace.hpp"
 
@@ -121,6 +122,8 @@ class StructureRun {
     cfg_.value_type = first_->header().value_type;
     if (info.validate_options) info.validate_options(cfg_);
     caps_ = info.caps_with(cfg_);
+    if (!opt.devices.empty())
+      if (auto why = sharding_refusal(info.name, caps_); !why.empty()) throw InputError(why);
     check_supported(info.name, caps_, first_->header(), summary_);
   }
 
@@ -139,6 +142,7 @@ class StructureRun {
       return open_workload(opt_.workload, opt_.open);
     };
     DictionaryFactory dicts = [&]() -> std::unique_ptr<Dictionary> {
+      if (!opt_.devices.empty()) return make_sharded();
       if (gpu_) return info_.make_gpu(cfg_);
       return make_cpu_dictionary(caps_, cfg_.key_type, cfg_.value_type, info_.name);
     };
@@ -163,7 +167,7 @@ class StructureRun {
     rep.provenance = provenance;
     rep.structure = info_.name;
     rep.backend = gpu_ ? "gpu" : "cpu";
-    rep.device = gpu_ ? device_name(opt_.device) : "CPU reference";
+    rep.device = device_text();
     return rep;
   }
 
@@ -176,7 +180,46 @@ class StructureRun {
   std::unique_ptr<StepSource> first_;
   StructureConfig cfg_;
   Capabilities caps_;
+
+  // --devices: one instance a shard, on its device (or on the CPU reference).
+  std::unique_ptr<Dictionary> make_sharded() const {
+    ShardSetup setup;
+    setup.structure = info_.name;
+    setup.key_type = cfg_.key_type;
+    const std::vector<int> devices = opt_.devices;
+    for (int d : devices) setup.devices.push_back(gpu_ ? std::to_string(d) : "cpu");
+    if (gpu_) setup.enter = [devices](uint32_t s) { select_device(devices[s]); };
+    setup.make = [this, devices](uint32_t s) -> std::unique_ptr<Dictionary> {
+      if (!gpu_) return make_cpu_dictionary(caps_, cfg_.key_type, cfg_.value_type, info_.name);
+      StructureConfig c = cfg_;
+      c.device = devices[s];
+      return info_.make_gpu(c);
+    };
+    return make_sharded_dictionary(std::move(setup));
+  }
+
+  // The report's device: its name, or the shards' ("2 x NVIDIA H100 80GB
+  // HBM3 (devices 0,1)").
+  std::string device_text() const {
+    if (opt_.devices.empty()) return gpu_ ? device_name(opt_.device) : "CPU reference";
+    const auto n = opt_.devices.size();
+    if (!gpu_) return fmt::format("CPU reference ({} shards)", n);
+    std::string names, list;
+    for (int d : opt_.devices) {
+      const std::string name = device_name(d);
+      if (names.find(name) == std::string::npos) names += (names.empty() ? "" : " + ") + name;
+      list += (list.empty() ? "" : ",") + std::to_string(d);
+    }
+    return fmt::format("{} shards on {} (devices {})", n, names, list);
+  }
 };
+
+// The run's devices exist (exit 3 naming the first that does not), and the
+// first is the current one.
+void select_devices(const RunOptions& opt) {
+  for (int d : opt.devices) select_device(d);
+  select_device(opt.device);
+}
 
 }  // namespace
 
@@ -184,7 +227,7 @@ int run_structure(const StructureInfo& info, const RunOptions& opt) {
   const auto start = std::chrono::steady_clock::now();
   require_built(info);
   const bool gpu = choose_gpu(opt);
-  if (gpu) select_device(opt.device);
+  if (gpu) select_devices(opt);
   StructureRun run(info, opt, gpu);  // validates the options either way
   if (!gpu && !opt.given_structure_options.empty()) {
     std::string names;
@@ -239,7 +282,7 @@ int run_compare(const std::vector<std::string>& names, const RunOptions& opt) {
     }
   }
   const bool gpu = choose_gpu(opt);
-  if (gpu) select_device(opt.device);
+  if (gpu) select_devices(opt);
   // The structures replay one generation of the workload when it fits in
   // memory (each with its own --repeat passes over the same record).
   std::unique_ptr<StepCache> shared;

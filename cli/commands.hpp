@@ -19,7 +19,8 @@ struct RunOptions {
   bool verify = true;
   OpenOptions open;
   int repeat = 1;
-  int device = 0;
+  int device = 0;            // the device, or the first of --devices
+  std::vector<int> devices;  // --devices: one shard per entry; empty: not sharded
   std::string results;
   bool results_comment = false;  // --results-comment
   std::string batch_times;  // CSV of per-batch device times

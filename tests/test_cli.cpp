@@ -832,3 +832,28 @@ TEST_CASE("cli: a library error that names an option gets the flag that sets it"
   CHECK(gpudict::exit_code_for(gpudict::InputError("bad", "load_factor")) == 2);
   CHECK(gpudict::exit_code_for(gpudict::DeviceOutOfMemory("oom")) == 3);
 }
+
+TEST_CASE("cli: --devices shards a run; its results equal the unsharded run's") {
+  for (const char* structure : {"sorted-array", "lsm", "btree", "slabhash"}) {
+    const std::string s = structure;
+    const std::string ex = s == "slabhash" ? "examples/hash-quickstart.yaml"
+                           : s == "btree"  ? "examples/mixed-concurrent.yaml"
+                                           : "examples/snapshots.yaml";
+    const std::string one = temp_path("one.tsv"), three = temp_path("three.tsv");
+    const std::string base = std::string(structure) + " " + ex + " --backend cpu --format json";
+    auto a = run_gpudict(base + " --results " + one);
+    auto b = run_gpudict(base + " --devices 0,1,0 --results " + three);
+    INFO(structure << ": " << b.err);
+    REQUIRE(a.exit_code == 0);
+    REQUIRE(b.exit_code == 0);
+    CHECK(b.out.find("\"shards\":3") != std::string::npos);
+    CHECK(b.out.find("CPU reference (3 shards)") != std::string::npos);
+    CHECK(b.out.find("\"mismatches\":0") != std::string::npos);
+    CHECK(slurp(one) == slurp(three));
+    std::remove(one.c_str());
+    std::remove(three.c_str());
+  }
+  check_usage_error("sorted-array examples/quickstart.yaml --backend cpu --device 1 --devices 0,1", "excludes");
+  check_usage_error("sorted-array examples/quickstart.yaml --backend cpu --devices 0,x", "not a CUDA device index");
+  check_usage_error("graph examples/graph-rmat.yaml --backend cpu --devices 0,1", "graph cannot be sharded");
+}

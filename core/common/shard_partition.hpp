@@ -1,0 +1,62 @@
+// How a sharded structure deals keys among its shards: by key range for the
+// ordered structures (so that a count, range or successor reaches the few
+// shards its keys can lie in, in key order) and by a hash of the key for the
+// hash tables (so that skewed keys still spread).
+//
+// The partition is a small, trivially copyable value with no allocation, so
+// that the same owner() can run on the host (the engine splits a batch there)
+// and in a kernel (a device-side split before an exchange between GPUs).
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define GPUDICT_SHARD_HD __host__ __device__
+#else
+#define GPUDICT_SHARD_HD
+#endif
+
+namespace gpudict {
+
+struct shard_partition {
+  static constexpr uint32_t max_shards = 64;
+  enum class kind : uint8_t { range, hash };
+
+  kind how = kind::range;
+  uint32_t shards = 1;
+  // range: shard s holds the keys in [first[s], first[s + 1] - 1], the last
+  // shard up to the largest key; first[0] is 0 and first[] strictly rises.
+  uint64_t first[max_shards] = {};
+
+  // The shard that holds `key`.
+  GPUDICT_SHARD_HD uint32_t owner(uint64_t key) const {
+    if (how == kind::hash) {
+      // splitmix64's finalizer with a constant of its own, so that the keys
+      // of one shard do not share the low bits a hash table's own hash of
+      // them starts from; multiply-shift maps it onto [0, shards).
+      uint64_t z = key ^ 0x6a09e667f3bcc909ull;
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+      z ^= z >> 31;
+      return static_cast<uint32_t>(((z >> 32) * shards) >> 32);
+    }
+    // The last s with first[s] <= key: binary search over at most 64.
+    uint32_t lo = 0, hi = shards;  // first[lo] <= key < first[hi] (first[shards] = infinity)
+    while (hi - lo > 1) {
+      const uint32_t mid = (lo + hi) / 2;
+      if (first[mid] <= key)
+        lo = mid;
+      else
+        hi = mid;
+    }
+    return lo;
+  }
+  // range: the smallest and largest key shard s may hold (`domain_max`: the
+  // largest key of the key width).
+  GPUDICT_SHARD_HD uint64_t lowest(uint32_t s) const { return first[s]; }
+  GPUDICT_SHARD_HD uint64_t highest(uint32_t s, uint64_t domain_max) const {
+    return s + 1 < shards ? first[s + 1] - 1 : domain_max;
+  }
+};
+
+}  // namespace gpudict

@@ -1,0 +1,352 @@
+#include "workloads/sharding.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "workloads/shard_threads.hpp"
+#include "core/common/errors.hpp"
+
+namespace gpudict {
+
+namespace {
+
+void check_shards(uint32_t shards) {
+  if (shards < 1 || shards > shard_partition::max_shards)
+    throw std::invalid_argument(fmt::format("{} shards: from 1 to {}", shards, shard_partition::max_shards));
+}
+
+}  // namespace
+
+shard_partition hash_partition(uint32_t shards) {
+  check_shards(shards);
+  shard_partition p;
+  p.how = shard_partition::kind::hash;
+  p.shards = shards;
+  return p;
+}
+
+shard_partition even_range_partition(uint32_t shards, uint64_t domain_max) {
+  check_shards(shards);
+  shard_partition p;
+  p.how = shard_partition::kind::range;
+  p.shards = shards;
+  // (domain_max + 1) * s / shards without overflow at 64 bits.
+  const unsigned __int128 domain = static_cast<unsigned __int128>(domain_max) + 1;
+  for (uint32_t s = 0; s < shards; ++s) p.first[s] = static_cast<uint64_t>(domain * s / shards);
+  return p;
+}
+
+shard_partition sampled_range_partition(const std::vector<uint64_t>& keys, uint32_t shards, uint64_t domain_max) {
+  if (keys.empty() || shards == 1) return even_range_partition(shards, domain_max);
+  check_shards(shards);
+  // A strided sample of a few thousand keys a shard places the boundaries
+  // within a fraction of a percent of the true quantiles.
+  const uint64_t want = std::min<uint64_t>(keys.size(), uint64_t{4096} * shards);
+  std::vector<uint64_t> sample(want);
+  for (uint64_t i = 0; i < want; ++i)
+    sample[i] = keys[static_cast<uint64_t>(static_cast<unsigned __int128>(i) * keys.size() / want)];
+  std::sort(sample.begin(), sample.end());
+  shard_partition p;
+  p.how = shard_partition::kind::range;
+  p.shards = shards;
+  p.first[0] = 0;
+  for (uint32_t s = 1; s < shards; ++s) {
+    uint64_t q = sample[static_cast<uint64_t>(static_cast<unsigned __int128>(s) * want / shards)];
+    q = std::max(q, p.first[s - 1] + 1);
+    // Leave room for the shards after s (a domain of 2^32 keys has room for 64).
+    q = std::min(q, domain_max - (shards - 1 - s));
+    p.first[s] = q;
+  }
+  return p;
+}
+
+namespace {
+
+class ShardedDictionary final : public Dictionary {
+ public:
+  explicit ShardedDictionary(ShardSetup setup)
+      : setup_(std::move(setup)),
+        n_(static_cast<uint32_t>(setup_.devices.size())),
+        domain_max_(key_domain_max(setup_.key_type)),
+        threads_(n_, setup_.enter),
+        shards_(n_),
+        sub_(n_),
+        res_(n_),
+        times_(n_) {
+    try {
+      each([&](uint32_t s) { shards_[s] = setup_.make(s); });
+    } catch (...) {
+      release();  // the shards made, each on its own device
+      throw;
+    }
+    caps_ = shards_[0]->caps();
+    partition_ = caps_.ordered ? even_range_partition(n_, domain_max_) : hash_partition(n_);
+  }
+  ~ShardedDictionary() override { release(); }
+  ShardedDictionary(const ShardedDictionary&) = delete;
+  ShardedDictionary& operator=(const ShardedDictionary&) = delete;
+
+  const Capabilities& caps() const override { return caps_; }
+
+  Params parameters() const override {
+    Params p = shards_[0]->parameters();
+    std::string devices;
+    for (const auto& d : setup_.devices) devices += (devices.empty() ? "" : ",") + d;
+    p.emplace_back("shards", std::to_string(n_));
+    p.emplace_back("partition", caps_.ordered ? "key range" : "hash");
+    p.emplace_back("shard-devices", devices);
+    return p;
+  }
+
+  // The need of the device that holds the most: each shard sized for an
+  // even share of the workload with a quarter more for uneven shards (the
+  // structures allocate as they grow; this is the check before the run).
+  uint64_t device_bytes_needed(const WorkloadBounds& b) const override {
+    auto share = [&](uint64_t x) { return std::min(x, (x + n_ - 1) / n_ + (x + n_ - 1) / n_ / 4); };
+    WorkloadBounds part = b;
+    part.max_resident = share(b.max_resident);
+    part.max_inserted = share(b.max_inserted);
+    part.max_batch = share(b.max_batch);
+    part.max_queries = share(b.max_queries);
+    std::vector<uint64_t> need(n_);
+    each([&](uint32_t s) { need[s] = shards_[s]->device_bytes_needed(part); });
+    std::map<std::string, uint64_t> by_device;
+    for (uint32_t s = 0; s < n_; ++s) by_device[setup_.devices[s]] += need[s];
+    uint64_t most = 0;
+    for (const auto& [device, bytes] : by_device) most = std::max(most, bytes);
+    return most;
+  }
+
+  void build(const KeyValues& initial, DeviceTime& t) override {
+    if (initial.keys.size() != initial.values.size())
+      throw InputError(setup_.structure + ": initial keys and values differ in length");
+    // The boundaries are chosen once, before anything is stored: a later
+    // build keeps them, so snapshots taken before it stay readable.
+    if (!started_ && caps_.ordered) partition_ = sampled_range_partition(initial.keys, n_, domain_max_);
+    started_ = true;
+    std::vector<KeyValues> parts(n_);
+    for (uint64_t i = 0; i < initial.size(); ++i) {  // batch order kept: a later duplicate still wins
+      KeyValues& part = parts[partition_.owner(initial.keys[i])];
+      part.keys.push_back(initial.keys[i]);
+      part.values.push_back(initial.values[i]);
+    }
+    run_timed(t, [&](uint32_t s, DeviceTime& ts) { shards_[s]->build(parts[s], ts); });
+  }
+
+  void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
+    started_ = true;
+    split(batch);
+    run_timed(t, [&](uint32_t s, DeviceTime& ts) { shards_[s]->execute(sub_[s], res_[s], ts); });
+    merge(batch, r);
+  }
+
+  void snapshot(const std::string& name, DeviceTime& t) override {
+    started_ = true;
+    run_timed(t, [&](uint32_t s, DeviceTime& ts) { shards_[s]->snapshot(name, ts); });
+  }
+  void drop_snapshot(const std::string& name) override {
+    each([&](uint32_t s) { shards_[s]->drop_snapshot(name); });
+  }
+  void cleanup(DeviceTime& t) override {
+    run_timed(t, [&](uint32_t s, DeviceTime& ts) { shards_[s]->cleanup(ts); });
+  }
+
+  Stats stats() const override {
+    std::vector<Stats> per(n_);
+    each([&](uint32_t s) { per[s] = shards_[s]->stats(); });
+    Stats total;
+    std::string keys;
+    for (uint32_t s = 0; s < n_; ++s) {
+      total.size += per[s].size;
+      total.device_bytes += per[s].device_bytes;
+      keys += (s ? "," : "") + std::to_string(per[s].size);
+    }
+    total.extra.emplace_back("shard-keys", keys);
+    for (uint32_t s = 0; s < n_; ++s)
+      for (auto& [name, value] : per[s].extra) total.extra.emplace_back(fmt::format("shard{}-{}", s, name), value);
+    return total;
+  }
+  uint64_t live_keys() const override {
+    std::vector<uint64_t> per(n_);
+    each([&](uint32_t s) { per[s] = shards_[s]->live_keys(); });
+    uint64_t total = 0;
+    for (uint64_t k : per) total += k;
+    return total;
+  }
+  KeyType key_type() const override { return shards_[0]->key_type(); }
+  KeyType value_type() const override { return shards_[0]->value_type(); }
+
+ private:
+  // Destroys the shards, each on its own thread (its device current).
+  void release() noexcept {
+    try {
+      threads_.run_all([&](uint32_t s) { shards_[s].reset(); });
+    } catch (...) {
+    }
+  }
+
+  // Runs work(s) on every shard's thread at once. A runtime failure (a CUDA
+  // error, a device out of memory) names the shard and its device.
+  void each(const std::function<void(uint32_t)>& work) const {
+    threads_.run_all([&](uint32_t s) {
+      const std::string where = setup_.devices[s] == "cpu"
+                                    ? fmt::format("shard {}: ", s)
+                                    : fmt::format("shard {} on device {}: ", s, setup_.devices[s]);
+      try {
+        work(s);
+      } catch (const InputError&) {
+        throw;  // the same on every shard: the workload's, not the device's
+      } catch (const DeviceOutOfMemory& e) {
+        throw DeviceOutOfMemory(where + e.what(), e.option());
+      } catch (const RuntimeFailure& e) {
+        throw RuntimeFailure(where + e.what(), e.option());
+      }
+    });
+  }
+
+  struct Part {
+    uint32_t shard;
+    uint32_t index;  // in the shard's part of the batch
+  };
+
+  // Runs work on every shard at once; a phase's time is its slowest shard's.
+  void run_timed(DeviceTime& t, const std::function<void(uint32_t, DeviceTime&)>& work) {
+    for (auto& ts : times_) ts = DeviceTime{};
+    each([&](uint32_t s) { work(s, times_[s]); });
+    for (int p = 0; p < kNumPhases; ++p) {
+      double slowest = 0;
+      for (const auto& ts : times_) slowest = std::max(slowest, ts.ms[p]);
+      t.ms[p] += slowest;
+    }
+  }
+
+  void route(OpType type, uint64_t key, uint64_t arg, uint32_t s) {
+    parts_.push_back({s, static_cast<uint32_t>(sub_[s].size())});
+    sub_[s].push(type, key, arg);
+  }
+
+  // Each operation's parts into the shards' batches; parts_[part_begin_[i],
+  // part_begin_[i + 1]) are operation i's, in shard order.
+  void split(const Batch& batch) {
+    const uint64_t n = batch.size();
+    if (batch.keys.size() != n || batch.args.size() != n)
+      throw InputError(setup_.structure + ": batch arrays differ in length");
+    for (auto& b : sub_) {
+      b.clear();
+      b.mode = batch.mode;
+      b.snapshot = batch.snapshot;
+    }
+    parts_.clear();
+    part_begin_.assign(n + 1, 0);
+    bool successors = false;
+    for (uint64_t i = 0; i < n; ++i) {
+      const OpType type = batch.types[i];
+      const uint64_t key = batch.keys[i], arg = batch.args[i];
+      if (type == OpType::VertexDelete || type == OpType::Triangles)
+        throw InputError(fmt::format("{} on {} shards: {} reaches every shard and is not supported when sharded",
+                                     setup_.structure, n_, op_name(type)));
+      const bool interval = (type == OpType::Count || type == OpType::Range) && caps_.ordered && key <= arg;
+      if (interval) {
+        const uint32_t s0 = partition_.owner(key), s1 = partition_.owner(arg);
+        for (uint32_t s = s0; s <= s1; ++s)
+          route(type, std::max(key, partition_.lowest(s)), std::min(arg, partition_.highest(s, domain_max_)), s);
+      } else {
+        successors |= type == OpType::Successor;
+        route(type, key, arg, partition_.owner(key));
+      }
+      part_begin_[i + 1] = parts_.size();
+    }
+    // Each later shard's smallest key, for the successors its predecessors
+    // do not have: once per batch and shard.
+    first_key_.assign(n_, kNone);
+    if (successors)
+      for (uint32_t s = 1; s < n_; ++s) {
+        first_key_[s] = static_cast<uint32_t>(sub_[s].size());
+        sub_[s].push(OpType::Successor, partition_.lowest(s) - 1);
+      }
+  }
+
+  void merge(const Batch& batch, BatchResults& r) const {
+    const uint64_t n = batch.size();
+    r.reset(n);
+    for (uint64_t i = 0; i < n; ++i) {
+      const OpType type = batch.types[i];
+      if (!is_query(type)) continue;
+      const Part* begin = parts_.data() + part_begin_[i];
+      const Part* end = parts_.data() + part_begin_[i + 1];
+      if (type == OpType::Range) {
+        r.key[i] = r.range_keys.size();
+        uint64_t pairs = 0;
+        for (const Part* p = begin; p != end; ++p) {
+          const BatchResults& sr = res_[p->shard];
+          const uint64_t off = sr.key[p->index], cnt = sr.value[p->index];
+          r.range_keys.insert(r.range_keys.end(), sr.range_keys.begin() + off, sr.range_keys.begin() + off + cnt);
+          r.range_values.insert(r.range_values.end(), sr.range_values.begin() + off,
+                                sr.range_values.begin() + off + cnt);
+          pairs += cnt;
+        }
+        r.value[i] = pairs;
+      } else if (type == OpType::Count) {
+        uint64_t count = 0;
+        for (const Part* p = begin; p != end; ++p) count += res_[p->shard].value[p->index];
+        r.value[i] = count;
+      } else {
+        const uint32_t s = begin->shard;
+        const BatchResults* sr = &res_[s];
+        uint32_t j = begin->index;
+        if (type == OpType::Successor && !sr->found[j]) {
+          for (uint32_t next = s + 1; next < n_; ++next)
+            if (first_key_[next] != kNone && res_[next].found[first_key_[next]]) {
+              sr = &res_[next];
+              j = first_key_[next];
+              break;
+            }
+        }
+        r.found[i] = sr->found[j];
+        r.value[i] = sr->value[j];
+        r.key[i] = sr->key[j];
+      }
+    }
+  }
+
+  static constexpr uint32_t kNone = ~0u;
+  ShardSetup setup_;
+  uint32_t n_;
+  uint64_t domain_max_;
+  mutable ShardThreads threads_;
+  std::vector<std::unique_ptr<Dictionary>> shards_;
+  Capabilities caps_;
+  shard_partition partition_;
+  bool started_ = false;
+  // Per batch, kept for their capacity.
+  std::vector<Batch> sub_;
+  std::vector<BatchResults> res_;
+  std::vector<DeviceTime> times_;
+  std::vector<Part> parts_;
+  std::vector<uint64_t> part_begin_;
+  std::vector<uint32_t> first_key_;  // per shard: the index of its smallest-key query, or kNone
+};
+
+}  // namespace
+
+std::string sharding_refusal(const std::string& structure, const Capabilities& caps) {
+  if (caps.vertex_delete || caps.triangles || caps.vertex_count_range)
+    return structure + " cannot be sharded (--devices): its vertex deletes and triangle counts reach every shard";
+  return {};
+}
+
+std::unique_ptr<Dictionary> make_sharded_dictionary(ShardSetup setup) {
+  const auto shards = setup.devices.size();
+  if (shards < 1 || shards > shard_partition::max_shards)
+    throw InputError(fmt::format("--devices: {} shards; from 1 to {}", shards, shard_partition::max_shards));
+  const std::string structure = setup.structure;
+  auto dict = std::make_unique<ShardedDictionary>(std::move(setup));
+  if (auto why = sharding_refusal(structure, dict->caps()); !why.empty()) throw InputError(why);
+  return dict;
+}
+
+}  // namespace gpudict
