@@ -278,3 +278,42 @@ TEST_CASE("sharding: what cannot be sharded, and failures naming the shard") {
   CHECK_THROWS_WITH_AS(make_sharded_dictionary(std::move(setup)), "shard 1 on device 1: out of device memory",
                        DeviceOutOfMemory);
 }
+
+namespace {
+
+// A shard that only reports a fixed device time for every build.
+class TimedShard final : public Dictionary {
+ public:
+  explicit TimedShard(double ms) : ms_(ms) { caps_.ordered = true; }
+  const Capabilities& caps() const override { return caps_; }
+  Params parameters() const override { return {}; }
+  uint64_t device_bytes_needed(const WorkloadBounds&) const override { return 0; }
+  void build(const KeyValues&, DeviceTime& t) override { t.add(Phase::Build, ms_); }
+  void execute(const Batch& b, BatchResults& r, DeviceTime&) override { r.reset(b.size()); }
+  void snapshot(const std::string&, DeviceTime&) override {}
+  void drop_snapshot(const std::string&) override {}
+  Stats stats() const override { return {}; }
+
+ private:
+  double ms_;
+  Capabilities caps_;
+};
+
+}  // namespace
+
+TEST_CASE("sharding: a phase's time is the busiest device's, its shards' times added") {
+  auto timed = [](std::vector<std::string> devices, std::vector<double> ms) {
+    ShardSetup setup;
+    setup.structure = "test";
+    setup.devices = std::move(devices);
+    setup.make = [ms](uint32_t s) { return std::make_unique<TimedShard>(ms[s]); };
+    auto d = make_sharded_dictionary(std::move(setup));
+    DeviceTime t;
+    d->build(KeyValues{}, t);
+    return t[Phase::Build];
+  };
+  CHECK(timed({"0", "1", "2"}, {1, 4, 2}) == 4);  // one shard a device: the slowest
+  CHECK(timed({"0", "0", "1"}, {1, 2, 4}) == 4);  // device 0: 1 + 2
+  CHECK(timed({"0", "0", "1"}, {3, 2, 4}) == 5);  // device 0: 3 + 2
+  CHECK(timed({"0", "0"}, {3, 2}) == 5);          // two shards on one GPU: never faster than one
+}

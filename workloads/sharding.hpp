@@ -20,7 +20,7 @@
 // step, so queries at a snapshot read one consistent version of every shard.
 // Several updates of one key reach one shard in batch order, so the
 // structure's duplicate rule is unchanged. The report's device time of a
-// phase is the slowest shard's (they run at once).
+// phase is the busiest device's: the sum of its shards' times.
 //
 // The range partition's boundaries are quantiles of a sample of the initial
 // keys (an even split of the key domain when there are none); they do not
