@@ -17,7 +17,8 @@
 # its Markdown tables (figures-FIGURE.md) are copied to
 # ${FIGURES_DEST:-docs/figures}/STRUCTURE/. $FIGURES_ARGS is added to every
 # script's arguments (e.g. '--repeat 5'). The binary: $GPUDICT_BINARY, else
-# build/gpudict.
+# build/gpudict; slabhash's alloc item runs tests/bench/gpudict_slaballoc_bench
+# from the same build when it is there.
 # Without matplotlib the CSVs are still written; scripts/plot_csv.py draws
 # them later.
 set -euo pipefail
@@ -28,7 +29,7 @@ items=()
 for a in "$@"; do
   case "$a" in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "figures.sh: unknown option '$a' (--quick, --help)" >&2; exit 2 ;;
     *) items+=("$a") ;;
   esac
@@ -85,6 +86,12 @@ for item in "${items[@]}"; do
   if [ $quick -eq 1 ]; then
     read -r -a extra <<< "$(quick_args "$structure")"
     args+=("${extra[@]}")
+  fi
+  # SlabAlloc's own benchmark, where the build beside the binary has it.
+  if [ "$structure" = slabhash ] && { [ -z "$figure" ] || [ "$figure" = alloc ]; }; then
+    bin=${GPUDICT_BINARY:-build/gpudict}
+    bench="$(dirname "$bin")/tests/bench/gpudict_slaballoc_bench"
+    [ -x "$bench" ] && args+=(--alloc-bench "$bench")
   fi
   if [ -n "${FIGURES_ARGS:-}" ]; then
     read -r -a extra <<< "$FIGURES_ARGS"
