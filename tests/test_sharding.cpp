@@ -15,6 +15,7 @@
 
 #include "core/common/errors.hpp"
 #include "workloads/cpu_backend.hpp"
+#include "workloads/parallel.hpp"
 #include "workloads/shard_threads.hpp"
 #include "workloads/sharding.hpp"
 
@@ -316,4 +317,40 @@ TEST_CASE("sharding: a phase's time is the busiest device's, its shards' times a
   CHECK(timed({"0", "0", "1"}, {1, 2, 4}) == 4);  // device 0: 1 + 2
   CHECK(timed({"0", "0", "1"}, {3, 2, 4}) == 5);  // device 0: 3 + 2
   CHECK(timed({"0", "0"}, {3, 2}) == 5);          // two shards on one GPU: never faster than one
+}
+
+TEST_CASE("sharding: a large batch split and joined on several threads answers as on one") {
+  std::mt19937_64 rng(99);
+  KeyValues init;
+  for (int i = 0; i < 100000; ++i) {
+    init.keys.push_back(rng() % 1000000);
+    init.values.push_back(rng());
+  }
+  Batch b;
+  for (int i = 0; i < 300000; ++i) {
+    const uint64_t k = rng() % 1000000;
+    switch (rng() % 6) {
+      case 0: b.push(OpType::Insert, k, rng()); break;
+      case 1: b.push(OpType::Delete, k); break;
+      case 2: b.push(OpType::Lookup, k); break;
+      case 3: b.push(OpType::Successor, k); break;
+      case 4: b.push(OpType::Count, k, k + rng() % 20000); break;  // about 1 in 16 crosses a boundary
+      default: b.push(OpType::Range, k, k + rng() % 2000); break;
+    }
+  }
+  auto answers = [&](unsigned threads, uint32_t shards) {
+    set_host_threads(threads);
+    auto d = shards ? sharded_cpu(ordered_caps(), KeyType::U32, shards)
+                    : make_cpu_dictionary(ordered_caps(), KeyType::U32, KeyType::U32, "test");
+    DeviceTime t;
+    d->build(init, t);
+    BatchResults r;
+    d->execute(b, r, t);
+    set_host_threads(0);
+    return r;
+  };
+  const BatchResults one = answers(1, 0);
+  check_same(one, answers(1, 6));
+  check_same(one, answers(4, 6));
+  check_same(one, answers(3, 2));
 }

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "workloads/parallel.hpp"
 #include "workloads/shard_threads.hpp"
 #include "core/common/errors.hpp"
 
@@ -229,82 +230,123 @@ class ShardedDictionary final : public Dictionary {
     }
   }
 
-  void route(OpType type, uint64_t key, uint64_t arg, uint32_t s) {
-    parts_.push_back({s, static_cast<uint32_t>(sub_[s].size())});
-    sub_[s].push(type, key, arg);
+  // f(type, key, arg, shard) for each part of operation i, in shard order.
+  template <class F>
+  void parts_of(const Batch& batch, uint64_t i, F&& f) const {
+    const OpType type = batch.types[i];
+    const uint64_t key = batch.keys[i], arg = batch.args[i];
+    if ((type == OpType::Count || type == OpType::Range) && caps_.ordered && key <= arg) {
+      const uint32_t s0 = partition_.owner(key), s1 = partition_.owner(arg);
+      for (uint32_t s = s0; s <= s1; ++s)
+        f(type, std::max(key, partition_.lowest(s)), std::min(arg, partition_.highest(s, domain_max_)), s);
+    } else {
+      f(type, key, arg, partition_.owner(key));
+    }
   }
 
-  // Each operation's parts into the shards' batches; parts_[part_begin_[i],
-  // part_begin_[i + 1]) are operation i's, in shard order.
+  // Each operation's parts into the shards' batches, in batch order within a
+  // shard; parts_[part_begin_[i], part_begin_[i + 1]) are operation i's, in
+  // shard order. Two passes over pieces of the batch on the host's threads
+  // (count, then write at each piece's offsets), so the result is the same
+  // on any number of threads.
   void split(const Batch& batch) {
     const uint64_t n = batch.size();
     if (batch.keys.size() != n || batch.args.size() != n)
       throw InputError(setup_.structure + ": batch arrays differ in length");
-    for (auto& b : sub_) {
-      b.clear();
+    for (uint64_t i = 0; i < n; ++i)
+      if (batch.types[i] == OpType::VertexDelete || batch.types[i] == OpType::Triangles)
+        throw InputError(fmt::format("{} on {} shards: {} reaches every shard and is not supported when sharded",
+                                     setup_.structure, n_, op_name(batch.types[i])));
+    const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 15);
+    // count[p * n_ + s]: piece p's parts for shard s; then its first index there.
+    std::vector<uint64_t> count(pieces * n_, 0), piece_parts(pieces + 1, 0);
+    std::vector<uint8_t> piece_successors(pieces, 0);
+    parallel_each(pieces, [&](uint64_t p) {
+      uint64_t* c = count.data() + p * n_;
+      uint64_t parts = 0;
+      for (uint64_t i = piece_begin(n, pieces, p); i < piece_begin(n, pieces, p + 1); ++i) {
+        piece_successors[p] |= batch.types[i] == OpType::Successor;
+        parts_of(batch, i, [&](OpType, uint64_t, uint64_t, uint32_t s) {
+          ++c[s];
+          ++parts;
+        });
+      }
+      piece_parts[p + 1] = parts;
+    });
+    std::vector<uint64_t> total(n_, 0);
+    for (uint64_t p = 0; p < pieces; ++p) {
+      piece_parts[p + 1] += piece_parts[p];
+      for (uint32_t s = 0; s < n_; ++s) {
+        const uint64_t c = count[p * n_ + s];
+        count[p * n_ + s] = total[s];
+        total[s] += c;
+      }
+    }
+    const bool successors = std::any_of(piece_successors.begin(), piece_successors.end(), [](uint8_t x) { return x; });
+    for (uint32_t s = 0; s < n_; ++s) {
+      Batch& b = sub_[s];
       b.mode = batch.mode;
       b.snapshot = batch.snapshot;
+      const uint64_t m = total[s] + (successors && s > 0);  // (each later shard's first key, below)
+      b.types.resize(m);
+      b.keys.resize(m);
+      b.args.resize(m);
     }
-    parts_.clear();
-    part_begin_.assign(n + 1, 0);
-    bool successors = false;
-    for (uint64_t i = 0; i < n; ++i) {
-      const OpType type = batch.types[i];
-      const uint64_t key = batch.keys[i], arg = batch.args[i];
-      if (type == OpType::VertexDelete || type == OpType::Triangles)
-        throw InputError(fmt::format("{} on {} shards: {} reaches every shard and is not supported when sharded",
-                                     setup_.structure, n_, op_name(type)));
-      const bool interval = (type == OpType::Count || type == OpType::Range) && caps_.ordered && key <= arg;
-      if (interval) {
-        const uint32_t s0 = partition_.owner(key), s1 = partition_.owner(arg);
-        for (uint32_t s = s0; s <= s1; ++s)
-          route(type, std::max(key, partition_.lowest(s)), std::min(arg, partition_.highest(s, domain_max_)), s);
-      } else {
-        successors |= type == OpType::Successor;
-        route(type, key, arg, partition_.owner(key));
+    parts_.resize(piece_parts[pieces]);
+    part_begin_.resize(n + 1);
+    part_begin_[0] = 0;
+    parallel_each(pieces, [&](uint64_t p) {
+      uint64_t* next = count.data() + p * n_;
+      uint64_t part = piece_parts[p];
+      for (uint64_t i = piece_begin(n, pieces, p); i < piece_begin(n, pieces, p + 1); ++i) {
+        parts_of(batch, i, [&](OpType type, uint64_t key, uint64_t arg, uint32_t s) {
+          const uint64_t j = next[s]++;
+          sub_[s].types[j] = type;
+          sub_[s].keys[j] = key;
+          sub_[s].args[j] = arg;
+          parts_[part++] = {s, static_cast<uint32_t>(j)};
+        });
+        part_begin_[i + 1] = part;
       }
-      part_begin_[i + 1] = parts_.size();
-    }
+    });
     // Each later shard's smallest key, for the successors its predecessors
-    // do not have: once per batch and shard.
+    // do not have: once per batch and shard, last in the shard's batch.
     first_key_.assign(n_, kNone);
     if (successors)
       for (uint32_t s = 1; s < n_; ++s) {
-        first_key_[s] = static_cast<uint32_t>(sub_[s].size());
-        sub_[s].push(OpType::Successor, partition_.lowest(s) - 1);
+        first_key_[s] = static_cast<uint32_t>(total[s]);
+        sub_[s].types[total[s]] = OpType::Successor;
+        sub_[s].keys[total[s]] = partition_.lowest(s) - 1;
+        sub_[s].args[total[s]] = 0;
       }
   }
 
+  // The shards' answers in batch order: one pass for everything but the
+  // ranges' pairs, which are counted, placed by a prefix sum in batch order
+  // and copied, each pass on the host's threads.
   void merge(const Batch& batch, BatchResults& r) const {
     const uint64_t n = batch.size();
     r.reset(n);
-    for (uint64_t i = 0; i < n; ++i) {
-      const OpType type = batch.types[i];
-      if (!is_query(type)) continue;
-      const Part* begin = parts_.data() + part_begin_[i];
-      const Part* end = parts_.data() + part_begin_[i + 1];
-      if (type == OpType::Range) {
-        r.key[i] = r.range_keys.size();
-        uint64_t pairs = 0;
-        for (const Part* p = begin; p != end; ++p) {
-          const BatchResults& sr = res_[p->shard];
-          const uint64_t off = sr.key[p->index], cnt = sr.value[p->index];
-          r.range_keys.insert(r.range_keys.end(), sr.range_keys.begin() + off, sr.range_keys.begin() + off + cnt);
-          r.range_values.insert(r.range_values.end(), sr.range_values.begin() + off,
-                                sr.range_values.begin() + off + cnt);
-          pairs += cnt;
+    const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 15);
+    std::vector<uint64_t> piece_pairs(pieces + 1, 0);
+    parallel_each(pieces, [&](uint64_t p) {
+      uint64_t pairs_here = 0;
+      for (uint64_t i = piece_begin(n, pieces, p); i < piece_begin(n, pieces, p + 1); ++i) {
+        const OpType type = batch.types[i];
+        if (!is_query(type)) continue;
+        const Part* begin = parts_.data() + part_begin_[i];
+        const Part* end = parts_.data() + part_begin_[i + 1];
+        if (type == OpType::Range || type == OpType::Count) {
+          uint64_t sum = 0;
+          for (const Part* q = begin; q != end; ++q) sum += res_[q->shard].value[q->index];
+          r.value[i] = sum;
+          if (type == OpType::Range) pairs_here += sum;
+          continue;
         }
-        r.value[i] = pairs;
-      } else if (type == OpType::Count) {
-        uint64_t count = 0;
-        for (const Part* p = begin; p != end; ++p) count += res_[p->shard].value[p->index];
-        r.value[i] = count;
-      } else {
-        const uint32_t s = begin->shard;
-        const BatchResults* sr = &res_[s];
+        const BatchResults* sr = &res_[begin->shard];
         uint32_t j = begin->index;
         if (type == OpType::Successor && !sr->found[j]) {
-          for (uint32_t next = s + 1; next < n_; ++next)
+          for (uint32_t next = begin->shard + 1; next < n_; ++next)
             if (first_key_[next] != kNone && res_[next].found[first_key_[next]]) {
               sr = &res_[next];
               j = first_key_[next];
@@ -315,7 +357,26 @@ class ShardedDictionary final : public Dictionary {
         r.value[i] = sr->value[j];
         r.key[i] = sr->key[j];
       }
-    }
+      piece_pairs[p + 1] = pairs_here;
+    });
+    for (uint64_t p = 0; p < pieces; ++p) piece_pairs[p + 1] += piece_pairs[p];
+    if (piece_pairs[pieces] == 0) return;
+    r.range_keys.resize(piece_pairs[pieces]);
+    r.range_values.resize(piece_pairs[pieces]);
+    parallel_each(pieces, [&](uint64_t p) {
+      uint64_t at = piece_pairs[p];
+      for (uint64_t i = piece_begin(n, pieces, p); i < piece_begin(n, pieces, p + 1); ++i) {
+        if (batch.types[i] != OpType::Range) continue;
+        r.key[i] = at;  // pairs joined in shard order: key order
+        for (const Part* q = parts_.data() + part_begin_[i]; q != parts_.data() + part_begin_[i + 1]; ++q) {
+          const BatchResults& sr = res_[q->shard];
+          const uint64_t off = sr.key[q->index], cnt = sr.value[q->index];
+          std::copy_n(sr.range_keys.begin() + off, cnt, r.range_keys.begin() + at);
+          std::copy_n(sr.range_values.begin() + off, cnt, r.range_values.begin() + at);
+          at += cnt;
+        }
+      }
+    });
   }
 
   static constexpr uint32_t kNone = ~0u;
