@@ -308,6 +308,16 @@ uint64_t triangles_of(const Store& m) {
 // first, placed by a prefix sum, then written.
 // ---------------------------------------------------------------------------
 
+// A count's answer: the pairs in [lo, hi] (a multimap key with its
+// multiplicity), walked; the sorted store counts from positions alone.
+template <class Store>
+uint64_t count_range(const Store& m, uint64_t lo, uint64_t hi) {
+  uint64_t n = 0;
+  for_range(m, lo, hi, [&](uint64_t, uint64_t) { ++n; });
+  return n;
+}
+uint64_t count_range(const SortedStore& m, uint64_t lo, uint64_t hi) { return m.count(lo, hi); }
+
 // A lookup or a successor (counts and ranges: run_queries).
 template <class Store>
 void run_point_query(const Store& m, const Batch& batch, uint32_t i, BatchResults& r) {
@@ -335,11 +345,7 @@ void run_queries(const Store& m, const Batch& batch, OpType type, const std::vec
   // Counts, and a range's first pass: the pairs in [key, arg] (a multimap
   // key counts with its multiplicity).
   parallel_for(ops.size(), kGrain, [&](uint64_t lo, uint64_t hi) {
-    for (uint64_t j = lo; j < hi; ++j) {
-      uint64_t n = 0;
-      for_range(m, batch.keys[ops[j]], batch.args[ops[j]], [&](uint64_t, uint64_t) { ++n; });
-      r.value[ops[j]] = n;
-    }
+    for (uint64_t j = lo; j < hi; ++j) r.value[ops[j]] = count_range(m, batch.keys[ops[j]], batch.args[ops[j]]);
   });
   if (type == OpType::Count) return;
   uint64_t at = r.range_keys.size();

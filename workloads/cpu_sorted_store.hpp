@@ -138,6 +138,19 @@ class CpuSortedStore {
     });
   }
 
+  // The present keys in [lo, hi] (0 when lo > hi), from positions alone:
+  // the base's keys in the interval, plus the delta's new keys there, minus
+  // its dead ones (prefix sums over the delta).
+  uint64_t count(uint64_t lo, uint64_t hi) const {
+    if (lo > hi) return 0;
+    const auto upper = [](const SortedIndex& ix, const std::vector<uint64_t>& keys, uint64_t k) {
+      return k == ~uint64_t{0} ? keys.size() : ix.lower(keys, k + 1);
+    };
+    const size_t b0 = index_.lower(base_keys_, lo), b1 = upper(index_, base_keys_, hi);
+    const size_t d0 = delta_lower(lo), d1 = upper(delta_index_, delta_keys_, hi);
+    return (b1 - b0) + static_cast<uint64_t>(delta_adjust_[d1] - delta_adjust_[d0]);
+  }
+
   // Successor: the first present key above `key`, and its value.
   bool successor(uint64_t key, uint64_t& next, uint64_t& value) const {
     if (key == ~uint64_t{0}) return false;
@@ -179,12 +192,18 @@ class CpuSortedStore {
   size_t delta_lower(uint64_t key) const { return delta_index_.lower(delta_keys_, key); }
   // The delta's keys apart, radix-indexed as the base's are: a delta may
   // reach millions of entries between compactions.
+  // delta_adjust_[i]: what the delta's entries before i add to the base's
+  // key count (+1 a new key, -1 a dead one), for count().
   void index_delta() {
     delta_keys_.resize(delta_.size());
     parallel_for(delta_.size(), uint64_t{1} << 16, [&](uint64_t lo, uint64_t hi) {
       for (uint64_t i = lo; i < hi; ++i) delta_keys_[i] = delta_[i].key;
     });
     delta_index_.build(delta_keys_);
+    delta_adjust_.resize(delta_.size() + 1);
+    delta_adjust_[0] = 0;
+    for (size_t i = 0; i < delta_.size(); ++i)
+      delta_adjust_[i + 1] = delta_adjust_[i] + (delta_[i].live ? (delta_[i].in_base ? 0 : 1) : -1);
   }
 
   // Calls step(key, value) for the present pairs from the first key >= lo
@@ -210,6 +229,7 @@ class CpuSortedStore {
   std::vector<Delta> delta_;
   std::vector<uint64_t> delta_keys_;  // delta_[i].key
   SortedIndex delta_index_;
+  std::vector<int64_t> delta_adjust_ = {0};
   uint64_t delta_new_ = 0;   // live entries whose key the base lacks
   uint64_t delta_dead_ = 0;  // dead entries (each hides a base pair)
 };
