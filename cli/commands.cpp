@@ -198,8 +198,8 @@ class StructureRun {
     return make_sharded_dictionary(std::move(setup));
   }
 
-  // The report's device: its name, or the shards' ("2 x NVIDIA H100 80GB
-  // HBM3 (devices 0,1)").
+  // The report's device: its name, or the shards' ("2 shards on NVIDIA
+  // H100 80GB HBM3 (devices 0,1)").
   std::string device_text() const {
     if (opt_.devices.empty()) return gpu_ ? device_name(opt_.device) : "CPU reference";
     const auto n = opt_.devices.size();

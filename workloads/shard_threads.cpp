@@ -8,16 +8,24 @@ namespace gpudict {
 ShardThreads::ShardThreads(uint32_t shards, std::function<void(uint32_t)> enter)
     : enter_(std::move(enter)), slots_(shards) {
   threads_.reserve(shards);
-  for (uint32_t s = 0; s < shards; ++s) threads_.emplace_back([this, s] { loop(s); });
+  try {
+    for (uint32_t s = 0; s < shards; ++s) threads_.emplace_back([this, s] { loop(s); });
+  } catch (...) {  // (no thread could be made) the ones made stop before the error leaves
+    stop();
+    throw;
+  }
 }
 
-ShardThreads::~ShardThreads() {
+ShardThreads::~ShardThreads() { stop(); }
+
+void ShardThreads::stop() {
   {
     std::lock_guard<std::mutex> lock(m_);
     stop_ = true;
   }
   wake_.notify_all();
-  for (auto& t : threads_) t.join();
+  for (auto& t : threads_)
+    if (t.joinable()) t.join();
 }
 
 void ShardThreads::loop(uint32_t s) {

@@ -39,6 +39,7 @@ class ShardThreads {
     bool done = true;
   };
   void loop(uint32_t s);
+  void stop();  // after the work in progress; joins the threads
   // Hands task to the threads of `which` (all shards, or one) and waits.
   void dispatch(const std::vector<uint32_t>& which, const std::function<void(uint32_t)>& work);
 
