@@ -20,6 +20,16 @@ namespace gpudict {
 namespace {
 // Batches with fewer queries are checked on one thread (threads cost more).
 constexpr uint64_t kParallelChecks = uint64_t{1} << 14;
+
+// One query of a batch with its result, as the checks read them (batch
+// indices fit 32 bits, as BatchPlan's do).
+struct Query {
+  uint64_t key, arg;    // the batch's
+  uint64_t value, rkey;  // the result's value and key
+  uint32_t i;            // its index in the batch
+  OpType type;
+  uint8_t found;
+};
 }  // namespace
 
 struct Verifier::Impl {
@@ -190,23 +200,29 @@ struct Verifier::Impl {
 
     const size_t n = b.size();
     const bool slots_ok = r.found.size() >= n && r.value.size() >= n && r.key.size() >= n;
+    // One query's check from its fields (Query: the batch's and the
+    // result's, gathered); i only for a range's pairs and the multimap.
+    auto check_query = [&](const Query& q) -> std::optional<Problem> {
+      const size_t i = q.i;
+      if (multi) return multi->check(b, i, r);
+      switch (q.type) {
+        case OpType::Lookup: return check_lookup(queried, touched, q.key, q.found != 0, q.value);
+        case OpType::Count: return check_count(queried, touched, q.key, q.arg, q.value);
+        case OpType::Range: return check_range(queried, touched, q.key, q.arg, r, i);
+        case OpType::Successor: return check_successor(queried, touched, q.key, q.found != 0, q.rkey, q.value);
+        case OpType::Triangles: return check_triangles(*triangles, q.value);
+        default: return std::nullopt;
+      }
+    };
+    auto query_at = [&](size_t i) {
+      return Query{b.keys[i], b.args[i], r.value[i], r.key[i], static_cast<uint32_t>(i), b.types[i], r.found[i]};
+    };
     auto check_one = [&](size_t i) -> std::optional<Problem> {
-      const OpType type = b.types[i];
-      const uint64_t key = b.keys[i];
-      const uint64_t arg = b.args[i];
       if (!slots_ok)
         return Problem{"a result for every operation of the batch",
                        fmt::format("results sized {} for {} operations",
                                    std::min({r.found.size(), r.value.size(), r.key.size()}), n)};
-      if (multi) return multi->check(b, i, r);
-      switch (type) {
-        case OpType::Lookup: return check_lookup(queried, touched, key, r.found[i] != 0, r.value[i]);
-        case OpType::Count: return check_count(queried, touched, key, arg, r.value[i]);
-        case OpType::Range: return check_range(queried, touched, key, arg, r, i);
-        case OpType::Successor: return check_successor(queried, touched, key, r.found[i] != 0, r.key[i], r.value[i]);
-        case OpType::Triangles: return check_triangles(*triangles, r.value[i]);
-        default: return std::nullopt;
-      }
+      return check_query(query_at(i));
     };
     uint64_t queries = 0;
     bool counts_triangles = false;
@@ -228,20 +244,19 @@ struct Verifier::Impl {
     // loop would.
     if (!multi && queries >= kParallelChecks) {
       const AmbiguousMap& amb = queried.ambiguous();
-      auto meets_ambiguous = [&](size_t i) {
-        if (amb.empty() || !slots_ok) return false;
-        const uint64_t key = b.keys[i], arg = b.args[i];
-        switch (b.types[i]) {
-          case OpType::Lookup: return amb.count(key) != 0;
+      auto meets_ambiguous = [&](const Query& q) {
+        if (amb.empty()) return false;
+        switch (q.type) {
+          case OpType::Lookup: return amb.count(q.key) != 0;
           case OpType::Count:
           case OpType::Range: {
-            if (key > arg) return false;
-            auto it = amb.lower_bound(key);
-            return it != amb.end() && it->first <= arg;
+            if (q.key > q.arg) return false;
+            auto it = amb.lower_bound(q.key);
+            return it != amb.end() && it->first <= q.arg;
           }
           case OpType::Successor: {  // cells between key and the answer, the answer included
-            auto it = amb.upper_bound(key);
-            return it != amb.end() && (r.found[i] == 0 || it->first <= r.key[i]);
+            auto it = amb.upper_bound(q.key);
+            return it != amb.end() && (q.found == 0 || it->first <= q.rkey);
           }
           default: return false;
         }
@@ -256,6 +271,15 @@ struct Verifier::Impl {
           [&](uint64_t total) { order.resize(total); }, [&](uint64_t rank, uint64_t i) { order[rank] = {b.keys[i], i}; });
       const auto key_of = [](const std::pair<uint64_t, uint64_t>& e) { return e.first; };
       parallel_radix_sort(order, varying_bits(order, key_of).first, key_of);
+      // Each query's fields gathered in key order first: a tight loop of
+      // independent loads keeps many cache misses in flight, where the
+      // checks (long, with their own model reads between) would take the
+      // batch's and the results' arrays one miss at a time.
+      uninit_vector<Query> sorted(order.size());
+      if (slots_ok)
+        parallel_for(order.size(), uint64_t{1} << 14, [&](uint64_t lo, uint64_t hi) {
+          for (uint64_t o = lo; o < hi; ++o) sorted[o] = query_at(order[o].second);
+        });
       std::vector<uint8_t> later(n, 0);
       std::vector<std::vector<std::pair<size_t, Problem>>> found(host_threads());
       std::atomic<size_t> next_slot{0};
@@ -263,11 +287,15 @@ struct Verifier::Impl {
         std::vector<std::pair<size_t, Problem>>& mine = found[next_slot++];
         for (uint64_t o = lo; o < hi; ++o) {
           const size_t i = order[o].second;
-          if (meets_ambiguous(i)) {
+          if (!slots_ok) {
+            if (auto p = check_one(i)) mine.emplace_back(i, std::move(*p));
+            continue;
+          }
+          if (meets_ambiguous(sorted[o])) {
             later[i] = 1;
             continue;
           }
-          if (auto p = check_one(i)) mine.emplace_back(i, std::move(*p));
+          if (auto p = check_query(sorted[o])) mine.emplace_back(i, std::move(*p));
         }
       });
       std::vector<std::pair<size_t, Problem>> all;
