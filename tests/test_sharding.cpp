@@ -145,8 +145,14 @@ TEST_CASE("sharding: shard threads run every shard's work on its own thread") {
 }
 
 TEST_CASE("sharding: successors, counts and ranges cross empty shards") {
-  auto d = sharded_cpu(ordered_caps(), KeyType::U32, 4);  // no build: the even split, shards of 2^30 keys
+  auto d = sharded_cpu(ordered_caps(), KeyType::U32, 4);
   DeviceTime t;
+  // No build: the first batch's keys place the boundaries; these make the
+  // even split, shards of 2^30 keys.
+  Batch first;
+  for (uint64_t s = 0; s < 4; ++s) first.push(OpType::Lookup, s << 30);
+  BatchResults none;
+  d->execute(first, none, t);
   Batch b;
   b.push(OpType::Insert, 5, 50);
   b.push(OpType::Insert, (3ull << 30) + 7, 70);
@@ -353,4 +359,31 @@ TEST_CASE("sharding: a large batch split and joined on several threads answers a
   check_same(one, answers(1, 6));
   check_same(one, answers(4, 6));
   check_same(one, answers(3, 2));
+}
+
+TEST_CASE("sharding: with no initial keys, the first batch's keys place the boundaries") {
+  auto d = sharded_cpu(ordered_caps(), KeyType::U32, 4);
+  DeviceTime t;
+  d->build(KeyValues{}, t);  // an empty build leaves the choice to the first batch
+  std::mt19937_64 rng(5);
+  for (int batch = 0; batch < 4; ++batch) {
+    Batch b;
+    for (int i = 0; i < 5000; ++i) b.push(OpType::Insert, rng() % 10000, 1);  // a narrow span of the domain
+    BatchResults r;
+    d->execute(b, r, t);
+  }
+  std::string keys;
+  for (const auto& [name, value] : d->stats().extra)
+    if (name == "shard-keys") keys = value;
+  INFO(keys);
+  uint64_t total = 0, least = UINT64_MAX;
+  for (size_t at = 0; at <= keys.size();) {
+    const size_t comma = std::min(keys.find(',', at), keys.size());
+    const uint64_t k = std::stoull(keys.substr(at, comma - at));
+    total += k;
+    least = std::min(least, k);
+    at = comma + 1;
+  }
+  CHECK(total == d->live_keys());
+  CHECK(least * 4 >= total * 8 / 10);  // every shard within 20 % of an even share
 }

@@ -126,8 +126,13 @@ class ShardedDictionary final : public Dictionary {
     if (initial.keys.size() != initial.values.size())
       throw InputError(setup_.structure + ": initial keys and values differ in length");
     // The boundaries are chosen once, before anything is stored: a later
-    // build keeps them, so snapshots taken before it stay readable.
+    // build keeps them, so snapshots taken before it stay readable. (An
+    // empty build leaves the choice to the first batch.)
     if (!started_ && caps_.ordered) partition_ = sampled_range_partition(initial.keys, n_, domain_max_);
+    if (initial.size() == 0 && !started_) {
+      run_timed(t, [&](uint32_t s, DeviceTime& ts) { shards_[s]->build(KeyValues{}, ts); });
+      return;
+    }
     started_ = true;
     std::vector<KeyValues> parts(n_);
     for (uint64_t i = 0; i < initial.size(); ++i) {  // batch order kept: a later duplicate still wins
@@ -139,6 +144,10 @@ class ShardedDictionary final : public Dictionary {
   }
 
   void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
+    // With no initial keys, the first batch's keys place the boundaries
+    // (nothing is stored yet): a workload that grows from empty over a
+    // narrow span of the domain still spreads over the shards.
+    if (!started_ && caps_.ordered) partition_ = sampled_range_partition(batch.keys, n_, domain_max_);
     started_ = true;
     split(batch);
     run_timed(t, [&](uint32_t s, DeviceTime& ts) { shards_[s]->execute(sub_[s], res_[s], ts); });

@@ -23,9 +23,9 @@
 // phase is the busiest device's: the sum of its shards' times.
 //
 // The range partition's boundaries are quantiles of a sample of the initial
-// keys (an even split of the key domain when there are none); they do not
-// move afterwards, so updates that skew the keys leave the shards uneven
-// (the report lists each shard's keys).
+// keys (of the first batch's keys when there are none); they do not move
+// afterwards, so updates that skew the keys leave the shards uneven (the
+// report lists each shard's keys).
 #pragma once
 
 #include <cstdint>
