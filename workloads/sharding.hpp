@@ -42,14 +42,6 @@ namespace gpudict {
 // The largest key of a key width: 2^32 - 1 or 2^64 - 1.
 inline uint64_t key_domain_max(KeyType t) { return t == KeyType::U64 ? ~0ull : 0xFFFFFFFFull; }
 
-// shards >= 1 and <= shard_partition::max_shards (std::invalid_argument otherwise).
-shard_partition hash_partition(uint32_t shards);
-// The key domain [0, domain_max] in equal parts.
-shard_partition even_range_partition(uint32_t shards, uint64_t domain_max);
-// Boundaries at the quantiles of a sample of `keys` (even_range_partition
-// when empty); a boundary that would repeat the one before moves up by one.
-shard_partition sampled_range_partition(const std::vector<uint64_t>& keys, uint32_t shards, uint64_t domain_max);
-
 struct ShardSetup {
   std::string structure;  // for messages
   // One entry per shard: what the report shows as its device ("0", "1", or

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #if defined(__CUDACC__)
 #define GPUDICT_SHARD_HD __host__ __device__
@@ -58,5 +59,15 @@ struct shard_partition {
     return s + 1 < shards ? first[s + 1] - 1 : domain_max;
   }
 };
+
+// Builders (host). shards from 1 to max_shards (std::invalid_argument
+// otherwise); domain_max: the largest key of the key width.
+shard_partition hash_partition(uint32_t shards);
+// The key domain [0, domain_max] in equal parts.
+shard_partition even_range_partition(uint32_t shards, uint64_t domain_max);
+// Boundaries at the quantiles of a strided sample of `keys` (a few thousand
+// a shard; even_range_partition when empty); a boundary that would repeat
+// the one before moves up by one.
+shard_partition sampled_range_partition(const std::vector<uint64_t>& keys, uint32_t shards, uint64_t domain_max);
 
 }  // namespace gpudict
