@@ -516,3 +516,17 @@ TEST_CASE("cpu-backend: the sorted-array store gives the std::map oracle's resul
     }
   }
 }
+
+TEST_CASE("batch plan: a large batch grouped on several threads keeps batch order within each type") {
+  std::mt19937_64 rng(17);
+  Batch b;
+  for (int i = 0; i < 300000; ++i) b.push(kAllOpTypes[rng() % kNumOpTypes], rng());
+  std::array<std::vector<uint32_t>, kNumOpTypes> expected;
+  for (uint32_t i = 0; i < b.size(); ++i) expected[static_cast<int>(b.types[i])].push_back(i);
+  for (unsigned threads : {1u, 3u, 8u}) {
+    set_host_threads(threads);
+    const BatchPlan plan(b);
+    set_host_threads(0);
+    for (OpType t : kAllOpTypes) CHECK(plan.of(t) == expected[static_cast<int>(t)]);
+  }
+}

@@ -80,13 +80,12 @@ struct BatchResults {
   }
 };
 
-// Operation indices of a batch grouped by type, in batch order within a type.
+// Operation indices of a batch grouped by type, in batch order within a type
+// (a large batch is grouped on the host's threads: batch.cpp).
 struct BatchPlan {
   std::array<std::vector<uint32_t>, kNumOpTypes> by_type;
 
-  explicit BatchPlan(const Batch& b) {
-    for (uint32_t i = 0; i < b.size(); ++i) by_type[static_cast<int>(b.types[i])].push_back(i);
-  }
+  explicit BatchPlan(const Batch& b);
   const std::vector<uint32_t>& of(OpType t) const { return by_type[static_cast<int>(t)]; }
   size_t updates() const { return of(OpType::Insert).size() + of(OpType::Delete).size(); }
   size_t queries() const {
