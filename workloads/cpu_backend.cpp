@@ -153,8 +153,10 @@ void build_store(SortedStore& m, const KeyValues& initial, const Capabilities& c
 void apply_updates(SortedStore& m, const Batch& batch, const Capabilities& caps) {
   const bool keys_only = caps.semantics == Semantics::Set;
   std::vector<std::pair<uint64_t, uint32_t>> ops;  // (key, batch position), positions ascending
-  for (size_t i = 0; i < batch.size(); ++i)
-    if (is_update(batch.types[i])) ops.emplace_back(batch.keys[i], static_cast<uint32_t>(i));
+  parallel_select(
+      batch.size(), uint64_t{1} << 16, [&](uint64_t i) { return is_update(batch.types[i]); },
+      [&](uint64_t total) { ops.resize(total); },
+      [&](uint64_t at, uint64_t i) { ops[at] = {batch.keys[i], static_cast<uint32_t>(i)}; });
   if (ops.empty()) return;
   const auto key_of = [](const std::pair<uint64_t, uint32_t>& x) { return x.first; };
   const auto [varying, ascending] = varying_bits(ops, key_of);

@@ -1,6 +1,5 @@
 #include "workloads/shard_threads.hpp"
 
-#include <numeric>
 #include <utility>
 
 namespace gpudict {
@@ -59,10 +58,10 @@ void ShardThreads::loop(uint32_t s) {
   }
 }
 
-void ShardThreads::dispatch(const std::vector<uint32_t>& which, const std::function<void(uint32_t)>& work) {
+void ShardThreads::run_all(const std::function<void(uint32_t)>& work) {
   {
     std::lock_guard<std::mutex> lock(m_);
-    for (uint32_t s : which) {
+    for (uint32_t s = 0; s < slots_.size(); ++s) {
       slots_[s].task = [&work, s] { work(s); };
       slots_[s].error = nullptr;
       slots_[s].done = false;
@@ -71,22 +70,12 @@ void ShardThreads::dispatch(const std::vector<uint32_t>& which, const std::funct
   wake_.notify_all();
   std::unique_lock<std::mutex> lock(m_);
   finished_.wait(lock, [&] {
-    for (uint32_t s : which)
-      if (!slots_[s].done) return false;
+    for (const Slot& slot : slots_)
+      if (!slot.done) return false;
     return true;
   });
-  for (uint32_t s : which)
-    if (slots_[s].error) std::rethrow_exception(slots_[s].error);
-}
-
-void ShardThreads::run_all(const std::function<void(uint32_t)>& work) {
-  std::vector<uint32_t> all(slots_.size());
-  std::iota(all.begin(), all.end(), 0u);
-  dispatch(all, work);
-}
-
-void ShardThreads::run_on(uint32_t s, const std::function<void()>& work) {
-  dispatch({s}, [&work](uint32_t) { work(); });
+  for (const Slot& slot : slots_)
+    if (slot.error) std::rethrow_exception(slot.error);
 }
 
 }  // namespace gpudict

@@ -29,8 +29,6 @@ class ShardThreads {
   // Runs work(s) on every shard's thread at once; returns when all are done
   // and rethrows the first exception (by shard) if any threw.
   void run_all(const std::function<void(uint32_t shard)>& work);
-  // Runs work() on shard s's thread alone and waits for it.
-  void run_on(uint32_t s, const std::function<void()>& work);
 
  private:
   struct Slot {
@@ -40,8 +38,6 @@ class ShardThreads {
   };
   void loop(uint32_t s);
   void stop();  // after the work in progress; joins the threads
-  // Hands task to the threads of `which` (all shards, or one) and waits.
-  void dispatch(const std::vector<uint32_t>& which, const std::function<void(uint32_t)>& work);
 
   std::function<void(uint32_t)> enter_;
   std::mutex m_;

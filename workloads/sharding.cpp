@@ -82,13 +82,17 @@ class ShardedDictionary final : public Dictionary {
       return;
     }
     started_ = true;
-    std::vector<KeyValues> parts(n_);
-    for (uint64_t i = 0; i < initial.size(); ++i) {  // batch order kept: a later duplicate still wins
-      KeyValues& part = parts[partition_.owner(initial.keys[i])];
-      part.keys.push_back(initial.keys[i]);
-      part.values.push_back(initial.values[i]);
-    }
-    run_timed(t, [&](uint32_t s, DeviceTime& ts) { shards_[s]->build(parts[s], ts); });
+    // Each shard takes its keys on its own thread, in order: a later
+    // duplicate still wins.
+    run_timed(t, [&](uint32_t s, DeviceTime& ts) {
+      KeyValues part;
+      for (uint64_t i = 0; i < initial.size(); ++i)
+        if (partition_.owner(initial.keys[i]) == s) {
+          part.keys.push_back(initial.keys[i]);
+          part.values.push_back(initial.values[i]);
+        }
+      shards_[s]->build(part, ts);
+    });
   }
 
   void execute(const Batch& batch, BatchResults& r, DeviceTime& t) override {
@@ -210,10 +214,6 @@ class ShardedDictionary final : public Dictionary {
     const uint64_t n = batch.size();
     if (batch.keys.size() != n || batch.args.size() != n)
       throw InputError(setup_.structure + ": batch arrays differ in length");
-    for (uint64_t i = 0; i < n; ++i)
-      if (batch.types[i] == OpType::VertexDelete || batch.types[i] == OpType::Triangles)
-        throw InputError(fmt::format("{} on {} shards: {} reaches every shard and is not supported when sharded",
-                                     setup_.structure, n_, op_name(batch.types[i])));
     const uint64_t pieces = parallel_pieces(n, uint64_t{1} << 15);
     // count[p * n_ + s]: piece p's parts for shard s; then its first index there.
     std::vector<uint64_t> count(pieces * n_, 0), piece_parts(pieces + 1, 0);
@@ -222,7 +222,11 @@ class ShardedDictionary final : public Dictionary {
       uint64_t* c = count.data() + p * n_;
       uint64_t parts = 0;
       for (uint64_t i = piece_begin(n, pieces, p); i < piece_begin(n, pieces, p + 1); ++i) {
-        piece_successors[p] |= batch.types[i] == OpType::Successor;
+        const OpType type = batch.types[i];
+        if (type == OpType::VertexDelete || type == OpType::Triangles)  // (before anything changes)
+          throw InputError(fmt::format("{} on {} shards: {} reaches every shard and is not supported when sharded",
+                                       setup_.structure, n_, op_name(type)));
+        piece_successors[p] |= type == OpType::Successor;
         parts_of(batch, i, [&](OpType, uint64_t, uint64_t, uint32_t s) {
           ++c[s];
           ++parts;

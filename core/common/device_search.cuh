@@ -1,6 +1,7 @@
-// Binary search of a sorted device array by one thread, shared by every
-// structure: the sorted array's fence index, the B-Tree's leaf directory,
-// the LSM's merges and the graph's vertex lookups.
+// Binary search of a sorted array by one thread, shared by every structure:
+// the sorted array's fence index, the B-Tree's leaf directory, the LSM's
+// merges, the graph's vertex lookups, and a sharded structure's key ranges
+// (shard_partition.hpp, which also runs on the host).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,7 +12,7 @@ namespace gpudict {
 
 // Whether `key` counts before q: lower bound counts keys < q, upper bound keys <= q.
 template <class K>
-__device__ __forceinline__ bool counts_before(K key, K q, bool upper) {
+__host__ __device__ __forceinline__ bool counts_before(K key, K q, bool upper) {
   return (key < q) | (upper & (key == q));  // no short-circuit: no branches
 }
 
@@ -19,7 +20,7 @@ __device__ __forceinline__ bool counts_before(K key, K q, bool upper) {
 // false) or upper_bound (upper true). The halving form keeps one live range
 // length instead of two bounds, and never reads past a[size - 1].
 template <class K, class I = uint32_t>
-__device__ __forceinline__ I count_before(const K* a, I size, K q, bool upper) {
+__host__ __device__ __forceinline__ I count_before(const K* a, I size, K q, bool upper) {
   I lo = 0, len = size;
   while (len > 0) {
     const I half = len >> 1;

@@ -11,11 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#if defined(__CUDACC__)
-#define GPUDICT_SHARD_HD __host__ __device__
-#else
-#define GPUDICT_SHARD_HD
-#endif
+#include "core/common/device_search.cuh"
 
 namespace gpudict {
 
@@ -30,7 +26,7 @@ struct shard_partition {
   uint64_t first[max_shards] = {};
 
   // The shard that holds `key`.
-  GPUDICT_SHARD_HD uint32_t owner(uint64_t key) const {
+  __host__ __device__ uint32_t owner(uint64_t key) const {
     if (how == kind::hash) {
       // splitmix64's finalizer with a constant of its own, so that the keys
       // of one shard do not share the low bits a hash table's own hash of
@@ -41,21 +37,12 @@ struct shard_partition {
       z ^= z >> 31;
       return static_cast<uint32_t>(((z >> 32) * shards) >> 32);
     }
-    // The last s with first[s] <= key: binary search over at most 64.
-    uint32_t lo = 0, hi = shards;  // first[lo] <= key < first[hi] (first[shards] = infinity)
-    while (hi - lo > 1) {
-      const uint32_t mid = (lo + hi) / 2;
-      if (first[mid] <= key)
-        lo = mid;
-      else
-        hi = mid;
-    }
-    return lo;
+    return count_before(first, shards, key, true) - 1;  // the last s with first[s] <= key (first[0] is 0)
   }
   // range: the smallest and largest key shard s may hold (`domain_max`: the
   // largest key of the key width).
-  GPUDICT_SHARD_HD uint64_t lowest(uint32_t s) const { return first[s]; }
-  GPUDICT_SHARD_HD uint64_t highest(uint32_t s, uint64_t domain_max) const {
+  __host__ __device__ uint64_t lowest(uint32_t s) const { return first[s]; }
+  __host__ __device__ uint64_t highest(uint32_t s, uint64_t domain_max) const {
     return s + 1 < shards ? first[s + 1] - 1 : domain_max;
   }
 };
